@@ -1,0 +1,1 @@
+"""parties package."""
