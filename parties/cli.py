@@ -1,0 +1,49 @@
+"""The ``sdp`` command: dispatches each sub-command to the module that owns it.
+
+Every command module exposes ``main(argv: list[str]) -> int`` and builds its own argparse
+parser, so a command's imports (crypto, MPyC, matplotlib) are paid only when it runs.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+COMMANDS: dict[str, tuple[str, str]] = {
+    "run": ("parties.launcher", "run a protocol: every party its own local process"),
+    "party": ("parties.party", "start one party of a cluster (separate-host runs)"),
+    "keys": ("parties.keys", "make per-party Ed25519 keys and X.509 certificates"),
+    "verify": ("parties.verify", "check a run's transcripts, signatures and proofs"),
+    "costs": ("parties.costs", "print the per-party, per-phase cost ledger"),
+    "account": ("protocols.accountant_cli", "privacy-amplification accountant"),
+    "reproduce": ("protocols.experiments.reproduce", "reproduce a source paper's experiments"),
+}
+
+
+def _usage() -> str:
+    lines = ["usage: sdp COMMAND [options]", "", "commands:"]
+    lines += [f"  {name:<10} {help_}" for name, (_, help_) in COMMANDS.items()]
+    lines += ["", "sdp COMMAND --help shows a command's options."]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``sdp`` console script."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] in ("-h", "--help"):
+        print(_usage())
+        return 0
+    name, rest = argv[0], argv[1:]
+    if name not in COMMANDS:
+        print(f"sdp: unknown command {name!r}\n\n{_usage()}", file=sys.stderr)
+        return 2
+    module = importlib.import_module(COMMANDS[name][0])
+    try:
+        return int(module.main(rest) or 0)
+    except KeyboardInterrupt:
+        print("sdp: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
