@@ -1,0 +1,1 @@
+"""Reproductions of the source papers' experiments (``sdp reproduce SEED``)."""

@@ -1,0 +1,71 @@
+"""Runnable workloads: a protocol plus the records its simulated users hold.
+
+``sdp run NAME`` looks NAME up here. Every client-population process calls the same factory
+with the same parameters (deterministic from the seed) and takes its own slice of users, so the
+records never travel over the wire. ``truth``/``report`` are evaluation only: they are computed by
+the launcher, never by a party of the protocol.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from protocols.base import ShuffleProtocol
+
+
+@dataclass
+class Workload:
+    """A protocol and the records of all its users (one row or value per user)."""
+
+    protocol: ShuffleProtocol
+    records: np.ndarray
+    truth: Callable[[], dict[str, Any]] = field(default=lambda: {})
+    report: Callable[[dict[str, Any]], dict[str, Any]] = field(default=lambda est: {})
+
+    @property
+    def n_users(self) -> int:
+        return int(self.records.shape[0])
+
+    def user_slice(self, index: int, count: int) -> slice:
+        """The contiguous users held by client population ``index`` of ``count``."""
+        n = self.n_users
+        return slice(index * n // count, (index + 1) * n // count)
+
+
+WorkloadFactory = Callable[[dict[str, Any]], Workload]
+WORKLOADS: dict[str, WorkloadFactory] = {}
+
+
+def register(name: str) -> Callable[[WorkloadFactory], WorkloadFactory]:
+    """Decorator registering a workload factory under ``name``."""
+
+    def deco(fn: WorkloadFactory) -> WorkloadFactory:
+        WORKLOADS[name] = fn
+        return fn
+
+    return deco
+
+
+# Modules that register workloads; imported lazily by ``get_workload``.
+WORKLOAD_MODULES = [
+    "protocols.grr_workload",
+]
+
+
+def get_workload(name: str, params: dict[str, Any]) -> Workload:
+    """Build workload ``name``; raises KeyError with the list of known names."""
+    import importlib
+
+    for mod in WORKLOAD_MODULES:
+        try:
+            importlib.import_module(mod)
+        except ModuleNotFoundError as exc:
+            if exc.name != mod:
+                raise
+    if name not in WORKLOADS:
+        raise KeyError(f"unknown protocol {name!r}; known: {', '.join(sorted(WORKLOADS))}")
+    return WORKLOADS[name](params)
