@@ -1,0 +1,168 @@
+"""Vectorized Shamir secret sharing over the prime field GF(2^31 - 1).
+
+Field choice: ``PRIME = 2^31 - 1`` (a Mersenne prime). Every element is stored in an int64
+numpy array with values in ``[0, PRIME)``; the product of two elements is below 2^62 and fits
+in int64, so every multiplication is followed by ``% PRIME`` and never overflows. On the wire
+elements travel as little-endian uint32.
+
+Share representation is MPyC's: party ``i`` (0-based MPyC pid) holds the evaluation of a random
+degree-``t`` polynomial ``f`` with ``f(0) = secret`` at the point ``x = i + 1``. So a party's share
+array can be wrapped as ``mpc.SecFld(PRIME).array(...)`` and used by MPyC's secure arithmetic
+directly (see ``mpc.permute_reshare.to_secfld``).
+
+Randomness: share polynomials use the OS CSPRNG (``os.urandom``) or a keyed ChaCha20 stream
+(``keyed_field_elements``), with exact rejection sampling (no modular bias).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+
+import numpy as np
+from cryptography.hazmat.primitives.ciphers import Cipher, algorithms
+
+PRIME = (1 << 31) - 1
+
+
+def _field_from_words(words: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Map uint32 words to candidates in [0, 2^31 - 1); returns (values, rejected mask)."""
+    v = (words & np.uint32(0x7FFFFFFF)).astype(np.int64)
+    return v, v == PRIME
+
+
+def random_field_elements(shape: int | tuple[int, ...]) -> np.ndarray:
+    """Uniform elements of GF(PRIME) from the OS CSPRNG (exact, by rejection)."""
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    count = int(np.prod(shape)) if shape else 1
+    out, bad = _field_from_words(np.frombuffer(os.urandom(4 * count), dtype="<u4"))
+    while bad.any():  # probability 2^-31 per element
+        k = int(bad.sum())
+        redo, rbad = _field_from_words(np.frombuffer(os.urandom(4 * k), dtype="<u4"))
+        out[np.flatnonzero(bad)[~rbad]] = redo[~rbad]
+        bad[np.flatnonzero(bad)[~rbad]] = False
+    return out.reshape(shape)
+
+
+def chacha20_stream(key: bytes, nonce: bytes, nbytes: int) -> bytes:
+    """``nbytes`` of ChaCha20 keystream for a 32-byte key and 16-byte nonce (counter||nonce)."""
+    if len(key) != 32 or len(nonce) != 16:
+        raise ValueError(f"chacha20_stream: need a 32-byte key and 16-byte nonce, got "
+                         f"{len(key)} and {len(nonce)}")
+    enc = Cipher(algorithms.ChaCha20(key, nonce), mode=None).encryptor()
+    return enc.update(bytes(nbytes))
+
+
+def keyed_field_elements(key: bytes, nonce: bytes, count: int) -> np.ndarray:
+    """``count`` uniform field elements expanded from a key (same key -> same elements)."""
+    extra = 64 + count // 1_000_000  # spare words for the rare rejections
+    words = np.frombuffer(chacha20_stream(key, nonce, 4 * (count + extra)), dtype="<u4")
+    v, bad = _field_from_words(words)
+    v = v[~bad]
+    if v.size < count:
+        raise RuntimeError("keyed_field_elements: keystream exhausted (probability < 2^-1000)")
+    return v[:count]
+
+
+def check_field(values: np.ndarray, where: str) -> np.ndarray:
+    """Return ``values`` as int64 after checking they are field elements; ValueError names ``where``."""
+    a = np.asarray(values)
+    if a.dtype.kind not in "iu":
+        raise ValueError(f"{where}: field elements must be integers, got dtype {a.dtype}")
+    a = a.astype(np.int64, copy=False)
+    if a.size and (a.min() < 0 or a.max() >= PRIME):
+        raise ValueError(f"{where}: values must lie in [0, {PRIME})")
+    return a
+
+
+def eval_points(m: int) -> np.ndarray:
+    """The evaluation points 1..m of parties 0..m-1 (MPyC convention)."""
+    return np.arange(1, m + 1, dtype=np.int64)
+
+
+def share(
+    secrets: np.ndarray, m: int, t: int, coefficients: np.ndarray | None = None
+) -> np.ndarray:
+    """Shamir-share every element of ``secrets`` among ``m`` parties with threshold ``t``.
+
+    Returns int64 shares of shape ``(m, *secrets.shape)``; row ``i`` is party ``i``'s share
+    (evaluation at ``x = i + 1``). ``coefficients`` (shape ``(t, *secrets.shape)``) fixes the
+    polynomial for tests; by default they are drawn from the OS CSPRNG.
+    """
+    if not (m >= 1 and 0 <= t < m):
+        raise ValueError(f"shamir.share: need 0 <= t < m, got m={m}, t={t}")
+    s = check_field(secrets, "shamir.share secrets")
+    if coefficients is None:
+        coefficients = random_field_elements((t, *s.shape))
+    c = check_field(coefficients, "shamir.share coefficients")
+    if c.shape != (t, *s.shape):
+        raise ValueError(f"shamir.share: coefficients shape {c.shape} != {(t, *s.shape)}")
+    out = np.empty((m, *s.shape), dtype=np.int64)
+    for i, x in enumerate(eval_points(m)):  # m is small; Horner per party, vectorized over data
+        y = np.zeros(s.shape, dtype=np.int64)
+        for d in range(t - 1, -1, -1):  # f(x) = s + c0 x + ... + c_{t-1} x^t
+            y = (y + c[d]) * x % PRIME
+        out[i] = (y + s) % PRIME
+    return out
+
+
+def lagrange_coefficients(xs: Sequence[int], x0: int = 0) -> np.ndarray:
+    """Lagrange coefficients ``lambda_j`` with ``f(x0) = sum_j lambda_j f(xs[j])`` mod PRIME."""
+    xs = [int(x) % PRIME for x in xs]
+    if len(set(xs)) != len(xs):
+        raise ValueError(f"lagrange_coefficients: points must be distinct, got {xs}")
+    out = []
+    for j, xj in enumerate(xs):
+        num, den = 1, 1
+        for k, xk in enumerate(xs):
+            if k != j:
+                num = num * (x0 - xk) % PRIME
+                den = den * (xj - xk) % PRIME
+        out.append(num * pow(den, PRIME - 2, PRIME) % PRIME)
+    return np.array(out, dtype=np.int64)
+
+
+def combine(shares: np.ndarray, coeffs: np.ndarray) -> np.ndarray:
+    """``sum_j coeffs[j] * shares[j] mod PRIME`` over the first axis (vectorized)."""
+    acc = np.zeros(shares.shape[1:], dtype=np.int64)
+    for j in range(shares.shape[0]):
+        acc = (acc + shares[j] * int(coeffs[j])) % PRIME
+    return acc
+
+
+def reconstruct(shares: np.ndarray, parties: Sequence[int]) -> np.ndarray:
+    """Secrets from the shares of the given 0-based ``parties`` (rows of ``shares``)."""
+    s = check_field(shares, "shamir.reconstruct shares")
+    if s.shape[0] != len(parties):
+        raise ValueError(f"shamir.reconstruct: {s.shape[0]} share rows for {len(parties)} parties")
+    return combine(s, lagrange_coefficients([p + 1 for p in parties]))
+
+
+def consistent(shares: np.ndarray, t: int) -> np.ndarray:
+    """Boolean mask: which secrets' ``m`` shares lie on one polynomial of degree <= t.
+
+    Interpolates from parties 0..t and checks the remaining parties' shares.
+    """
+    s = check_field(shares, "shamir.consistent shares")
+    m = s.shape[0]
+    ok = np.ones(s.shape[1:], dtype=bool)
+    base = list(range(t + 1))
+    for j in range(t + 1, m):
+        lam = lagrange_coefficients([p + 1 for p in base], x0=j + 1)
+        ok &= combine(s[: t + 1], lam) == s[j]
+    return ok
+
+
+def to_wire(a: np.ndarray) -> bytes:
+    """Field elements as little-endian uint32 bytes."""
+    return np.ascontiguousarray(a, dtype="<u4").tobytes()
+
+
+def from_wire(data: bytes, shape: tuple[int, ...], where: str) -> np.ndarray:
+    """Inverse of ``to_wire`` with length and range checks (ValueError names ``where``)."""
+    count = int(np.prod(shape)) if shape else 1
+    if not isinstance(data, (bytes, bytearray)) or len(data) != 4 * count:
+        raise ValueError(f"{where}: expected {4 * count} bytes for shape {shape}, "
+                         f"got {len(data) if isinstance(data, (bytes, bytearray)) else type(data)}")
+    a = np.frombuffer(data, dtype="<u4").astype(np.int64).reshape(shape)
+    return check_field(a, where)
