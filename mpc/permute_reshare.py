@@ -181,9 +181,7 @@ async def mpyc_permute_reshare(
                 for k in names
             ]
             outgoing = [b"".join(shamir.to_wire(p[r]) for p in parts) for r in range(m)]
-        futs = [
-            rt.transfer(outgoing[r], sender_receivers=[(a, r) for a in A]) for r in range(m)
-        ]
+        futs = [rt.transfer(outgoing[r], sender_receivers=[(a, r) for a in A]) for r in range(m)]
         received = await rt.gather(futs[me])
         for r in range(m):
             if r != me:

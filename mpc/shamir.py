@@ -47,8 +47,10 @@ def random_field_elements(shape: int | tuple[int, ...]) -> np.ndarray:
 def chacha20_stream(key: bytes, nonce: bytes, nbytes: int) -> bytes:
     """``nbytes`` of ChaCha20 keystream for a 32-byte key and 16-byte nonce (counter||nonce)."""
     if len(key) != 32 or len(nonce) != 16:
-        raise ValueError(f"chacha20_stream: need a 32-byte key and 16-byte nonce, got "
-                         f"{len(key)} and {len(nonce)}")
+        raise ValueError(
+            f"chacha20_stream: need a 32-byte key and 16-byte nonce, got "
+            f"{len(key)} and {len(nonce)}"
+        )
     enc = Cipher(algorithms.ChaCha20(key, nonce), mode=None).encryptor()
     return enc.update(bytes(nbytes))
 
@@ -162,7 +164,9 @@ def from_wire(data: bytes, shape: tuple[int, ...], where: str) -> np.ndarray:
     """Inverse of ``to_wire`` with length and range checks (ValueError names ``where``)."""
     count = int(np.prod(shape)) if shape else 1
     if not isinstance(data, (bytes, bytearray)) or len(data) != 4 * count:
-        raise ValueError(f"{where}: expected {4 * count} bytes for shape {shape}, "
-                         f"got {len(data) if isinstance(data, (bytes, bytearray)) else type(data)}")
+        raise ValueError(
+            f"{where}: expected {4 * count} bytes for shape {shape}, "
+            f"got {len(data) if isinstance(data, (bytes, bytearray)) else type(data)}"
+        )
     a = np.frombuffer(data, dtype="<u4").astype(np.int64).reshape(shape)
     return check_field(a, where)

@@ -29,7 +29,8 @@ def test_t_shares_are_uniform_and_independent_of_secret():
 
 def test_shares_match_mpyc_convention_with_fixed_coefficients():
     # f(x) = s + c x: party i holds s + c (i+1)
-    s = np.array([5, 7]); c = np.array([[3, 11]])
+    s = np.array([5, 7])
+    c = np.array([[3, 11]])
     sh = shamir.share(s, 3, 1, coefficients=c)
     np.testing.assert_array_equal(sh[:, 0], [8, 11, 14])
     np.testing.assert_array_equal(sh[:, 1], [18, 29, 40])
@@ -66,8 +67,10 @@ def test_permutation_from_seed_is_deterministic_and_uniform_ish():
     np.testing.assert_array_equal(a, pr.permutation_from_seed(b"s" * 32, 1000, b"x"))
     assert not np.array_equal(a, pr.permutation_from_seed(b"s" * 32, 1000, b"y"))
     # position of element 0 over many seeds is spread over all 4 positions of n=4
-    pos = [int(np.flatnonzero(pr.permutation_from_seed(bytes([i]) * 32, 4) == 0)[0])
-           for i in range(200)]
+    pos = [
+        int(np.flatnonzero(pr.permutation_from_seed(bytes([i]) * 32, 4) == 0)[0])
+        for i in range(200)
+    ]
     counts = np.bincount(pos, minlength=4)
     assert counts.min() > 20
 
