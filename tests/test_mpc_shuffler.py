@@ -1,0 +1,133 @@
+"""MPC shuffler end to end in one process: clients -> servers (LocalRuntime) -> analyzer."""
+
+from __future__ import annotations
+
+import asyncio
+
+import numpy as np
+import pytest
+
+from mpc import mpc_shuffler as ms
+from mpc import permute_reshare as pr
+from mpc import shamir
+from parties.memlink import MemoryNetwork
+from protocols.base import BatchSpec
+
+SPECS = [BatchSpec("a", 1, 5), BatchSpec("b", 2, 3)]
+
+
+def _cfg(mode="open", m=3, t=1, clients=("c0", "c1")):
+    return ms.MPCShufflerConfig(
+        servers=tuple(f"s{i}" for i in range(m)),
+        analyzer="an",
+        clients=clients,
+        threshold=t,
+        mode=mode,
+        timeout=20.0,
+    )
+
+
+async def _run(cfg, batches_per_client, tamper=None):
+    net = MemoryNetwork(list(cfg.servers) + [cfg.analyzer] + list(cfg.clients), timeout=10)
+    mpcnet = pr.LocalMPCNetwork(cfg.m, cfg.threshold)
+    rts = mpcnet.runtimes()
+    tasks = []
+    for c, batches in zip(cfg.clients, batches_per_client, strict=True):
+        if tamper and c in tamper:
+            tasks.append(tamper[c](net.context(c)))
+        else:
+            tasks.append(ms.client_submit(net.context(c), cfg, SPECS, batches))
+    tasks += [ms.server_run(net.context(s), rts[i], cfg, SPECS) for i, s in enumerate(cfg.servers)]
+    tasks.append(ms.analyzer_collect(net.context(cfg.analyzer), cfg, SPECS))
+    res = await asyncio.gather(*tasks)
+    return res[-1], res[len(cfg.clients) : -1], mpcnet
+
+
+def _data(rng, n):
+    return {"a": rng.integers(0, 5, size=(n, 1)), "b": rng.integers(0, 3, size=(n, 2))}
+
+
+def _multiset(a):
+    return sorted(map(tuple, a.tolist()))
+
+
+@pytest.mark.parametrize("m,t", [(3, 1), (5, 2)])
+async def test_open_mode_returns_the_shuffled_multiset(m, t):
+    rng = np.random.default_rng(0)
+    d0, d1 = _data(rng, 40), _data(rng, 25)
+    d1["a"][3, 0] = 9  # out of domain -> invalid, not a crash
+    d1["b"][4, 1] = -1
+    out, stats, _ = await _run(_cfg(m=m, t=t), [d0, d1])
+    assert out.invalid == {"a": 1, "b": 1}
+    for k in ("a", "b"):
+        allrows = np.concatenate([d0[k], d1[k]])
+        spec = {s.name: s for s in SPECS}[k]
+        ok = ((allrows >= 0) & (allrows < spec.bound)).all(axis=1)
+        assert _multiset(out.batches[k]) == _multiset(allrows[ok])
+    # the order differs from submission order (probability of identity ~ 1/64!)
+    assert not np.array_equal(out.batches["a"][:, 0], np.concatenate([d0["a"], d1["a"]])[:, 0][:64])
+    assert all(s["accepted_clients"] == 2 for s in stats)
+
+
+async def test_histogram_mode_opens_only_counts():
+    rng = np.random.default_rng(1)
+    d0, d1 = _data(rng, 30), _data(rng, 30)
+    d0["a"][0, 0] = 7
+    out, _, _ = await _run(_cfg("histogram"), [d0, d1])
+    allrows = {k: np.concatenate([d0[k], d1[k]]) for k in ("a", "b")}
+    good_a = allrows["a"][:, 0][allrows["a"][:, 0] < 5]
+    np.testing.assert_array_equal(out.batches["a"][0], np.bincount(good_a, minlength=5))
+    for c in range(2):
+        np.testing.assert_array_equal(
+            out.batches["b"][c], np.bincount(allrows["b"][:, c], minlength=3)
+        )
+    assert out.invalid == {"a": 1, "b": 0}
+
+
+async def test_malformed_submission_is_rejected_by_all_servers():
+    rng = np.random.default_rng(2)
+    d0, d1 = _data(rng, 10), _data(rng, 12)
+    cfg = _cfg()
+
+    async def bad_client(ctx):
+        # valid shares to servers 0 and 1, garbage to server 2
+        good = ms.share_batches(d1, SPECS, 3, 1)
+        for i, s in enumerate(cfg.servers):
+            payload = ms._pack(good[i]) if i < 2 else b"\xff\x00garbage"
+            await ctx.send(s, ms.MSG_SHARES, payload)
+
+    out, stats, _ = await _run(cfg, [d0, d1], tamper={"c1": bad_client})
+    assert out.rejected_clients == ["c1"]
+    assert out.invalid == {"a": 12, "b": 12}
+    assert _multiset(out.batches["a"]) == _multiset(d0["a"])
+
+
+async def test_secure_mul_and_powers_on_local_runtime():
+    net = pr.LocalMPCNetwork(3, 1)
+    x = np.arange(20).reshape(10, 2)
+    sh = shamir.share(x, 3, 1)
+
+    async def party(rt):
+        return await ms.secure_powers(rt, sh[rt.pid], 4)
+
+    res = await asyncio.gather(*(party(rt) for rt in net.runtimes()))
+    for d in range(5):
+        allsh = np.stack([res[i][d] for i in range(3)])
+        assert shamir.consistent(allsh, 1).all()
+        np.testing.assert_array_equal(shamir.reconstruct(allsh[:2], [0, 1]), x**d % shamir.PRIME)
+
+
+def test_lagrange_basis_is_identity_on_domain():
+    b = ms.lagrange_basis(6)
+    for j in range(6):
+        vals = [sum(int(b[i, d]) * j**d for d in range(6)) % shamir.PRIME for i in range(6)]
+        assert vals == [1 if i == j else 0 for i in range(6)]
+
+
+def test_config_validation():
+    with pytest.raises(ValueError, match="m >= 3"):
+        ms.MPCShufflerConfig(servers=("a", "b"), analyzer="x", clients=())
+    with pytest.raises(ValueError, match="mode"):
+        _cfg(mode="bogus")
+    with pytest.raises(ValueError, match="unknown batch"):
+        ms.share_batches({"zz": np.zeros((1, 1), dtype=np.int64)}, SPECS, 3, 1)
