@@ -7,9 +7,10 @@ Estimator (spec Sec. 4): f~ = d (C - n q) / (n (p - q)); q applies to every othe
 combined domain.
 
 Accounting: ``paper`` = Calculate(eps_c, delta, n, K) (Theorem 4, kept although its extra 1/d on
-the blanket makes it conservative); ``tight`` = the DP core's accountant for K-RR over n users
-(valid: conditionally on every user's random attribute choice the mechanism is K-RR on
-neighbouring inputs, and mixing over the same choice distribution keeps (eps, delta)).
+the blanket makes it conservative); ``tight`` = the DP core's variation-ratio accountant with the
+K-RR parameters over n users (valid: the randomizer's likelihood ratio is <= e^eps_r and its
+total-variation distance between two records, an average over the attribute choice, is at most
+that of K-RR).
 """
 
 from __future__ import annotations
@@ -103,7 +104,7 @@ class ARRSS(MultidimProtocol):
         return self.package({"paper": est}, n, int((~ok).sum()))
 
     def privacy(self) -> dict[str, Any]:
-        bound = "balle19-closed-form" if self.accounting == "paper" else "accountant:vr/grr"
+        bound = "balle19-closed-form" if self.accounting == "paper" else "accountant:vr/grr(K)"
         return self.privacy_statement(
             self.eps_local, bound, K=self.K, n=self.n, reason=self.budget.reason
         )

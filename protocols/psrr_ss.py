@@ -9,8 +9,9 @@ analyzer discards. Estimators (spec Sec. 5):
 * ``observed``: f~ = (C / n_i - q) / (p - q) with n_i = #{theta = i} (theta is sent in clear).
 
 Accounting: ``paper`` = Calculate(eps_c, delta, n, k_max) (Theorem 7); ``tight`` = the DP core's
-accountant for a generic eps_l-LDP randomizer over n users (the randomizer as a whole, with its
-random attribute choice, is eps_l-LDP; it is not a plain k_max-RR, so no RR-specific bound).
+variation-ratio accountant with the k_max-RR parameters over n users. Valid: the randomizer
+x -> (theta, RR(x_theta)) has likelihood ratio <= e^eps_l and total-variation distance between
+any two records (1/d) sum_theta TV(RR(x_theta), RR(x'_theta)) <= p - q, the k_max-RR values.
 """
 
 from __future__ import annotations
@@ -44,7 +45,8 @@ class PSRRSS(MultidimProtocol):
             self.k_max,
             accounting=self.accounting,
             policy=self.policy,
-            mechanism="generic",
+            mechanism="grr",
+            k=self.k_max,
         )
         self.eps_local = self.budget.eps_local
 
@@ -103,7 +105,7 @@ class PSRRSS(MultidimProtocol):
         return self.package(est, n, malformed + dummy)
 
     def privacy(self) -> dict[str, Any]:
-        bound = "balle19-closed-form" if self.accounting == "paper" else "accountant:vr/generic"
+        bound = "balle19-closed-form" if self.accounting == "paper" else "accountant:vr/grr(k_max)"
         return self.privacy_statement(
             self.eps_local, bound, k_max=self.k_max, n=self.n, reason=self.budget.reason
         )
