@@ -1,0 +1,227 @@
+"""Accountant: reference values (anchors-dp.md §1.2-1.4), exactness of the numeric core,
+validity handling, inverse consistency and the CLI."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+from scipy.special import gammaln
+
+from protocols.accountant import FMT23_ERRATUM, amplify, max_local_epsilon
+from protocols.accountant.fmt21 import fmt21_closed_form, fmt21_epsilon, fmt21_max_local_epsilon
+from protocols.accountant.variation_ratio import PairParams, pair_delta, vr_parameters
+from protocols.accountant_cli import main as cli_main
+
+N5, D6 = 100_000, 1e-6
+
+
+def sig3(x: float) -> float:
+    """Round to 3 significant figures."""
+    return float(f"{x:.3g}")
+
+
+# --- reference values, n = 1e5, delta = 1e-6, eps_l = 4 ---------------------------------
+
+
+def test_balle_reference_forward_and_inverse():
+    r = amplify(4, N5, D6, bound="balle", mechanism="grr", k=2)
+    assert r.valid and sig3(r.eps_central) == 0.336
+    assert sig3(max_local_epsilon(1, N5, D6, bound="balle", mechanism="grr", k=2)) == 6.20
+    # table §1.2: eps0=1,2,6 -> 0.0869, 0.131, 0.906; eps0=8 invalid ("inv")
+    got = [amplify(e, N5, D6, bound="balle", mechanism="grr", k=2).eps_central for e in (1, 2, 6)]
+    assert [sig3(x) for x in got] == [0.0869, 0.131, 0.906]
+    bad = amplify(8, N5, D6, bound="balle", mechanism="grr", k=2)
+    assert not bad.valid and bad.eps_central is None and "eps_c" in bad.reason
+
+
+def test_balle_invalid_regimes_never_give_numbers():
+    # n=1e4, eps0=4: closed form 1.06 > 1 -> invalid
+    r = amplify(4, 10_000, D6, bound="balle", mechanism="grr", k=2)
+    assert r.eps_central is None and not r.valid
+    # not a k-RR mechanism
+    r = amplify(4, N5, D6, bound="balle", mechanism="oue")
+    assert r.eps_central is None and not r.valid and "k-RR" in r.reason
+    # inverse infeasible: survey table §3.5, n=1e4, eps_c=0.1 -> None; n=1e6, eps_c=0.5 -> 6.725
+    assert max_local_epsilon(0.1, 10_000, 1e-9, bound="balle", mechanism="grr", k=2) is None
+    v = max_local_epsilon(0.5, 10**6, 1e-9, bound="balle", mechanism="grr", k=2)
+    assert sig3(v) == 6.72 or round(v, 3) == 6.725
+    assert max_local_epsilon(1.5, N5, D6, bound="balle", mechanism="grr", k=2) is None
+
+
+def test_vr_generic_reference_values():
+    r = amplify(4, N5, D6, bound="vr")
+    assert r.valid and sig3(r.eps_central) == 0.118
+    assert r.lower is not None and r.lower <= r.eps_central
+    assert FMT23_ERRATUM in r.reason
+    assert sig3(max_local_epsilon(1, N5, D6, bound="vr")) == 7.76
+    want = {1: 0.0124, 2: 0.0332, 6: 0.357, 8: 1.18}
+    for e, w in want.items():
+        assert sig3(amplify(e, N5, D6).eps_central) == w, e
+    assert [sig3(max_local_epsilon(c, N5, D6)) for c in (0.1, 0.5)] == [3.71, 6.60]
+
+
+def test_vr_krr_reference_values():
+    """§1.3 k-RR rows to 3 significant figures; inverse §1.4 within 0.01."""
+    table = {
+        10: [0.00664, 0.0231, 0.110, 0.353, 1.17],
+        100: [0.00201, 0.00836, 0.0684, 0.316, 1.14],
+    }
+    for k, vals in table.items():
+        for e, w in zip((1, 2, 4, 6, 8), vals, strict=True):
+            got = amplify(e, N5, D6, mechanism="grr", k=k).eps_central
+            assert sig3(got) == w, (k, e, got, w)
+    # k=2 equals generic
+    assert amplify(4, N5, D6, mechanism="grr", k=2).eps_central == pytest.approx(
+        amplify(4, N5, D6).eps_central, rel=1e-9
+    )
+    inv = {10: [3.85, 6.62, 7.77], 100: [4.44, 6.72, 7.81]}
+    for k, vals in inv.items():
+        for c, w in zip((0.1, 0.5, 1.0), vals, strict=True):
+            got = max_local_epsilon(c, N5, D6, mechanism="grr", k=k)
+            assert abs(got - w) < 0.01, (k, c, got, w)
+
+
+def test_fmt21_reference_and_exact():
+    """Exact clone evaluation lies inside the FMT21 README interval [0.16754, 0.17279]; the
+    reference code's 100-wide bucketing (step=100) reproduces the published 0.172 / 6.36."""
+    exact = amplify(4, N5, D6, bound="fmt21")
+    assert exact.valid and 0.16754 <= exact.eps_central <= 0.17279
+    assert sig3(fmt21_epsilon(4, N5, D6, step=100)) == 0.172
+    assert sig3(fmt21_max_local_epsilon(1, N5, D6, step=100)) == 6.36
+    assert [sig3(fmt21_max_local_epsilon(c, N5, D6, step=100)) for c in (0.1, 0.5)] == [3.11, 5.67]
+    # exact is never looser than the bucketed reference
+    assert fmt21_max_local_epsilon(1, N5, D6) >= 6.36
+    assert fmt21_closed_form(4, N5, D6) == pytest.approx(0.538, abs=5e-3)
+    assert fmt21_closed_form(6, 10_000, D6) is None
+
+
+def test_bounds_ordering():
+    """VR (k-RR specific) <= FMT21 numeric <= Balle closed form at the reference point."""
+    vr = amplify(4, N5, D6, mechanism="grr", k=2).eps_central
+    fm = amplify(4, N5, D6, bound="fmt21").eps_central
+    ba = amplify(4, N5, D6, bound="balle", mechanism="grr", k=2).eps_central
+    assert vr < fm < ba
+
+
+# --- exactness of the numeric core ----------------------------------------------------
+
+
+def _brute_delta(eps: float, pair: PairParams, n: int) -> float:
+    """delta by enumerating every observable (a, b) count pair of n users."""
+    a0, a1, r, nu = pair.a0, pair.a1, pair.r, pair.nu
+    m = n - 1
+
+    def logm(a, b):
+        c = m - a - b
+        ok = (a >= 0) & (b >= 0) & (c >= 0)
+        a_, b_, c_ = np.maximum(a, 0), np.maximum(b, 0), np.maximum(c, 0)
+        with np.errstate(divide="ignore"):
+            lp = (
+                gammaln(m + 1)
+                - gammaln(a_ + 1)
+                - gammaln(b_ + 1)
+                - gammaln(c_ + 1)
+                + a_ * np.log(r)
+                + b_ * np.log(r)
+                + c_ * np.log1p(-2 * r)
+            )
+        return np.where(ok, np.exp(lp), 0.0)
+
+    a, b = np.meshgrid(np.arange(n + 1), np.arange(n + 1), indexing="ij")
+    P = a0 * logm(a - 1, b) + a1 * logm(a, b - 1) + nu * logm(a, b)
+    Q = a1 * logm(a - 1, b) + a0 * logm(a, b - 1) + nu * logm(a, b)
+    return float(np.maximum(P - math.exp(eps) * Q, 0).sum())
+
+
+@pytest.mark.parametrize("mech,kw", [("generic", {}), ("grr", {"k": 7}), ("oue", {}), ("sue", {})])
+def test_pair_delta_matches_enumeration(mech, kw):
+    n = 40
+    pair = vr_parameters(2.0, mech, **kw).pair()
+    for eps in (0.2, 0.6, 1.2):
+        lo, up = pair_delta(eps, pair, n)
+        brute = _brute_delta(eps, pair, n)
+        assert lo == pytest.approx(brute, rel=1e-9, abs=1e-15)
+        assert up == pytest.approx(brute, rel=1e-9, abs=1e-15)
+
+
+def test_pair_delta_bucketing_brackets_exact():
+    """With few evaluation points the bucketed bounds bracket the exact value; with a neutral
+    state the revealed-c bucketed upper bound is above the exact signed sum."""
+    pair = vr_parameters(1.0, "generic").pair()
+    n = 20_000
+    exact_lo, exact_up = pair_delta(0.05, pair, n, max_points=100_000)
+    lo, up = pair_delta(0.05, pair, n, max_points=40)
+    assert lo <= exact_lo * (1 + 1e-12) and up >= exact_up * (1 - 1e-12)
+    assert up > lo
+    pair = vr_parameters(1.0, "grr", k=20).pair()
+    ex_lo, ex_up = pair_delta(0.05, pair, n)
+    assert ex_lo == pytest.approx(ex_up, rel=1e-9)
+    lo, up = pair_delta(0.05, pair, n, exact_points=10, max_points=40)
+    assert math.isnan(lo) and up >= ex_up
+
+
+def test_inverse_consistent_with_forward():
+    for kw in ({"bound": "vr"}, {"bound": "fmt21"}, {"bound": "vr", "mechanism": "olh", "g": 55}):
+        e_l = max_local_epsilon(0.5, 50_000, 1e-7, **kw)
+        fwd = amplify(e_l, 50_000, 1e-7, **kw).eps_central
+        assert fwd <= 0.5 + 1e-6
+        above = amplify(e_l + 0.01, 50_000, 1e-7, **kw).eps_central
+        assert above is None or above > 0.5
+
+
+def test_mechanism_parameters_order():
+    """More neutral mass (larger k or g) amplifies better; OUE/Hadamard beat generic."""
+    gen = amplify(3, N5, D6).eps_central
+    assert amplify(3, N5, D6, mechanism="grr", k=50).eps_central < gen
+    assert amplify(3, N5, D6, mechanism="olh", g=21).eps_central < gen
+    assert amplify(3, N5, D6, mechanism="oue").eps_central < gen
+    assert amplify(3, N5, D6, mechanism="hadamard").eps_central == pytest.approx(
+        amplify(3, N5, D6, mechanism="oue").eps_central
+    )
+
+
+def test_bad_inputs_raise():
+    with pytest.raises(ValueError, match="delta"):
+        amplify(1, N5, 0.0)
+    with pytest.raises(ValueError, match="n must"):
+        amplify(1, 1, 1e-6)
+    with pytest.raises(ValueError, match="mechanism"):
+        amplify(1, N5, 1e-6, mechanism="rappor")
+    with pytest.raises(ValueError, match="k"):
+        amplify(1, N5, 1e-6, mechanism="grr")
+    with pytest.raises(ValueError, match="bound"):
+        max_local_epsilon(1, N5, 1e-6, bound="rdp")
+
+
+def test_n_1e6_point_is_fast_enough_to_run_in_ci():
+    """One VR point at n=1e6 (runtime measured in scripts/bench_oracles.py, not asserted)."""
+    r = amplify(4, 10**6, D6)
+    assert sig3(r.eps_central) == 0.0343
+
+
+def test_cli_all_json(capsys):
+    rc = cli_main(
+        "--n 100000 --delta 1e-6 --eps-local 4 --mechanism grr --k 2 --bound all --json".split()
+    )
+    assert rc == 0
+    out = json.loads(capsys.readouterr().out)
+    res = out["results"]
+    assert sig3(res["balle"]["eps_central"]) == 0.336
+    assert sig3(res["vr"]["eps_central"]) == 0.118
+    assert sig3(res["fmt21_ref_step100"]["eps_central"]) == 0.172
+    rc = cli_main("--n 100000 --delta 1e-6 --eps-central 1 --bound all --json".split())
+    res = json.loads(capsys.readouterr().out)["results"]
+    assert sig3(res["vr"]["max_eps_local"]) == 7.76
+    assert FMT23_ERRATUM in res["vr"]["reason"]
+    assert sig3(res["fmt21_ref_step100"]["max_eps_local"]) == 6.36
+    assert res["balle"]["max_eps_local"] is None  # generic: closed form not applicable
+
+
+def test_cli_prints_erratum_and_rejects_bad_input(capsys):
+    assert cli_main("--n 100000 --delta 1e-6 --eps-local 4".split()) == 0
+    assert "FMT23 erratum" in capsys.readouterr().out
+    assert cli_main("--n 100000 --delta 2 --eps-local 4".split()) == 2
+    assert "delta" in capsys.readouterr().err
