@@ -45,8 +45,10 @@ def obj_to_array(obj: Any, *, max_elements: int = 1 << 31) -> np.ndarray:
         raise ValueError(f"array of {count} elements exceeds limit {max_elements}")
     dt = np.dtype(dtype)
     if not isinstance(data, bytes) or len(data) != count * dt.itemsize:
-        raise ValueError(f"array data length {len(data) if isinstance(data, bytes) else '?'} "
-                         f"does not match shape {shape} of {dtype}")
+        raise ValueError(
+            f"array data length {len(data) if isinstance(data, bytes) else '?'} "
+            f"does not match shape {shape} of {dtype}"
+        )
     return np.frombuffer(data, dtype=dt).reshape(shape)
 
 

@@ -1,0 +1,167 @@
+"""Cluster description: the parties of a run and the run's parameters, in TOML.
+
+Example::
+
+    [run]
+    session = "6f1c..."          # 16 random bytes, hex; binds every frame and transcript
+    protocol = "grr"
+    shuffler = "trusted"
+    phase_timeout = 60.0
+
+    [run.params]
+    users = 10000
+    domain = 10
+    epsilon = 1.0
+
+    [[party]]
+    name = "analyzer"
+    role = "analyzer"
+    host = "127.0.0.1"
+    port = 40001
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,63}$")
+
+
+class ClusterError(ValueError):
+    """The cluster file is missing, malformed or inconsistent."""
+
+
+@dataclass(frozen=True)
+class PartySpec:
+    """One party of a run."""
+
+    name: str
+    role: str
+    host: str
+    port: int
+
+
+@dataclass
+class Cluster:
+    """All parties of a run plus the run's settings."""
+
+    session: str
+    protocol: str
+    shuffler: str
+    parties: list[PartySpec]
+    params: dict[str, Any] = field(default_factory=dict)
+    phase_timeout: float = 60.0
+    max_frame: int = 16 << 20
+
+    def party(self, name: str) -> PartySpec:
+        """The party called ``name``; ClusterError naming the known parties otherwise."""
+        for p in self.parties:
+            if p.name == name:
+                return p
+        known = ", ".join(p.name for p in self.parties)
+        raise ClusterError(f"unknown party {name!r}; the cluster file lists: {known}")
+
+    def by_role(self, role: str) -> list[PartySpec]:
+        """Parties with the given role, in file order."""
+        return [p for p in self.parties if p.role == role]
+
+    @property
+    def session_bytes(self) -> bytes:
+        return bytes.fromhex(self.session)
+
+
+def new_session_id() -> str:
+    """A fresh random session id (16 bytes, hex)."""
+    return secrets.token_hex(16)
+
+
+def load_cluster(path: str | Path) -> Cluster:
+    """Parse and validate a cluster TOML file."""
+    path = Path(path)
+    try:
+        data = tomllib.loads(path.read_text())
+    except FileNotFoundError:
+        raise ClusterError(f"cluster file {path} not found") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ClusterError(f"cluster file {path}: invalid TOML: {exc}") from None
+    run = data.get("run", {})
+    if not isinstance(run, dict):
+        raise ClusterError(f"cluster file {path}: [run] must be a table")
+    session = str(run.get("session", ""))
+    if not re.fullmatch(r"[0-9a-f]{32}", session):
+        raise ClusterError(f"cluster file {path}: run.session must be 32 lowercase hex digits")
+    raw_parties = data.get("party", [])
+    if not isinstance(raw_parties, list) or not raw_parties:
+        raise ClusterError(f"cluster file {path}: no [[party]] entries")
+    parties: list[PartySpec] = []
+    seen: set[str] = set()
+    for i, p in enumerate(raw_parties):
+        where = f"cluster file {path}, party #{i + 1}"
+        try:
+            spec = PartySpec(str(p["name"]), str(p["role"]), str(p["host"]), int(p["port"]))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ClusterError(f"{where}: needs name, role, host, port ({exc})") from None
+        if not NAME_RE.match(spec.name):
+            raise ClusterError(f"{where}: invalid party name {spec.name!r}")
+        if spec.name in seen:
+            raise ClusterError(f"{where}: duplicate party name {spec.name!r}")
+        if not 0 < spec.port < 65536:
+            raise ClusterError(f"{where}: port {spec.port} out of range")
+        seen.add(spec.name)
+        parties.append(spec)
+    return Cluster(
+        session=session,
+        protocol=str(run.get("protocol", "")),
+        shuffler=str(run.get("shuffler", "trusted")),
+        parties=parties,
+        params=dict(run.get("params", {})),
+        phase_timeout=float(run.get("phase_timeout", 60.0)),
+        max_frame=int(run.get("max_frame", 16 << 20)),
+    )
+
+
+def _toml_value(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, float)):
+        return repr(v)
+    if isinstance(v, str):
+        return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
+    raise ClusterError(f"cannot write parameter value {v!r} to TOML")
+
+
+def dump_cluster(cluster: Cluster) -> str:
+    """Serialise a cluster back to TOML (the inverse of ``load_cluster``)."""
+    lines = [
+        "[run]",
+        f"session = {_toml_value(cluster.session)}",
+        f"protocol = {_toml_value(cluster.protocol)}",
+        f"shuffler = {_toml_value(cluster.shuffler)}",
+        f"phase_timeout = {_toml_value(float(cluster.phase_timeout))}",
+        f"max_frame = {_toml_value(int(cluster.max_frame))}",
+        "",
+        "[run.params]",
+    ]
+    lines += [f"{k} = {_toml_value(v)}" for k, v in sorted(cluster.params.items()) if v is not None]
+    for p in cluster.parties:
+        lines += [
+            "",
+            "[[party]]",
+            f"name = {_toml_value(p.name)}",
+            f"role = {_toml_value(p.role)}",
+            f"host = {_toml_value(p.host)}",
+            f"port = {p.port}",
+        ]
+    return "\n".join(lines) + "\n"

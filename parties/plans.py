@@ -1,0 +1,67 @@
+"""Run plans: which parties a run has, who talks to whom, and each role's coroutine."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any, Protocol
+
+from parties.cluster import Cluster, ClusterError, PartySpec
+
+
+class RunPlan(Protocol):
+    """How a kind of run is laid out and executed."""
+
+    def layout(self, options: dict[str, Any]) -> list[tuple[str, str]]:
+        """[(party name, role)] of a run with these launcher options."""
+
+    def peers(self, cluster: Cluster, name: str) -> set[str]:
+        """The parties ``name`` exchanges messages with."""
+
+    async def run(self, node: Any, cluster: Cluster) -> None:
+        """Execute the role of ``node`` (a ``parties.transport.Node``)."""
+
+
+# protocol-specific plans first, then plans by shuffler backend
+PROTOCOL_PLANS: dict[str, str] = {"txpub": "parties.txpub_run:TxpubPlan"}
+SHUFFLER_PLANS: dict[str, str] = {
+    "trusted": "parties.trusted_run:TrustedShufflePlan",
+    "mixnet": "parties.mixnet_run:MixnetPlan",
+    "mpc": "parties.mpc_run:MpcPlan",
+}
+
+
+def _load(ref: str) -> RunPlan:
+    mod, cls = ref.split(":")
+    try:
+        module = importlib.import_module(mod)
+    except ModuleNotFoundError as exc:
+        if exc.name == mod:
+            raise ClusterError(f"run plan {ref} is not available in this build") from None
+        raise
+    return getattr(module, cls)()
+
+
+def plan_for(protocol: str, shuffler: str) -> RunPlan:
+    """The plan of a protocol/shuffler combination."""
+    if protocol in PROTOCOL_PLANS:
+        return _load(PROTOCOL_PLANS[protocol])
+    if shuffler not in SHUFFLER_PLANS:
+        raise ClusterError(f"unknown shuffler {shuffler!r}; known: {', '.join(SHUFFLER_PLANS)}")
+    return _load(SHUFFLER_PLANS[shuffler])
+
+
+def get_plan(cluster: Cluster) -> RunPlan:
+    """The plan of a cluster's run."""
+    return plan_for(cluster.protocol, cluster.shuffler)
+
+
+def names_with_role(cluster: Cluster, role: str) -> list[str]:
+    return [p.name for p in cluster.by_role(role)]
+
+
+def single(cluster: Cluster, role: str) -> PartySpec:
+    """The one party with ``role``; ClusterError otherwise."""
+    ps = cluster.by_role(role)
+    if len(ps) != 1:
+        raise ClusterError(f"the run needs exactly one party with role {role!r}, found {len(ps)}")
+    return ps[0]

@@ -1,0 +1,135 @@
+"""Append-only, hash-chained, signed transcript of everything a party sends and receives.
+
+One JSON object per line in ``RUN_DIR/transcripts/PARTY.jsonl``; public payloads are stored in
+full, content-addressed, under ``RUN_DIR/transcripts/PARTY.blobs/SHA256``. The schema is
+documented in ``docs/transcript.md``; ``parties.verify`` checks it without this module.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from parties.signing import Signer
+
+GENESIS_DOMAIN = b"sdp-transcript-v1"
+CHECKPOINT_DOMAIN = b"sdp-checkpoint-v1"
+
+
+def canonical_json(obj: dict[str, Any]) -> bytes:
+    """The canonical byte form hashed for an entry (sorted keys, no spaces, ASCII)."""
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode()
+
+
+def genesis_hash(session: bytes, party: str) -> str:
+    """``prev`` of a transcript's first entry."""
+    return hashlib.sha256(GENESIS_DOMAIN + session + party.encode()).hexdigest()
+
+
+def entry_hash(entry: dict[str, Any]) -> str:
+    """SHA-256 of the canonical JSON of the entry without ``hash`` and ``sig``."""
+    body = {k: v for k, v in entry.items() if k not in ("hash", "sig")}
+    return hashlib.sha256(canonical_json(body)).hexdigest()
+
+
+class TranscriptWriter:
+    """Writes one party's transcript; checkpoints (signed chain heads) are coalesced per tick."""
+
+    def __init__(self, run_dir: Path, party: str, session: bytes, signer: Signer) -> None:
+        tdir = Path(run_dir) / "transcripts"
+        tdir.mkdir(parents=True, exist_ok=True)
+        self.path = tdir / f"{party}.jsonl"
+        self.blob_dir = tdir / f"{party}.blobs"
+        self.party = party
+        self.signer = signer
+        self._file = open(self.path, "w", buffering=1 << 20)  # noqa: SIM115
+        self._prev = genesis_hash(session, party)
+        self._index = 0
+        self._unsigned = 0
+        self._scheduled = False
+        self._closed = False
+        self.append({"dir": "open", "session": session.hex()})
+        self.checkpoint()
+
+    def store_blob(self, digest_hex: str, payload: bytes | memoryview) -> None:
+        """Store a public payload under its SHA-256 (once)."""
+        self.blob_dir.mkdir(exist_ok=True)
+        path = self.blob_dir / digest_hex
+        if not path.exists():
+            tmp = path.with_suffix(".tmp")
+            tmp.write_bytes(payload)
+            tmp.replace(path)
+
+    def append(
+        self, fields: dict[str, Any], public_payload: bytes | memoryview | None = None
+    ) -> str:
+        """Append an entry (fields plus index, time, chain); returns its hash."""
+        if self._closed:
+            raise RuntimeError(f"transcript of {self.party} is closed")
+        if public_payload is not None:
+            self.store_blob(fields["dg"], public_payload)
+        entry = {
+            "i": self._index,
+            "t": time.time_ns() // 1000,
+            "party": self.party,
+            **fields,
+            "prev": self._prev,
+        }
+        h = entry_hash(entry)
+        entry["hash"] = h
+        self._file.write(json.dumps(entry, sort_keys=True, separators=(",", ":")) + "\n")
+        self._prev = h
+        self._index += 1
+        self._unsigned += 1
+        return h
+
+    def request_checkpoint(self) -> None:
+        """Sign the chain head at the end of this event-loop tick (coalesces bursts)."""
+        if self._scheduled or self._closed:
+            return
+        self._scheduled = True
+        try:
+            asyncio.get_running_loop().call_soon(self._scheduled_checkpoint)
+        except RuntimeError:
+            self._scheduled_checkpoint()
+
+    def _scheduled_checkpoint(self) -> None:
+        self._scheduled = False
+        if not self._closed:
+            self.checkpoint()
+
+    def checkpoint(self) -> None:
+        """Append a signed checkpoint covering every entry so far, and flush."""
+        if self._unsigned == 0:
+            return
+        entry = {
+            "i": self._index,
+            "t": time.time_ns() // 1000,
+            "party": self.party,
+            "dir": "checkpoint",
+            "prev": self._prev,
+        }
+        h = entry_hash(entry)
+        entry["hash"] = h
+        entry["sig"] = self.signer.sign(CHECKPOINT_DOMAIN + bytes.fromhex(h)).hex()
+        self._file.write(json.dumps(entry, sort_keys=True, separators=(",", ":")) + "\n")
+        self._file.flush()
+        self._prev = h
+        self._index += 1
+        self._unsigned = 0
+
+    def close(self, status: str = "closed", reason: str = "") -> None:
+        """Final entry and checkpoint; idempotent."""
+        if self._closed:
+            return
+        fields: dict[str, Any] = {"dir": "close", "status": status}
+        if reason:
+            fields["reason"] = reason
+        self.append(fields)
+        self.checkpoint()
+        self._closed = True
+        self._file.close()

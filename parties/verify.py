@@ -1,0 +1,353 @@
+"""``sdp verify RUN_DIR``: check every transcript chain and signature, cross-party consistency,
+and the protocol's published result.
+
+Independent of the code that wrote the transcripts: it re-implements the schema of
+``docs/transcript.md`` with ``hashlib``/``json`` and checks signatures with the ``cryptography``
+package (the writers sign with libsodium). Protocol-specific checks (proofs of shuffle,
+decryption proofs, recomputing the estimate) register in ``PROTOCOL_CHECKS``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import tomllib
+from cryptography import x509
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives.asymmetric import ed25519
+from cryptography.x509.oid import NameOID
+
+GENESIS_DOMAIN = b"sdp-transcript-v1"
+CHECKPOINT_DOMAIN = b"sdp-checkpoint-v1"
+ENTRY_KEYS = {"i", "t", "party", "dir", "prev", "hash"}
+MESSAGE_DIRS = {"send", "recv"}
+CONTROL_TYPES = {"_bye", "_abort"}
+
+
+@dataclass
+class Check:
+    """One verification step: name, verdict, what was counted, first failure."""
+
+    name: str
+    ok: bool
+    count: int = 0
+    detail: str = ""
+
+
+@dataclass
+class Report:
+    """All checks of a run."""
+
+    checks: list[Check] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return all(c.ok for c in self.checks) and bool(self.checks)
+
+    @property
+    def first_failure(self) -> str:
+        for c in self.checks:
+            if not c.ok:
+                return f"{c.name}: {c.detail}"
+        return ""
+
+    def add(self, check: Check) -> Check:
+        self.checks.append(check)
+        return check
+
+
+@dataclass
+class Transcript:
+    """A parsed transcript and the messages it logged."""
+
+    party: str
+    entries: list[dict[str, Any]]
+    status: str = "?"
+
+
+def _canonical(obj: dict[str, Any]) -> bytes:
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode()
+
+
+def _public_key(cert_path: Path, name: str) -> ed25519.Ed25519PublicKey:
+    cert = x509.load_pem_x509_certificate(cert_path.read_bytes())
+    cn = cert.subject.get_attributes_for_oid(NameOID.COMMON_NAME)
+    if not cn or cn[0].value != name:
+        raise ValueError(f"{cert_path} is not {name}'s certificate")
+    key = cert.public_key()
+    if not isinstance(key, ed25519.Ed25519PublicKey):
+        raise ValueError(f"{cert_path} does not hold an Ed25519 key")
+    return key
+
+
+def check_transcript(
+    run_dir: Path,
+    party: str,
+    session: bytes,
+    key: ed25519.Ed25519PublicKey,
+    tick: Callable[[], None] | None = None,
+) -> tuple[Transcript, str | None]:
+    """Verify one party's chain, hashes, signatures and blobs; returns (transcript, failure)."""
+    path = run_dir / "transcripts" / f"{party}.jsonl"
+    blobs = run_dir / "transcripts" / f"{party}.blobs"
+    t = Transcript(party, [])
+    if not path.exists():
+        return t, f"{party}: transcript {path.name} missing"
+    prev = hashlib.sha256(GENESIS_DOMAIN + session + party.encode()).hexdigest()
+    covered = -1
+    with open(path, "rb") as f:
+        for lineno, raw in enumerate(f, 1):
+            where = f"{party} entry {lineno - 1} (line {lineno})"
+            try:
+                e = json.loads(raw)
+            except (ValueError, UnicodeDecodeError):
+                return t, f"{where}: not valid JSON"
+            if not isinstance(e, dict) or not ENTRY_KEYS <= e.keys():
+                return t, f"{where}: missing fields {sorted(ENTRY_KEYS - set(e))}"
+            if e["i"] != lineno - 1 or e["party"] != party:
+                return t, f"{where}: index/party field is {e['i']!r}/{e['party']!r}"
+            if e["prev"] != prev:
+                return t, f"{where}: prev does not match the previous entry's hash"
+            body = {k: v for k, v in e.items() if k not in ("hash", "sig")}
+            if hashlib.sha256(_canonical(body)).hexdigest() != e["hash"]:
+                return t, f"{where}: hash does not match the entry's content"
+            if lineno == 1 and (e["dir"] != "open" or e.get("session") != session.hex()):
+                return t, f"{where}: first entry must open session {session.hex()}"
+            if e["dir"] == "checkpoint":
+                try:
+                    key.verify(
+                        bytes.fromhex(e.get("sig", "")),
+                        CHECKPOINT_DOMAIN + bytes.fromhex(e["hash"]),
+                    )
+                except (InvalidSignature, ValueError):
+                    return t, f"{where}: invalid signature"
+                covered = e["i"]
+            elif "sig" in e:
+                return t, f"{where}: signature on a non-checkpoint entry"
+            if e.get("pub") and e["dir"] in ("send", "recv", "publish"):
+                bp = blobs / str(e.get("dg", ""))
+                if not bp.exists():
+                    return t, f"{where}: public payload blob {e.get('dg')} missing"
+                data = bp.read_bytes()
+                if hashlib.sha256(data).hexdigest() != e["dg"] or len(data) != e.get("len"):
+                    return t, f"{where}: public payload blob does not match its digest"
+            if e["dir"] == "close":
+                t.status = e.get("status", "?")
+            prev = e["hash"]
+            t.entries.append(e)
+            if tick is not None:
+                tick()
+    if not t.entries:
+        return t, f"{party}: empty transcript"
+    if covered != t.entries[-1]["i"]:
+        return t, (
+            f"{party} entry {covered + 1}: entries {covered + 1}..{t.entries[-1]['i']} "
+            "are not covered by a signed checkpoint (truncated transcript?)"
+        )
+    return t, None
+
+
+def check_consistency(transcripts: dict[str, Transcript], report: Report) -> Check:
+    """What A logged as sent to B equals what B logged as received from A."""
+    sends: dict[tuple[str, str, int], dict[str, Any]] = {}
+    recvs: dict[tuple[str, str, int], dict[str, Any]] = {}
+    for party, t in transcripts.items():
+        for e in t.entries:
+            if e["dir"] == "send":
+                sends[(party, e["peer"], e["msg"])] = e
+            elif e["dir"] == "recv":
+                recvs[(e["peer"], party, e["msg"])] = e
+    fields = ("ty", "ph", "rd", "len", "dg", "pub")
+    for key, r in sorted(recvs.items(), key=lambda kv: (kv[0][1], kv[1]["i"])):
+        s = sends.get(key)
+        if key[0] not in transcripts:
+            continue
+        if s is None:
+            return Check(
+                "cross-party consistency",
+                False,
+                len(recvs),
+                f"{key[1]} entry {r['i']}: received message {key[2]} from {key[0]} "
+                f"that {key[0]} never logged as sent",
+            )
+        diff = [f for f in fields if s.get(f) != r.get(f)]
+        if diff:
+            return Check(
+                "cross-party consistency",
+                False,
+                len(recvs),
+                f"{key[1]} entry {r['i']} vs {key[0]} entry {s['i']}: {', '.join(diff)} differ",
+            )
+    for key, s in sends.items():
+        if key not in recvs and key[1] in transcripts and s["ty"] not in CONTROL_TYPES:
+            msg = (
+                f"{key[0]} entry {s['i']}: message {s['ty']!r} to {key[1]} was never "
+                "logged as received"
+            )
+            if transcripts[key[1]].status == "ok":
+                return Check("cross-party consistency", False, len(sends), msg)
+            report.warnings.append(msg + f" ({key[1]} did not finish)")
+    return Check(
+        "cross-party consistency",
+        True,
+        len(recvs),
+        f"{len(recvs)} messages matched between sender and receiver",
+    )
+
+
+ProtocolCheck = Callable[[Path, dict[str, Any], dict[str, Transcript], Report], None]
+PROTOCOL_CHECKS: dict[str, str] = {
+    "trusted": "parties.verify_shuffle:check_published_estimate",
+    "mixnet": "parties.verify_mixnet:check_mixnet_run",
+    "mpc": "parties.verify_shuffle:check_mpc_run",
+    "txpub": "parties.verify_txpub:check_txpub_run",
+}
+
+
+def _protocol_check(cluster: dict[str, Any]) -> ProtocolCheck | None:
+    import importlib
+
+    run = cluster.get("run", {})
+    ref = PROTOCOL_CHECKS.get(run.get("protocol", "")) or PROTOCOL_CHECKS.get(
+        run.get("shuffler", "")
+    )
+    if ref is None:
+        return None
+    mod, fn = ref.split(":")
+    try:
+        return getattr(importlib.import_module(mod), fn)
+    except ModuleNotFoundError:
+        return None
+
+
+def verify_run(run_dir: Path, progress: bool = True) -> Report:
+    """All checks of a run directory."""
+    run_dir = Path(run_dir)
+    report = Report()
+    try:
+        cluster = tomllib.loads((run_dir / "cluster.toml").read_text())
+        session = bytes.fromhex(cluster["run"]["session"])
+        names = [p["name"] for p in cluster["party"]]
+    except (OSError, ValueError, KeyError, tomllib.TOMLDecodeError) as exc:
+        report.add(Check("run directory", False, 0, f"cluster.toml unreadable: {exc}"))
+        return report
+    keys = {}
+    for n in names:
+        try:
+            keys[n] = _public_key(run_dir / "keys" / f"{n}.crt", n)
+        except (OSError, ValueError) as exc:
+            report.add(Check("certificates", False, len(names), f"{n}: {exc}"))
+            return report
+    report.add(Check("certificates", True, len(names), "one Ed25519 certificate per party"))
+    total = 0
+    for n in names:
+        p = run_dir / "transcripts" / f"{n}.jsonl"
+        if p.exists():
+            with open(p, "rb") as f:
+                total += sum(1 for _ in f)
+    bar = None
+    tick = None
+    if progress and sys.stderr.isatty() and total > 5000:
+        from rich.progress import Progress
+
+        bar = Progress(transient=True)
+        bar.start()
+        task = bar.add_task("verifying transcripts", total=total)
+
+        def tick() -> None:
+            bar.advance(task)
+
+    transcripts: dict[str, Transcript] = {}
+    failure = None
+    entries = 0
+    aborted = (run_dir / "ABORTED.json").exists()
+    try:
+        for n in names:
+            t, err = check_transcript(run_dir, n, session, keys[n], tick)
+            if err and aborted and "missing" in err:
+                report.warnings.append(err + " (aborted run)")
+                continue
+            entries += len(t.entries)
+            if err:
+                failure = err
+                break
+            transcripts[n] = t
+    finally:
+        if bar is not None:
+            bar.stop()
+    report.add(
+        Check(
+            "transcript chains and signatures",
+            failure is None,
+            entries,
+            failure
+            or f"{len(transcripts)} transcripts, {entries} entries, "
+            "hash chains intact, checkpoints signed",
+        )
+    )
+    if failure:
+        return report
+    report.add(check_consistency(transcripts, report))
+    if aborted:
+        report.warnings.append("the run was aborted (ABORTED.json): no result was published")
+        return report
+    check = _protocol_check(cluster)
+    if check is not None:
+        try:
+            check(run_dir, cluster, transcripts, report)
+        except Exception as exc:  # a check must not crash the verifier
+            report.add(Check("protocol checks", False, 0, f"{type(exc).__name__}: {exc}"))
+    else:
+        report.warnings.append("no protocol-specific checks for this run kind")
+    return report
+
+
+def main(argv: list[str]) -> int:
+    """Entry of ``sdp verify``."""
+    ap = argparse.ArgumentParser(prog="sdp verify", description=__doc__.splitlines()[0])
+    ap.add_argument("run_dir")
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args(argv)
+    run_dir = Path(args.run_dir)
+    if not run_dir.is_dir():
+        print(f"sdp verify: {run_dir} is not a directory", file=sys.stderr)
+        return 2
+    report = verify_run(run_dir, progress=not args.json)
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "ok": report.ok,
+                    "first_failure": report.first_failure,
+                    "checks": [c.__dict__ for c in report.checks],
+                    "warnings": report.warnings,
+                },
+                indent=1,
+            )
+        )
+    else:
+        from rich.table import Table
+
+        from parties.ui import console
+
+        tab = Table(title=f"verification of {run_dir}")
+        for c in ("check", "result", "count", "detail"):
+            tab.add_column(c)
+        for c in report.checks:
+            tab.add_row(
+                c.name, "[green]pass[/]" if c.ok else "[red]FAIL[/]", str(c.count), c.detail
+            )
+        con = console()
+        con.print(tab)
+        for w in report.warnings:
+            con.print(f"[yellow]warning:[/] {w}")
+        con.print("[green]verified[/]" if report.ok else f"[red]FAILED[/]: {report.first_failure}")
+    return 0 if report.ok else 1
