@@ -11,7 +11,7 @@ Estimate layout (JSON-serialisable, produced by every ``analyze``)::
     {"protocol": str, "attributes": [names], "domain_sizes": [k_j], "estimator": str,
      "marginals": [[f_v for v in k_j] or None per attribute],      # the selected estimator
      "estimates": {estimator_name: [... same layout ...]},          # every estimator computed
-     "reports": int, "discarded": int}
+     "reports": int, "discarded": int}   # real-value reports used; dummy + malformed ones
 
 ``None`` marks an attribute without a feasible local epsilon (its users send nothing).
 """

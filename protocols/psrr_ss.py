@@ -102,7 +102,7 @@ class PSRRSS(MultidimProtocol):
             "paper": [paper[i, :k] for i, k in enumerate(self.domain_sizes)],
             "observed": [observed[i, :k] for i, k in enumerate(self.domain_sizes)],
         }
-        return self.package(est, n, malformed + dummy)
+        return self.package(est, n - dummy, malformed + dummy)
 
     def privacy(self) -> dict[str, Any]:
         bound = "balle19-closed-form" if self.accounting == "paper" else "accountant:vr/grr(k_max)"
