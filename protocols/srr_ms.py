@@ -55,6 +55,11 @@ class SRRMS(MultidimProtocol):
         self.eps_local: list[float | None] = [b.eps_local for b in self.budgets]
 
     @property
+    def feasible(self) -> bool:
+        """True when at least one attribute has a feasible local epsilon."""
+        return any(e is not None for e in self.eps_local)
+
+    @property
     def feasible_attributes(self) -> list[int]:
         """Indices of attributes with a feasible local epsilon."""
         return [j for j, e in enumerate(self.eps_local) if e is not None]
