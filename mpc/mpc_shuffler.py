@@ -289,7 +289,8 @@ async def mpc_histogram(
 
 
 def _dead_peers(rt: Any) -> list[int]:
-    """MPyC peers whose connection is gone (empty for runtimes without transports)."""
+    """MPyC peers whose connection is gone, first lost first (empty for runtimes without
+    transports)."""
     dead = []
     for p in getattr(rt, "parties", ()):
         if not hasattr(p, "pid") or p.pid == rt.pid:
@@ -298,7 +299,8 @@ def _dead_peers(rt: Any) -> list[int]:
         tr = getattr(proto, "transport", None)
         if proto is None or tr is None or tr.is_closing():
             dead.append(p.pid)
-    return dead
+    lost = getattr(rt, "_sdp_lost", {})
+    return sorted(dead, key=lambda d: lost.get(d, float("inf")))
 
 
 async def guarded(rt: Any, cfg: MPCShufflerConfig, step: str, aw: Awaitable[T]) -> T:
@@ -312,8 +314,11 @@ async def guarded(rt: Any, cfg: MPCShufflerConfig, step: str, aw: Awaitable[T]) 
                 return task.result()
             dead = _dead_peers(rt)
             if dead:
-                names = ", ".join(f"{cfg.servers[d]} (MPyC party {d})" for d in dead)
-                raise MPCServerError(f"MPC step {step!r}: lost connection to server {names}")
+                names = [f"{cfg.servers[d]} (MPyC party {d})" for d in dead]
+                later = f" (then also {', '.join(names[1:])})" if len(names) > 1 else ""
+                raise MPCServerError(
+                    f"MPC step {step!r}: lost connection to server {names[0]}{later}"
+                )
             if time.monotonic() > deadline:
                 raise MPCServerError(
                     f"MPC step {step!r}: timed out after {cfg.timeout:.0f} s "
@@ -529,7 +534,53 @@ def make_runtime(
     ):
         sys.modules[f"mpyc.{mod}"].runtime = rt
     logging.disable(logging.INFO)  # MPyC logs start/stop lines at INFO on stdout
+    _hook_connection_loss(rt)
     return rt
+
+
+def _hook_connection_loss(rt: Any) -> None:
+    """Record when each MPyC peer connection is lost, and keep MPyC's follow-up task errors
+    (it keeps using a vanished peer) out of stderr once a peer is gone: the watchdog in
+    ``guarded`` reports the failure as one MPCServerError instead."""
+    from mpyc import asyncoro
+
+    rt._sdp_lost = {}
+    cls = asyncoro.MessageExchanger
+    if not getattr(cls, "_sdp_hooked", False):
+        orig = cls.connection_lost
+
+        def connection_lost(self: Any, exc: Exception | None) -> None:
+            lost = getattr(self.runtime, "_sdp_lost", None)
+            if lost is not None and self.peer_pid is not None:
+                lost.setdefault(self.peer_pid, time.monotonic())
+            if exc is not None:  # MPyC re-raises into the event loop; record instead
+                logging.debug("MPyC connection to party %s lost: %r", self.peer_pid, exc)
+                exc = None
+            orig(self, exc)
+
+        cls.connection_lost = connection_lost
+        cls._sdp_hooked = True
+
+        # MPyC stops the whole event loop when an MPC task fails (asyncoro._reconcile), which
+        # would take the party's transport down too; after a lost peer, drop the error instead
+        # and let ``guarded`` raise MPCServerError.
+        orig_reconcile = asyncoro._reconcile
+
+        def _reconcile(decl: Any, task: Any) -> None:
+            if task.cancelled() or (task.exception() is not None and _dead_peers(asyncoro.runtime)):
+                asyncoro.runtime._pc_level -= 1
+                return
+            orig_reconcile(decl, task)
+
+        asyncoro._reconcile = _reconcile
+
+    def handler(loop: Any, context: dict[str, Any]) -> None:
+        if _dead_peers(rt):
+            logging.debug("MPyC task error after a lost peer: %s", context.get("exception"))
+            return
+        asyncoro.exception_handler(loop, context)
+
+    rt._loop.set_exception_handler(handler)
 
 
 def write_mpyc_tls_files(directory: str, m: int) -> None:
@@ -621,3 +672,88 @@ def mpyc_bytes_sent(rt: Any) -> int:
         for p in rt.parties
         if p.pid != rt.pid and p.protocol is not None
     )
+
+
+# ---------------------------------------------------------------------------------------------
+# Self-test of one server process on the real MPyC runtime (used by the multi-process tests):
+#   python -m mpc.mpc_shuffler selftest --pid I --m 3 --base-port P --n N --out FILE
+
+
+async def _selftest(args: Any) -> int:
+    m, t = args.m, (args.m - 1) // 2
+    names = tuple(f"server{i}" for i in range(m))
+    cfg = MPCShufflerConfig(
+        servers=names,
+        analyzer="analyzer",
+        clients=(),
+        threshold=t,
+        mode=args.mode,
+        timeout=args.timeout,
+    )
+    addresses = [("127.0.0.1", args.base_port + i) for i in range(m)]
+    rt = make_runtime(args.pid, addresses, t, ssl_dir=args.ssl_dir)
+    await asyncio.wait_for(rt.start(), args.timeout)
+    # identical test data and (deterministic, test-only) sharing polynomials in every process
+    rng = np.random.default_rng(args.seed)
+    spec = BatchSpec("x", 1, args.bound)
+    x = rng.integers(0, args.bound, size=(args.n, 1))
+    x[: args.invalid, 0] = args.bound + 5
+    coef = rng.integers(0, PRIME, size=(t, args.n, 1))
+    mine = shamir.share(np.where(x >= args.bound, SENTINEL, x), m, t, coefficients=coef)[args.pid]
+    # MPyC compatibility: our shares are MPyC shares of the same secret
+    sec = pr.to_secfld(rt, mine[:5, 0])
+    opened = await guarded(rt, cfg, "mpyc-output", rt.output(sec))
+    compat = [int(v) for v in opened] == np.where(x >= args.bound, SENTINEL, x)[:5, 0].tolist()
+    coals = pr.coalitions(m, t)
+    seeds = await guarded(rt, cfg, "seed agreement", pr.agree_coalition_seeds(rt, coals, b"st"))
+    if args.die_after_seeds and args.pid == m - 1:
+        os._exit(3)  # simulate a killed server
+    t0 = time.perf_counter()
+    out = await guarded(
+        rt, cfg, "permute-and-reshare", pr.mpyc_permute_reshare(rt, {"x": mine}, seeds, b"st")
+    )
+    elapsed = time.perf_counter() - t0
+    res: dict[str, Any] = {"pid": args.pid, "compat": compat, "shuffle_s": elapsed}
+    if args.mode == "histogram":
+        counts, invalid = await guarded(rt, cfg, "histogram", mpc_histogram(rt, out, {"x": spec}))
+        res["counts_share"] = counts["x"].tolist()
+        res["invalid"] = invalid["x"]
+    res["share"] = out["x"][:, 0].tolist()
+    res["data"] = x[:, 0].tolist()
+    res["bytes_sent"] = mpyc_bytes_sent(rt)
+    await guarded(rt, cfg, "shutdown", rt.shutdown())
+    with open(args.out, "w") as f:
+        import json
+
+        json.dump(res, f)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m mpc.mpc_shuffler selftest ...``: one MPyC server process of a self-test."""
+    import argparse
+
+    ap = argparse.ArgumentParser(prog="python -m mpc.mpc_shuffler")
+    ap.add_argument("command", choices=["selftest"])
+    ap.add_argument("--pid", type=int, required=True)
+    ap.add_argument("--m", type=int, default=3)
+    ap.add_argument("--base-port", type=int, required=True)
+    ap.add_argument("--n", type=int, default=100)
+    ap.add_argument("--bound", type=int, default=4)
+    ap.add_argument("--invalid", type=int, default=0)
+    ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--mode", choices=MODES, default="open")
+    ap.add_argument("--timeout", type=float, default=30.0)
+    ap.add_argument("--ssl-dir", default=None)
+    ap.add_argument("--die-after-seeds", action="store_true")
+    ap.add_argument("--out", required=True)
+    args = ap.parse_args(argv)
+    try:
+        return asyncio.run(_selftest(args))
+    except MPCServerError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
