@@ -109,7 +109,7 @@ class ARRSS(MultidimProtocol):
             self.eps_local, bound, K=self.K, n=self.n, reason=self.budget.reason
         )
 
-    def variance(self, freqs: list[np.ndarray]) -> list[np.ndarray]:
+    def variance(self, freqs: list[np.ndarray], estimator: str | None = None) -> list[np.ndarray]:
         """Exact per-value variance of each attribute's estimate (``arr_ss_variance``)."""
         eps = self._require_feasible()
         return [arr_ss_variance(f, self.K, eps, self.n, self.d) for f in freqs]

@@ -168,6 +168,53 @@ class MultidimProtocol(ShuffleProtocol):
         }
 
 
+def expected_inverse_binomial(n: int, p: float) -> float:
+    """E[1/N | N > 0] for N ~ Bin(n, p), summed over the binomial support."""
+    from scipy.stats import binom
+
+    lo = max(1, int(binom.ppf(1e-15, n, p)))
+    hi = int(binom.isf(1e-15, n, p)) + 1
+    ks = np.arange(lo, hi + 1)
+    w = binom.pmf(ks, n, p)
+    return float(np.sum(w / ks) / np.sum(w))
+
+
+def sampled_attribute_variance(
+    freqs: np.ndarray, p: float, q: float, n: int, d: int, estimator: str = "paper"
+) -> np.ndarray:
+    """Exact variance when each of n users reports one uniformly chosen attribute (of d).
+
+    Per value, a report "hits" with probability p if the user holds it, q otherwise (RR or a
+    unary-encoding bit). ``paper`` (normaliser n/d, Theorem 9 in full):
+    q(d - q)/(n (p-q)^2) + f (d - p - q)/(n (p - q)). ``observed`` (normaliser n_i, the users
+    that chose the attribute, n_i ~ Bin(n, 1/d)): E[1/n_i] (q(1-q) + f(p-q)(1-p-q))/(p-q)^2
+    + f(1-f)(n E[1/n_i] - 1)/(n - 1), the noise given the selectors plus their sampling error.
+    """
+    f = np.asarray(freqs, dtype=np.float64)
+    if estimator == "paper":
+        return q * (d - q) / (n * (p - q) ** 2) + f * (d - p - q) / (n * (p - q))
+    if estimator == "observed":
+        inv = expected_inverse_binomial(n, 1.0 / d)
+        noise = (q * (1 - q) + f * (p - q) * (1 - p - q)) / (p - q) ** 2
+        return inv * noise + f * (1 - f) * (n * inv - 1) / (n - 1)
+    raise ValueError(f"estimator must be 'paper' or 'observed', got {estimator!r}")
+
+
+def grouped_variance(
+    freqs: np.ndarray, p: float, q: float, n: int, d: int, *, partition: bool = True
+) -> np.ndarray:
+    """Variance with a balanced random partition into d groups of n/d (SRR-MS framework).
+
+    Given the group: (q(1-q) + f(p-q)(1-p-q)) / ((n/d)(p-q)^2) (Theorem 3 in full); with
+    ``partition`` the hypergeometric group-count error f(1-f)(d-1)/(n-1) is added.
+    """
+    f = np.asarray(freqs, dtype=np.float64)
+    var = d * (q * (1 - q) + f * (p - q) * (1 - p - q)) / (n * (p - q) ** 2)
+    if partition:
+        var = var + f * (1 - f) * (d - 1) / (n - 1)
+    return var
+
+
 def sse(
     estimate: list[list[float] | None] | list[np.ndarray | None],
     truth: list[np.ndarray],

@@ -44,10 +44,7 @@ def expected_sse(protocol: MultidimProtocol, truth: list[np.ndarray]) -> float |
     var = getattr(protocol, "variance", None)
     if var is None:
         return None
-    if isinstance(protocol, PSRRSS):
-        parts = var(truth, protocol.estimator)
-    else:
-        parts = var(truth)
+    parts = var(truth, protocol.estimator)
     return float(sum(v.sum() for v in parts if v is not None))
 
 

@@ -19,11 +19,10 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from scipy.stats import binom
 
 from protocols.base import Batches, BatchSpec
 from protocols.grr import grr_estimate_from_counts, grr_perturb, grr_probabilities
-from protocols.multidim import MultidimProtocol, local_budget
+from protocols.multidim import MultidimProtocol, local_budget, sampled_attribute_variance
 
 BATCH = "reports"
 
@@ -117,32 +116,13 @@ class PSRRSS(MultidimProtocol):
         return [psrr_ss_variance(f, self.k_max, eps, self.n, self.d, est) for f in freqs]
 
 
-def expected_inverse_binomial(n: int, p: float) -> float:
-    """E[1/N | N > 0] for N ~ Bin(n, p), summed over the binomial support."""
-    lo = max(1, int(binom.ppf(1e-15, n, p)))
-    hi = int(binom.isf(1e-15, n, p)) + 1
-    ks = np.arange(lo, hi + 1)
-    w = binom.pmf(ks, n, p)
-    return float(np.sum(w / ks) / np.sum(w))
-
-
 def psrr_ss_variance(
     freqs: np.ndarray, k_max: int, eps: float, n: int, d: int, estimator: str = "paper"
 ) -> np.ndarray:
-    """Exact variance of the PSRR-SS estimate of each value with true frequency ``freqs``.
+    """Exact variance of the PSRR-SS estimate of values with true frequency ``freqs``.
 
-    ``paper`` (Theorem 9, full): q(d - q)/(n (p-q)^2) + f (d - p - q)/(n (p - q)).
-    ``observed``: E[1/n_i] (q(1-q) + f(p-q)(1-p-q))/(p-q)^2 + f(1-f)(n E[1/n_i] - 1)/(n - 1),
-    n_i ~ Bin(n, 1/d): RR noise given the n_i selectors plus their sampling error.
+    ``paper``: Theorem 9 in full, q(d - q)/(n (p-q)^2) + f (d - p - q)/(n (p - q)); ``observed``:
+    see :func:`protocols.multidim.sampled_attribute_variance` (k_max-RR's p, q).
     """
-    f = np.asarray(freqs, dtype=np.float64)
     p, q = grr_probabilities(k_max, eps)
-    if estimator == "paper":
-        return q * (d - q) / (n * (p - q) ** 2) + f * (d - p - q) / (n * (p - q))
-    if estimator == "observed":
-        inv = expected_inverse_binomial(n, 1.0 / d)
-        rr = (q * (1 - q) + f * (p - q) * (1 - p - q)) / (p - q) ** 2
-        return inv * rr + f * (1 - f) * (n * inv - 1) / (n - 1)
-    raise ValueError(
-        f"psrr_ss_variance: estimator must be 'paper' or 'observed', got {estimator!r}"
-    )
+    return sampled_attribute_variance(freqs, p, q, n, d, estimator)

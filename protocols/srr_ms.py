@@ -23,8 +23,8 @@ from typing import Any
 import numpy as np
 
 from protocols.base import Batches, BatchSpec
-from protocols.grr import grr_estimate_from_counts, grr_perturb, grr_probabilities, grr_variance
-from protocols.multidim import MultidimProtocol, local_budget
+from protocols.grr import grr_estimate_from_counts, grr_perturb, grr_probabilities
+from protocols.multidim import MultidimProtocol, grouped_variance, local_budget
 
 
 class SRRMS(MultidimProtocol):
@@ -127,8 +127,13 @@ class SRRMS(MultidimProtocol):
             infeasible=[self.attributes[j] for j, e in enumerate(self.eps_local) if e is None],
         )
 
-    def variance(self, freqs: list[np.ndarray], partition: bool = True) -> list[np.ndarray | None]:
-        """Exact per-value variance of each feasible attribute (``srr_ms_variance``)."""
+    def variance(
+        self, freqs: list[np.ndarray], estimator: str | None = None, partition: bool = True
+    ) -> list[np.ndarray | None]:
+        """Exact per-value variance of each feasible attribute (``srr_ms_variance``).
+
+        Both estimators share it (they coincide when d divides n).
+        """
         return [
             None if e is None else srr_ms_variance(f, k, e, self.n, self.d, partition=partition)
             for f, k, e in zip(freqs, self.domain_sizes, self.eps_local, strict=True)
@@ -146,11 +151,8 @@ def srr_ms_variance(
     (d/n)^2 (n/d) f (1-f) (n - n/d)/(n - 1) = f (1-f)(d-1)/(n-1) (hypergeometric group counts).
     Both estimators coincide when d divides n.
     """
-    f = np.asarray(freqs, dtype=np.float64)
-    var = grr_variance(f, k, eps, n / d)
-    if partition:
-        var = var + f * (1 - f) * (d - 1) / (n - 1)
-    return var
+    p, q = grr_probabilities(k, eps)
+    return grouped_variance(freqs, p, q, n, d, partition=partition)
 
 
 def srr_ms_variance_paper_approx(k: int, eps: float, n: int, d: int) -> float:
