@@ -82,14 +82,16 @@ async def _worker(args: argparse.Namespace) -> None:
         reps = [await one_run(n, f"bench-{n}-{r}".encode()) for r in range(args.reps)]
         if me == 0:
             best = min(reps, key=lambda r: max(s["seconds"] for s in r["servers"]))
-            results.append({
-                "n": n,
-                "seconds": max(s["seconds"] for s in best["servers"]),
-                "all_runs_seconds": [max(s["seconds"] for s in r["servers"]) for r in reps],
-                "bytes_sent_per_server": [s["bytes_sent"] for s in best["servers"]],
-                "seconds_per_server": [round(s["seconds"], 4) for s in best["servers"]],
-                "verified": all(r["verified"] for r in reps),
-            })
+            results.append(
+                {
+                    "n": n,
+                    "seconds": max(s["seconds"] for s in best["servers"]),
+                    "all_runs_seconds": [max(s["seconds"] for s in r["servers"]) for r in reps],
+                    "bytes_sent_per_server": [s["bytes_sent"] for s in best["servers"]],
+                    "seconds_per_server": [round(s["seconds"], 4) for s in best["servers"]],
+                    "verified": all(r["verified"] for r in reps),
+                }
+            )
 
     # baseline: MPyC's oblivious Fisher-Yates on a list of secure field elements
     nb = args.baseline_n
@@ -148,15 +150,37 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         result = os.path.join(tmp, "result.json")
         base = 20000 + int.from_bytes(os.urandom(2), "little") % 30000
-        cmd = [sys.executable, str(Path(__file__).resolve()), "--as-party", "--ns", args.ns,
-               "--baseline-n", str(args.baseline_n), "--reps", str(args.reps),
-               "--result", result, "-M3", "-B", str(base), "--no-log"]
+        cmd = [
+            sys.executable,
+            str(Path(__file__).resolve()),
+            "--as-party",
+            "--ns",
+            args.ns,
+            "--baseline-n",
+            str(args.baseline_n),
+            "--reps",
+            str(args.reps),
+            "--result",
+            result,
+            "-M3",
+            "-B",
+            str(base),
+            "--no-log",
+        ]
         t0 = time.perf_counter()
-        proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=3600,
-                              env={**os.environ, "PYTHONPATH": str(ROOT)})
+        proc = subprocess.run(
+            cmd,
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=3600,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+        )
         if proc.returncode != 0 or not os.path.exists(result):
-            print(f"bench_mpc_shuffle: worker failed (exit {proc.returncode}):\n{proc.stderr}",
-                  file=sys.stderr)
+            print(
+                f"bench_mpc_shuffle: worker failed (exit {proc.returncode}):\n{proc.stderr}",
+                file=sys.stderr,
+            )
             return 1
         with open(result) as f:
             report = json.load(f)
@@ -165,11 +189,15 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(report, indent=2))
     else:
         for r in report["permute_and_reshare"]:
-            print(f"n={r['n']:>8}: {r['seconds']:.3f} s, bytes/server {r['bytes_sent_per_server']}"
-                  f", verified={r['verified']}")
+            print(
+                f"n={r['n']:>8}: {r['seconds']:.3f} s, bytes/server {r['bytes_sent_per_server']}"
+                f", verified={r['verified']}"
+            )
         b = report["baseline"]
-        print(f"mpyc.random.shuffle n={b['n']}: {b['seconds']:.2f} s vs ours "
-              f"{b['ours_seconds_same_n']:.4f} s: {b['speed_ratio']:.0f}x")
+        print(
+            f"mpyc.random.shuffle n={b['n']}: {b['seconds']:.2f} s vs ours "
+            f"{b['ours_seconds_same_n']:.4f} s: {b['speed_ratio']:.0f}x"
+        )
     return 0
 
 
