@@ -154,14 +154,22 @@ def _unpack(payload: bytes, where: str) -> tuple[dict[str, np.ndarray], dict[str
 
 
 async def client_submit(
-    ctx: PartyContext, cfg: MPCShufflerConfig, specs: Sequence[BatchSpec], batches: Batches
+    ctx: PartyContext,
+    cfg: MPCShufflerConfig,
+    specs: Sequence[BatchSpec],
+    batches: Batches,
+    *,
+    last: bool = True,
 ) -> int:
-    """Share this client population's messages and send share i to server i; returns bytes."""
+    """Share this client population's messages and send share i to server i; returns bytes.
+
+    A population may submit in several blocks: call with ``last=False`` for all but the last.
+    """
     ctx.phase("mpc-submit")
     shares = share_batches(batches, specs, cfg.m, cfg.threshold)
     sent = 0
     for server, arrays in zip(cfg.servers, shares, strict=True):
-        payload = _pack(arrays)
+        payload = _pack(arrays, {"last": bool(last)})
         sent += len(payload)
         await ctx.send(server, MSG_SHARES, payload)
     return sent
@@ -339,7 +347,17 @@ async def receive_client_shares(
     names = sorted(specs)
     for client in cfg.clients:
         try:
-            arrays, _ = _unpack(await ctx.recv(client, MSG_SHARES), f"shares from {client!r}")
+            blocks, last = [], False
+            while not last:
+                arrays, meta = _unpack(
+                    await ctx.recv(client, MSG_SHARES), f"shares from {client!r}"
+                )
+                last = meta.get("last", True) is not False
+                blocks.append(arrays)
+            arrays = {
+                k: np.concatenate([b[k] for b in blocks if k in b])
+                for k in {k for b in blocks for k in b}
+            }
             if set(arrays) - set(names):
                 raise ValueError(f"unknown batches {sorted(set(arrays) - set(names))}")
             for k, a in arrays.items():

@@ -131,3 +131,19 @@ def test_config_validation():
         _cfg(mode="bogus")
     with pytest.raises(ValueError, match="unknown batch"):
         ms.share_batches({"zz": np.zeros((1, 1), dtype=np.int64)}, SPECS, 3, 1)
+
+
+async def test_client_may_submit_in_blocks():
+    rng = np.random.default_rng(3)
+    d0, d1 = _data(rng, 10), _data(rng, 8)
+    cfg = _cfg()
+
+    async def two_blocks(ctx):
+        half = {k: v[:4] for k, v in d1.items()}
+        rest = {k: v[4:] for k, v in d1.items()}
+        await ms.client_submit(ctx, cfg, SPECS, half, last=False)
+        await ms.client_submit(ctx, cfg, SPECS, rest)
+
+    out, _, _ = await _run(cfg, [d0, d1], tamper={"c1": two_blocks})
+    assert out.rejected_clients == [] and out.invalid == {"a": 0, "b": 0}
+    assert _multiset(out.batches["b"]) == _multiset(np.concatenate([d0["b"], d1["b"]]))
