@@ -1,0 +1,571 @@
+"""The public verifier of a mix-net run. Imports only ``mpc.ristretto`` and ``mpc.mixnet_schema``.
+
+It re-checks every public artifact of a run record (see ``verify_record``): the DKG
+(dealers' proofs of knowledge, complaints and revealed shares, the joint key and the servers'
+verification keys), every client submission (valid elements, proof bound to its client id and
+batch, no duplicates), every mix step (Terelius-Wikstrom proof of shuffle, batched with random
+weights so each base costs one multiplication and one addition), every decryption share
+(batched Chaum-Pedersen proof), and the plaintexts (recombined from the shares and compared
+with the published messages). It returns a per-check report with counts and pass/fail and the
+name of the first failing step.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import Executor, ProcessPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from mpc.mixnet_schema import (
+    EMBED_BYTES,
+    Ciphertexts,
+    blob_points,
+    blob_scalars,
+    client_challenge,
+    dec_share_seed,
+    dkg_digest,
+    dkg_pok_challenge,
+    dleq_challenge,
+    perm_challenge_seed,
+    scalar_vector,
+    session_digest,
+    shuffle_challenge,
+    shuffle_generators,
+)
+from mpc.ristretto import (
+    IDENTITY,
+    L,
+    G,
+    GroupError,
+    add,
+    check_point,
+    msm,
+    random_scalars,
+    scalar_from_bytes,
+    smul,
+    smul_base,
+    sub,
+    sum_points,
+)
+
+
+class VerifyError(ValueError):
+    """A check failed; the message names the artifact and the failing equation/index."""
+
+
+def verifier_op_counts(w: int) -> dict[str, int]:
+    """Group operations per ciphertext of the batched shuffle verification."""
+    return {"V": 4 + 4 * w, "F": 0, "A": 4 + 4 * w}
+
+
+# ---------------------------------------------------------------- shuffle proof
+
+
+def _terms_chunk(
+    cs: list[bytes], hs: list[bytes], chat: list[bytes], that: list[bytes],
+    a_in: list[list[bytes]], b_in: list[list[bytes]], a_out: list[list[bytes]], b_out: list[list[bytes]],
+    k_c: list[int], k_h: list[int], k_chat: list[int], k_that: list[int],
+    k_ain: list[list[int]], k_bin: list[list[int]], k_aout: list[list[int]], k_bout: list[list[int]],
+    where: str,
+) -> bytes:
+    """Partial multi-exponentiation of one chunk of the batched shuffle equation."""
+    parts = [
+        msm(k_c, cs, f"{where}.c"),
+        msm(k_h, hs, f"{where}.H_i"),
+        msm(k_chat, chat, f"{where}.chat"),
+        msm(k_that, that, f"{where}.that"),
+    ]
+    for j in range(len(a_in)):
+        parts.append(msm(k_ain[j], a_in[j], f"{where}.input.a[{j}]"))
+        parts.append(msm(k_bin[j], b_in[j], f"{where}.input.b[{j}]"))
+        parts.append(msm(k_aout[j], a_out[j], f"{where}.output.a[{j}]"))
+        parts.append(msm(k_bout[j], b_out[j], f"{where}.output.b[{j}]"))
+    return sum_points(parts)
+
+
+def _parse_shuffle_proof(proof: Any, n: int, w: int, where: str) -> dict[str, Any]:
+    if not isinstance(proof, dict):
+        raise VerifyError(f"{where}: proof must be a map")
+    need = {"c", "chat", "that", "t1", "t2", "t3", "t4a", "t4b", "s1", "s2", "s3", "s4", "shat", "sprime"}
+    if missing := need - set(proof):
+        raise VerifyError(f"{where}: proof lacks {sorted(missing)}")
+    try:
+        p = {k: blob_points(proof[k], n, f"{where}.{k}") for k in ("c", "chat", "that")}
+        for k in ("t1", "t2", "t3"):
+            p[k] = check_point(proof[k], f"{where}.{k}")
+        for k in ("t4a", "t4b"):
+            if not isinstance(proof[k], list) or len(proof[k]) != w:
+                raise VerifyError(f"{where}.{k}: expected {w} elements")
+            p[k] = [check_point(x, f"{where}.{k}[{j}]") for j, x in enumerate(proof[k])]
+        for k in ("s1", "s2", "s3"):
+            p[k] = scalar_from_bytes(proof[k], f"{where}.{k}")
+        if not isinstance(proof["s4"], list) or len(proof["s4"]) != w:
+            raise VerifyError(f"{where}.s4: expected {w} scalars")
+        p["s4"] = [scalar_from_bytes(x, f"{where}.s4[{j}]") for j, x in enumerate(proof["s4"])]
+        p["shat"] = blob_scalars(proof["shat"], n, f"{where}.shat")
+        p["sprime"] = blob_scalars(proof["sprime"], n, f"{where}.sprime")
+    except GroupError as exc:
+        raise VerifyError(str(exc)) from None
+    except ValueError as exc:
+        raise VerifyError(str(exc)) from None
+    return p
+
+
+def verify_shuffle(
+    sess: bytes, step: int, batch: str, pk: bytes, inp: Ciphertexts, out: Ciphertexts, proof: Any,
+    gens: tuple[bytes, list[bytes]], workers: int = 1, pool: Executor | None = None,
+) -> None:
+    """Check a proof of shuffle; raises ``VerifyError`` naming the failing part.
+
+    All equations are combined with secret random weights into one multi-exponentiation that
+    must be the identity; on failure each equation is re-checked alone to name it.
+    """
+    where = f"mix[{step}].{batch}"
+    n, w = inp.n, inp.w
+    if out.n != n or out.w != w:
+        raise VerifyError(f"{where}: output has {out.n}x{out.w} ciphertexts, input {n}x{w}")
+    if n < 2:
+        raise VerifyError(f"{where}: fewer than 2 ciphertexts")
+    h, hs = gens
+    if len(hs) < n:
+        raise VerifyError(f"{where}: {len(hs)} generators for {n} ciphertexts")
+    hs = hs[:n]
+    p = _parse_shuffle_proof(proof, n, w, where)
+    cs, chat, that = p["c"], p["chat"], p["that"]
+    useed = perm_challenge_seed(sess, step, batch, inp, out, cs)
+    u = scalar_vector(useed, n)
+    ch = shuffle_challenge(useed, chat, that, p["t1"], p["t2"], p["t3"], p["t4a"], p["t4b"])
+    sp, shat = p["sprime"], p["shat"]
+    prod_u = 1
+    for x in u:
+        prod_u = prod_u * x % L
+
+    b1, b2, b3 = random_scalars(3)
+    b4a, b4b = random_scalars(w), random_scalars(w)
+    delta = random_scalars(n)
+
+    g_coef = (b1 * p["s1"] + b2 * p["s2"] + b3 * p["s3"] + sum(b4b[j] * p["s4"][j] for j in range(w))
+              + sum(d * s for d, s in zip(delta, shat))) % L
+    fixed = [
+        (sum(b4a[j] * p["s4"][j] for j in range(w)) % L, pk, "pk"),
+        (-b1, p["t1"], "t1"), (-b2, p["t2"], "t2"), (-b3, p["t3"], "t3"),
+        ((b2 * ch * prod_u + delta[0] * sp[0]) % L, h, "H"),
+    ] + [(-b4a[j], p["t4a"][j], f"t4a[{j}]") for j in range(w)] + [
+        (-b4b[j], p["t4b"][j], f"t4b[{j}]") for j in range(w)]
+
+    cb1, cb3 = ch * b1 % L, ch * b3 % L
+    k_c = [(-cb1 - cb3 * x) % L for x in u]
+    k_h = [(cb1 + b3 * s) % L for s in sp]
+    k_chat = [(-ch * delta[i] + delta[i + 1] * sp[i + 1]) % L for i in range(n - 1)]
+    k_chat.append((-ch * delta[n - 1] - ch * b2) % L)
+    k_that = [-d % L for d in delta]
+    k_ain = [[-ch * b4a[j] * x % L for x in u] for j in range(w)]
+    k_bin = [[-ch * b4b[j] * x % L for x in u] for j in range(w)]
+    k_aout = [[b4a[j] * s % L for s in sp] for j in range(w)]
+    k_bout = [[b4b[j] * s % L for s in sp] for j in range(w)]
+
+    own_pool = None
+    if pool is None and workers > 1:
+        pool = own_pool = ProcessPoolExecutor(workers)
+    try:
+        nchunks = workers if pool is not None else 1
+        step_ = -(-n // max(1, nchunks))
+        ranges = [(s, min(n, s + step_)) for s in range(0, n, step_)]
+        args = [
+            (cs[s:e], hs[s:e], chat[s:e], that[s:e],
+             [c[s:e] for c in inp.a], [c[s:e] for c in inp.b], [c[s:e] for c in out.a],
+             [c[s:e] for c in out.b],
+             k_c[s:e], k_h[s:e], k_chat[s:e], k_that[s:e],
+             [k[s:e] for k in k_ain], [k[s:e] for k in k_bin], [k[s:e] for k in k_aout],
+             [k[s:e] for k in k_bout], where)
+            for s, e in ranges
+        ]
+        try:
+            if pool is None or len(args) == 1:
+                partial = [_terms_chunk(*a) for a in args]
+            else:
+                partial = list(pool.map(_terms_chunk, *zip(*args)))
+            total = sum_points(partial)
+            for k, pt, name in fixed:
+                total = add(total, smul(k, pt, f"{where}.{name}"))
+            total = add(total, smul_base(g_coef))
+        except GroupError as exc:
+            raise VerifyError(f"{where}: {exc}") from None
+    finally:
+        if own_pool is not None:
+            own_pool.shutdown()
+    if total != IDENTITY:
+        _diagnose_shuffle(where, pk, inp, out, p, h, hs, u, ch, prod_u)
+        raise VerifyError(f"{where}: batched shuffle equation fails")
+
+
+def _diagnose_shuffle(where: str, pk: bytes, inp: Ciphertexts, out: Ciphertexts, p: dict[str, Any],
+                      h: bytes, hs: list[bytes], u: list[int], ch: int, prod_u: int) -> None:
+    """Re-check each equation alone (only after a failed batch) and raise naming the first."""
+    n, w = inp.n, inp.w
+    cs, chat, that, sp, shat = p["c"], p["chat"], p["that"], p["sprime"], p["shat"]
+    cbar = sub(sum_points(cs), sum_points(hs))
+    if smul_base(p["s1"]) != add(p["t1"], smul(ch, cbar)):
+        raise VerifyError(f"{where}: permutation commitments do not sum to sum(H_i) (eq. 1)")
+    chat_n = sub(chat[-1], smul(prod_u, h))
+    if smul_base(p["s2"]) != add(p["t2"], smul(ch, chat_n)):
+        raise VerifyError(f"{where}: chain end is not a commitment to prod(u) (eq. 2)")
+    ctil = msm(u, cs)
+    if add(smul_base(p["s3"]), msm(sp, hs)) != add(p["t3"], smul(ch, ctil)):
+        raise VerifyError(f"{where}: permutation commitment inconsistent with responses (eq. 3)")
+    for j in range(w):
+        lhs = add(smul(p["s4"][j], pk), msm(sp, out.a[j]))
+        if lhs != add(p["t4a"][j], smul(ch, msm(u, inp.a[j]))):
+            raise VerifyError(f"{where}: output is not a re-encryption of the input (eq. 4a, component {j})")
+        lhs = add(smul_base(p["s4"][j]), msm(sp, out.b[j]))
+        if lhs != add(p["t4b"][j], smul(ch, msm(u, inp.b[j]))):
+            raise VerifyError(f"{where}: output is not a re-encryption of the input (eq. 4b, component {j})")
+    prev = h
+    for i in range(n):
+        if add(smul_base(shat[i]), smul(sp[i], prev)) != add(that[i], smul(ch, chat[i])):
+            raise VerifyError(f"{where}: chain step {i} fails (eq. 5)")
+        prev = chat[i]
+
+
+# ---------------------------------------------------------------- client proofs
+
+
+def verify_client_proof(sess: bytes, client: str, batch: str, index: int, a: Sequence[bytes],
+                        b: Sequence[bytes], proof: Any) -> str | None:
+    """``None`` if the submission's proof is valid, else the reason (elements are validated)."""
+    try:
+        for j, x in enumerate(a):
+            check_point(x, f"a[{j}]")
+        for j, x in enumerate(b):
+            check_point(x, f"b[{j}]")
+        if not isinstance(proof, dict) or not isinstance(proof.get("s"), list) or len(proof["s"]) != len(b):
+            return "malformed proof"
+        e = scalar_from_bytes(proof.get("e"), "proof.e")
+        ss = [scalar_from_bytes(s, f"proof.s[{j}]") for j, s in enumerate(proof["s"])]
+        ts = [sub(smul_base(s), smul(e, bj, f"b[{j}]")) for j, (s, bj) in enumerate(zip(ss, b))]
+    except (GroupError, ValueError) as exc:
+        return f"invalid element or scalar: {exc}"
+    if client_challenge(sess, client, batch, index, list(a), list(b), ts) != e:
+        return "proof of knowledge does not verify for this client id, batch and index"
+    return None
+
+
+# ---------------------------------------------------------------- DLEQ / decryption shares
+
+
+def verify_dleq(label: str, ctx: bytes, g1: bytes, y1: bytes, g2: bytes, y2: bytes, e: int, s: int) -> bool:
+    """Chaum-Pedersen check ``log_g1 y1 = log_g2 y2`` for a proof ``(e, s)``."""
+    try:
+        t1 = sub(smul_base(s) if g1 == G else smul(s, g1), smul(e, y1))
+        t2 = sub(smul(s, g2), smul(e, y2))
+    except GroupError:
+        return False
+    return dleq_challenge(label, ctx, g1, y1, g2, y2, t1, t2) == e
+
+
+def verify_dec_shares(sess: bytes, server: int, batch: str, y: bytes, bs: Sequence[Sequence[bytes]],
+                      ds: Sequence[Sequence[bytes]], proof: Any) -> str | None:
+    """``None`` if server ``server``'s shares ``ds`` of ``bs`` verify against its key ``y``."""
+    try:
+        if len(ds) != len(bs) or any(len(d) != len(b) for d, b in zip(ds, bs)):
+            return "share count does not match ciphertexts"
+        seed = dec_share_seed(sess, server, batch, [list(c) for c in bs], [list(c) for c in ds])
+        flat_b = [p for col in bs for p in col]
+        flat_d = [p for col in ds for p in col]
+        rho = scalar_vector(seed, len(flat_b))
+        bsum = msm(rho, flat_b, "ciphertext")
+        dsum = msm(rho, flat_d, "share")
+        e = scalar_from_bytes(proof["e"], "proof.e")
+        s = scalar_from_bytes(proof["s"], "proof.s")
+    except (GroupError, ValueError, KeyError, TypeError) as exc:
+        return f"invalid share or proof: {exc}"
+    if not verify_dleq("dec", seed, G, y, bsum, dsum, e, s):
+        return "decryption-share proof (DLEQ) fails"
+    return None
+
+
+def lagrange0(xs: Sequence[int]) -> list[int]:
+    """Lagrange coefficients at 0 (verifier's own copy)."""
+    out = []
+    for i, xi in enumerate(xs):
+        num = den = 1
+        for k, xk in enumerate(xs):
+            if k != i:
+                num = num * xk % L
+                den = den * (xk - xi) % L
+        out.append(num * pow(den, -1, L) % L)
+    return out
+
+
+# ---------------------------------------------------------------- DKG
+
+
+def verify_dkg(sess_id: str, k: int, t: int, dkg: Any) -> tuple[bytes, dict[int, bytes], list[int]]:
+    """Recompute the qualified set, joint key and verification keys from the public DKG record.
+
+    Record: ``{"commitments": {i: [t elements]}, "pok": {i: {e, s}}, "complaints": [{"by", "against",
+    "share" (revealed scalar bytes or None)}], "qual": [...], "pk": ..., "vks": {i: element}}``.
+    Returns ``(pk, vks, qual)``; raises ``VerifyError`` on any mismatch.
+    """
+    try:
+        comms_raw = dkg["commitments"]
+        comms: dict[int, list[bytes]] = {}
+        for i in range(1, k + 1):
+            if i not in comms_raw:
+                continue
+            cl = comms_raw[i]
+            if not isinstance(cl, list) or len(cl) != t:
+                raise VerifyError(f"dkg: dealer {i} must publish {t} commitments")
+            comms[i] = [check_point(x, f"dkg.commitments[{i}][{m}]") for m, x in enumerate(cl)]
+        qual = set(comms)
+        for i in sorted(comms):
+            pok = dkg["pok"][i]
+            e = scalar_from_bytes(pok["e"], f"dkg.pok[{i}].e")
+            s = scalar_from_bytes(pok["s"], f"dkg.pok[{i}].s")
+            tt = sub(smul_base(s), smul(e, comms[i][0]))
+            if dkg_pok_challenge(sess_id, i, comms[i][0], tt) != e:
+                qual.discard(i)
+        for comp in dkg.get("complaints", []):
+            d = comp["against"]
+            if d not in comms:
+                continue
+            share = comp.get("share")
+            ok = False
+            if share is not None:
+                sv = scalar_from_bytes(share, f"dkg.complaint share of {d}")
+                m = comp["by"]
+                ok = smul_base(sv) == _eval_commit(comms[d], m)
+            if not ok:
+                qual.discard(d)
+    except (GroupError, ValueError, KeyError, TypeError) as exc:
+        raise VerifyError(f"dkg: malformed record: {exc}") from None
+    qual_l = sorted(qual)
+    if qual_l != sorted(dkg.get("qual", [])):
+        raise VerifyError(f"dkg: published qualified set {dkg.get('qual')} != recomputed {qual_l}")
+    if len(qual_l) < t:
+        raise VerifyError(f"dkg: only {len(qual_l)} qualified dealers, threshold {t}")
+    pk = sum_points(comms[i][0] for i in qual_l)
+    if pk != dkg.get("pk"):
+        raise VerifyError("dkg: published public key is not the sum of qualified dealers' keys")
+    vks = {m: sum_points(_eval_commit(comms[i], m) for i in qual_l) for m in range(1, k + 1)}
+    pub = dkg.get("vks", {})
+    for m in range(1, k + 1):
+        if pub.get(m) != vks[m]:
+            raise VerifyError(f"dkg: verification key of server {m} does not match the commitments")
+    return pk, vks, qual_l
+
+
+def _eval_commit(comm: Sequence[bytes], x: int) -> bytes:
+    """``sum_m x^m C_m`` (Feldman: commitment to the polynomial's value at ``x``)."""
+    return msm([pow(x, m, L) for m in range(len(comm))], list(comm), "commitment")
+
+
+# ---------------------------------------------------------------- whole run
+
+
+@dataclass
+class Check:
+    """One line of the report."""
+
+    name: str
+    count: int
+    ok: bool
+    detail: str = ""
+    seconds: float = 0.0
+
+
+@dataclass
+class Report:
+    """Per-check results; ``first_failure`` names the first failing step."""
+
+    checks: list[Check] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return all(c.ok for c in self.checks)
+
+    @property
+    def first_failure(self) -> str | None:
+        for c in self.checks:
+            if not c.ok:
+                return f"{c.name}: {c.detail}"
+        return None
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-able form."""
+        return {
+            "ok": self.ok,
+            "first_failure": self.first_failure,
+            "checks": [c.__dict__ for c in self.checks],
+        }
+
+
+def _decode_rows(points: list[list[bytes]], width: int, bound: int) -> list[list[int] | None]:
+    """Verifier's own decoding of embedded plaintexts (see ``mpc.elgamal`` module doc)."""
+    nbytes = max(1, ((bound**width - 1).bit_length() + 7) // 8)
+    comps = -(-nbytes // EMBED_BYTES)
+    if len(points) != comps:
+        raise VerifyError(f"plaintext has {len(points)} components, layout needs {comps}")
+    out: list[list[int] | None] = []
+    for i in range(len(points[0]) if points else 0):
+        parts = []
+        for j in range(comps):
+            pt = points[j][i]
+            if pt[0] & 1 or pt[31] > 0x3F:
+                parts = None
+                break
+            parts.append(pt[1:31])
+        if parts is None:
+            out.append(None)
+            continue
+        v = int.from_bytes(b"".join(parts), "little")
+        if v >= bound**width:
+            out.append(None)
+            continue
+        row = []
+        for _ in range(width):
+            v, d = divmod(v, bound)
+            row.append(d)
+        out.append(row)
+    return out
+
+
+def verify_record(rec: dict[str, Any], workers: int = 1, progress: Callable[[str], None] | None = None) -> Report:
+    """Verify a complete public record (``mpc.mixnet_protocol.public_record`` format).
+
+    Stops at the first failing step (later steps depend on it) and returns the report.
+    """
+    rep = Report()
+    say = progress or (lambda s: None)
+
+    def run(name: str, count: int, fn: Callable[[], str | None]) -> bool:
+        say(name)
+        t0 = time.perf_counter()
+        try:
+            err = fn()
+        except VerifyError as exc:
+            err = str(exc)
+        except (GroupError, ValueError, KeyError, TypeError, IndexError) as exc:
+            err = f"malformed artifact: {type(exc).__name__}: {exc}"
+        rep.checks.append(Check(name, count, err is None, err or "", time.perf_counter() - t0))
+        return err is None
+
+    params = rec.get("params", {})
+    k, t = int(params.get("k", 0)), int(params.get("t", 0))
+    sid = rec.get("session_id", "")
+    state: dict[str, Any] = {}
+
+    def dkg_check() -> str | None:
+        pk, vks, qual = verify_dkg(sid, k, t, rec["dkg"])
+        state.update(pk=pk, vks=vks, qual=qual)
+        comms = {i: rec["dkg"]["commitments"][i] for i in qual}
+        state["sess"] = session_digest(sid, params, pk, dkg_digest(comms))
+        return None
+
+    if not run("dkg", k, dkg_check):
+        return rep
+    sess, pk = state["sess"], state["pk"]
+    specs = {b["name"]: b for b in params.get("batches", [])}
+
+    # client submissions -> accepted input lists
+    inputs: dict[str, Ciphertexts] = {}
+
+    def clients_check() -> str | None:
+        seen: set[bytes] = set()
+        acc: dict[str, list[list[bytes]]] = {}
+        accb: dict[str, list[list[bytes]]] = {}
+        claimed = rec["accepted"]  # {batch: [submission indices]}
+        subs = rec["submissions"]
+        expect: dict[str, list[int]] = {name: [] for name in specs}
+        for idx, sub_ in enumerate(subs):
+            batch = sub_.get("batch")
+            if batch not in specs:
+                continue
+            ct = sub_.get("ct", {})
+            a, b = ct.get("a"), ct.get("b")
+            comps = specs[batch]["components"]
+            if not isinstance(a, list) or not isinstance(b, list) or len(a) != comps or len(b) != comps:
+                continue
+            if verify_client_proof(sess, str(sub_.get("client")), batch, int(sub_.get("index", -1)), a, b,
+                                   sub_.get("proof")) is not None:
+                continue
+            key = b"".join(a) + b"".join(b)
+            if any(x in seen for x in a + b):
+                continue
+            seen.update(a + b)
+            expect[batch].append(idx)
+            acc.setdefault(batch, [[] for _ in range(comps)])
+            accb.setdefault(batch, [[] for _ in range(comps)])
+            for j in range(comps):
+                acc[batch][j].append(a[j])
+                accb[batch][j].append(b[j])
+            del key
+        for name in specs:
+            if list(claimed.get(name, [])) != expect[name]:
+                return f"batch {name!r}: published accepted set differs from the recomputed one"
+            comps = specs[name]["components"]
+            inputs[name] = Ciphertexts(acc.get(name, [[] for _ in range(comps)]),
+                                       accb.get(name, [[] for _ in range(comps)]))
+        return None
+
+    if not run("client submissions", len(rec.get("submissions", [])), clients_check):
+        return rep
+
+    gens = {name: shuffle_generators(sess, name, inputs[name].n) for name in specs}
+    current = dict(inputs)
+    for step, mix in enumerate(rec.get("mixes", [])):
+        for name in specs:
+            def mix_check(name: str = name, step: int = step, mix: dict = mix) -> str | None:
+                out = Ciphertexts.from_obj(mix["batches"][name]["output"], f"mix[{step}].{name}.output")
+                verify_shuffle(sess, step, name, pk, current[name], out, mix["batches"][name]["proof"],
+                               gens[name], workers=workers)
+                current[name] = out
+                return None
+
+            if not run(f"mix[{step}] (server {mix.get('server')}) shuffle {name}", current[name].n, mix_check):
+                return rep
+    if not rec.get("mixes"):
+        rep.checks.append(Check("mixes", 0, False, "no mix server mixed"))
+        return rep
+
+    plain: dict[str, list[list[int] | None]] = {}
+    for name in specs:
+        final = current[name]
+
+        def dec_check(name: str = name, final: Ciphertexts = final) -> str | None:
+            shares = rec["decryption"][name]  # {server: {"d": [blobs], "proof": {...}}}
+            valid: dict[int, list[list[bytes]]] = {}
+            for sid_, sh in sorted(shares.items()):
+                ds = [blob_points(x, final.n, f"share {sid_}") for x in sh["d"]]
+                err = verify_dec_shares(sess, sid_, name, state["vks"][sid_], final.b, ds, sh["proof"])
+                if err is not None:
+                    return f"server {sid_}: {err}"
+                valid[sid_] = ds
+            if len(valid) < t:
+                return f"only {len(valid)} decryption shares, threshold {t}"
+            ids = sorted(valid)[:t]
+            lam = lagrange0(ids)
+            pts = []
+            for j in range(final.w):
+                acc = final.a[j]
+                for lj, sid_ in zip(lam, ids):
+                    terms = [sub(x, smul(lj, d, "share")) for x, d in zip(acc, valid[sid_][j])]
+                    acc = terms
+                pts.append(acc)
+            spec = specs[name]
+            rows = _decode_rows(pts, spec["width"], spec["bound"])
+            pub = rec["plaintexts"][name]
+            if len(pub) != len(rows):
+                return f"published {len(pub)} plaintexts, decrypted {len(rows)}"
+            for i, (r_, p_) in enumerate(zip(rows, pub)):
+                if r_ != p_:
+                    return f"published plaintext {i} differs from the decryption"
+            plain[name] = rows
+            return None
+
+        if not run(f"decryption {name}", current[name].n, dec_check):
+            return rep
+    state["plaintexts"] = plain
+    return rep

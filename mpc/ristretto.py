@@ -1,0 +1,280 @@
+"""The ristretto255 prime-order group through libsodium (via ``rbcl``'s bundled library).
+
+Elements are their canonical 32-byte encodings (``bytes``); scalars are Python ints mod ``L``.
+Every libsodium call's return code is checked: decoding an invalid encoding is an error.
+rbcl's Python wrappers ignore some return codes, hence the direct ``ctypes`` calls below.
+rbcl bundles libsodium 1.0.18, whose ristretto255 decoder ignores the top bit of byte 31
+(non-canonical per RFC 9496); ``is_valid``/``check_point``/``high_bit_free`` reject such
+encodings explicitly, and every received element passes through one of them.
+
+Cost model (what the benchmark counts): ``V`` variable-base scalar multiplication, ``F``
+fixed-base multiplication by the libsodium base point ``G`` (precomputed table inside
+libsodium), ``A`` one addition/subtraction (two decodes, one encode). ``OPS`` counts them.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import os
+from collections.abc import Iterable, Sequence
+
+from rbcl.rbcl import _sodium
+
+L = 2**252 + 27742317777372353535851937790883648493  # group order
+IDENTITY = bytes(32)
+
+_smul = _sodium.crypto_scalarmult_ristretto255
+_smul_base = _sodium.crypto_scalarmult_ristretto255_base
+_add = _sodium.crypto_core_ristretto255_add
+_sub = _sodium.crypto_core_ristretto255_sub
+_valid = _sodium.crypto_core_ristretto255_is_valid_point
+_from_hash = _sodium.crypto_core_ristretto255_from_hash
+_buf = ctypes.create_string_buffer
+
+# Operation counters (V: variable-base mult, F: fixed-base mult, A: addition).
+OPS = {"V": 0, "F": 0, "A": 0}
+
+
+def reset_ops() -> dict[str, int]:
+    """Return the operation counters and reset them to zero."""
+    out = dict(OPS)
+    for k in OPS:
+        OPS[k] = 0
+    return out
+
+
+class GroupError(ValueError):
+    """An invalid or non-canonical group element, or a degenerate operation."""
+
+
+def _sb(s: int) -> bytes:
+    return (s % L).to_bytes(32, "little")
+
+
+def scalar_bytes(s: int) -> bytes:
+    """Canonical 32-byte little-endian encoding of a scalar mod L."""
+    return _sb(s)
+
+
+def scalar_from_bytes(data: bytes, where: str = "scalar") -> int:
+    """Decode a canonical scalar (32 bytes, value < L); raises ValueError otherwise."""
+    if not isinstance(data, bytes) or len(data) != 32:
+        raise ValueError(f"{where}: scalar must be 32 bytes")
+    v = int.from_bytes(data, "little")
+    if v >= L:
+        raise ValueError(f"{where}: non-canonical scalar (>= group order)")
+    return v
+
+
+def random_scalar() -> int:
+    """Uniform scalar in [1, L) from the OS CSPRNG."""
+    while True:
+        s = int.from_bytes(os.urandom(64), "little") % L
+        if s:
+            return s
+
+
+def random_scalars(n: int) -> list[int]:
+    """``n`` uniform nonzero scalars."""
+    raw = os.urandom(64 * n)
+    out = [int.from_bytes(raw[64 * i : 64 * i + 64], "little") % L for i in range(n)]
+    return [s if s else random_scalar() for s in out]
+
+
+def is_valid(p: bytes) -> bool:
+    """True iff ``p`` is the canonical encoding of a group element (identity included)."""
+    return isinstance(p, bytes) and len(p) == 32 and p[31] < 0x80 and _valid(p) == 1
+
+
+def high_bit_free(blob: bytes) -> bool:
+    """True iff no 32-byte encoding in ``blob`` has the (always zero) top bit set."""
+    return max(blob[31::32], default=0) < 0x80
+
+
+def check_point(p: object, where: str, allow_identity: bool = False) -> bytes:
+    """Validate one received element; raises ``GroupError`` naming ``where``."""
+    if not isinstance(p, bytes) or len(p) != 32:
+        raise GroupError(f"{where}: group element must be 32 bytes")
+    if p[31] >= 0x80 or _valid(p) != 1:
+        raise GroupError(f"{where}: invalid or non-canonical ristretto255 encoding")
+    if not allow_identity and p == IDENTITY:
+        raise GroupError(f"{where}: identity element not allowed")
+    return p
+
+
+def check_points(ps: Sequence[bytes], where: str) -> list[int]:
+    """Indices of invalid elements (bad encoding or identity) in ``ps``."""
+    bad = []
+    for i, p in enumerate(ps):
+        if len(p) != 32 or p[31] >= 0x80 or p == IDENTITY or _valid(p) != 1:
+            bad.append(i)
+    return bad
+
+
+def split_points(blob: bytes, n: int, where: str) -> list[bytes]:
+    """Split a concatenation of ``n`` 32-byte encodings (length checked, not validity)."""
+    if not isinstance(blob, bytes) or len(blob) != 32 * n:
+        raise ValueError(f"{where}: expected {n} elements ({32 * n} bytes)")
+    if not high_bit_free(blob):
+        raise GroupError(f"{where}: non-canonical encoding (top bit set)")
+    return [blob[32 * i : 32 * i + 32] for i in range(n)]
+
+
+def smul(s: int, p: bytes, where: str = "smul") -> bytes:
+    """``s * p``; raises GroupError if ``p`` is invalid or the result is the identity."""
+    q = _buf(32)
+    OPS["V"] += 1
+    if _smul(q, _sb(s), p) != 0:
+        raise GroupError(f"{where}: invalid element or zero product")
+    return q.raw
+
+
+def smul_base(s: int) -> bytes:
+    """``s * G`` with libsodium's fixed-base table; the identity for s = 0 mod L."""
+    s %= L
+    if s == 0:
+        return IDENTITY
+    q = _buf(32)
+    OPS["F"] += 1
+    _smul_base(q, _sb(s))
+    return q.raw
+
+
+def add(p: bytes, q: bytes, where: str = "add") -> bytes:
+    """``p + q``; raises GroupError on an invalid operand."""
+    r = _buf(32)
+    OPS["A"] += 1
+    if _add(r, p, q) != 0:
+        raise GroupError(f"{where}: invalid element")
+    return r.raw
+
+
+def sub(p: bytes, q: bytes, where: str = "sub") -> bytes:
+    """``p - q``; raises GroupError on an invalid operand."""
+    r = _buf(32)
+    OPS["A"] += 1
+    if _sub(r, p, q) != 0:
+        raise GroupError(f"{where}: invalid element")
+    return r.raw
+
+
+def neg(p: bytes) -> bytes:
+    """``-p``."""
+    return sub(IDENTITY, p, "neg")
+
+
+def smul_many(scalars: Sequence[int], points: Sequence[bytes], where: str = "smul") -> list[bytes]:
+    """Elementwise ``scalars[i] * points[i]``; errors name the failing index."""
+    if len(scalars) != len(points):
+        raise ValueError(f"{where}: {len(scalars)} scalars for {len(points)} elements")
+    f, buf, out = _smul, _buf, []
+    append = out.append
+    for i, (s, p) in enumerate(zip(scalars, points)):
+        q = buf(32)
+        if f(q, (s % L).to_bytes(32, "little"), p) != 0:
+            raise GroupError(f"{where}[{i}]: invalid element or zero product")
+        append(q.raw)
+    OPS["V"] += len(out)
+    return out
+
+
+def smul_base_many(scalars: Iterable[int]) -> list[bytes]:
+    """``[s * G for s in scalars]`` (scalars must be nonzero mod L)."""
+    f, buf, out = _smul_base, _buf, []
+    append = out.append
+    for s in scalars:
+        q = buf(32)
+        if f(q, (s % L).to_bytes(32, "little")) != 0:
+            raise GroupError("smul_base: zero scalar")
+        append(q.raw)
+    OPS["F"] += len(out)
+    return out
+
+
+def add_many(ps: Sequence[bytes], qs: Sequence[bytes], where: str = "add") -> list[bytes]:
+    """Elementwise ``ps[i] + qs[i]``."""
+    if len(ps) != len(qs):
+        raise ValueError(f"{where}: length mismatch {len(ps)} vs {len(qs)}")
+    f, buf, out = _add, _buf, []
+    append = out.append
+    for i, (p, q) in enumerate(zip(ps, qs)):
+        r = buf(32)
+        if f(r, p, q) != 0:
+            raise GroupError(f"{where}[{i}]: invalid element")
+        append(r.raw)
+    OPS["A"] += len(out)
+    return out
+
+
+def sub_many(ps: Sequence[bytes], qs: Sequence[bytes], where: str = "sub") -> list[bytes]:
+    """Elementwise ``ps[i] - qs[i]``."""
+    if len(ps) != len(qs):
+        raise ValueError(f"{where}: length mismatch {len(ps)} vs {len(qs)}")
+    f, buf, out = _sub, _buf, []
+    append = out.append
+    for i, (p, q) in enumerate(zip(ps, qs)):
+        r = buf(32)
+        if f(r, p, q) != 0:
+            raise GroupError(f"{where}[{i}]: invalid element")
+        append(r.raw)
+    OPS["A"] += len(out)
+    return out
+
+
+def sum_points(ps: Iterable[bytes], where: str = "sum") -> bytes:
+    """Sum of elements (the identity for an empty input)."""
+    f = _add
+    acc = _buf(IDENTITY, 32)
+    n = 0
+    for i, p in enumerate(ps):
+        if f(acc, acc, p) != 0:
+            raise GroupError(f"{where}[{i}]: invalid element")
+        n += 1
+    OPS["A"] += n
+    return acc.raw
+
+
+def msm(scalars: Sequence[int], points: Sequence[bytes], where: str = "msm") -> bytes:
+    """``sum(scalars[i] * points[i])`` by one multiplication and one addition per term.
+
+    With libsodium's byte API an addition costs about a third of a multiplication, so bucket
+    methods (Pippenger) lose here; every base is validated by its multiplication.
+    """
+    if len(scalars) != len(points):
+        raise ValueError(f"{where}: {len(scalars)} scalars for {len(points)} elements")
+    fm, fa = _smul, _add
+    acc = _buf(IDENTITY, 32)
+    q = _buf(32)
+    for i, (s, p) in enumerate(zip(scalars, points)):
+        if fm(q, (s % L).to_bytes(32, "little"), p) != 0:
+            raise GroupError(f"{where}[{i}]: invalid element or zero product")
+        fa(acc, acc, q)
+    OPS["V"] += len(points)
+    OPS["A"] += len(points)
+    return acc.raw
+
+
+def hash_to_point(*parts: bytes) -> bytes:
+    """Hash to the group (Elligator 2 twice, as in RFC 9496); nobody knows its discrete log."""
+    h = hashlib.sha512()
+    for p in parts:
+        h.update(len(p).to_bytes(8, "little"))
+        h.update(p)
+    r = _buf(32)
+    _from_hash(r, h.digest())
+    return r.raw
+
+
+def generators(domain: bytes, n: int) -> list[bytes]:
+    """``n`` independent generators derived from ``domain`` by hashing into the group."""
+    seed = hashlib.sha512(b"ristretto255-generators|" + domain).digest()
+    r = _buf(32)
+    out = []
+    for i in range(n):
+        _from_hash(r, hashlib.sha512(seed + i.to_bytes(8, "little")).digest())
+        out.append(r.raw)
+    return out
+
+
+G = smul_base(1)  # the libsodium base point, generator of ElGamal and commitments
