@@ -1,4 +1,4 @@
-"""``sdp run srr-ms | arr-ss | psrr-ss`` (and the baselines): seed-000 1-way marginal workloads.
+"""``sdp run srr-ms | arr-ss | psrr-ss | sue-ms | oue-ldp``: seed-000 1-way marginal workloads.
 
 Parameters (all optional; strings from the command line are converted):
 
@@ -23,6 +23,7 @@ import numpy as np
 from protocols import datasets
 from protocols.arr_ss import ARRSS
 from protocols.multidim import MultidimProtocol, sse
+from protocols.multidim_baselines import SUEMS, OUESampling
 from protocols.psrr_ss import PSRRSS
 from protocols.srr_ms import SRRMS
 from protocols.workloads import Workload, register
@@ -106,3 +107,15 @@ def arr_ss_workload(params: dict[str, Any]) -> Workload:
 def psrr_ss_workload(params: dict[str, Any]) -> Workload:
     """PSRR-SS: domains padded to k_max, (attribute, value) messages, one shuffle batch."""
     return build_workload(PSRRSS, params)
+
+
+@register("sue-ms")
+def sue_ms_workload(params: dict[str, Any]) -> Workload:
+    """Baseline SUE-MS: SUE in the SRR-MS framework (candidate SUE shuffle bound)."""
+    return build_workload(SUEMS, params)
+
+
+@register("oue-ldp")
+def oue_ldp_workload(params: dict[str, Any]) -> Workload:
+    """Baseline: attribute sampling + OUE at eps_c, pure LDP (no amplification)."""
+    return build_workload(OUESampling, params)

@@ -21,7 +21,7 @@ def _run_sliced(w, populations=3, seed=0):
     return w.protocol.analyze(trusted_shuffle(merged, rng))
 
 
-@pytest.mark.parametrize("name", ["srr-ms", "arr-ss", "psrr-ss"])
+@pytest.mark.parametrize("name", ["srr-ms", "arr-ss", "psrr-ss", "sue-ms", "oue-ldp"])
 def test_workload_end_to_end(name):
     assert name in WORKLOADS
     w = get_workload(name, {"dataset": "adult", "epsilon": "1.0", "accounting": "paper"})
