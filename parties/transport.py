@@ -11,6 +11,8 @@ import asyncio
 import hashlib
 import json
 import math
+import os
+import signal
 import ssl
 import sys
 import time
@@ -40,6 +42,8 @@ from parties.transcript import TranscriptWriter
 CHUNK = 4 << 20
 MAX_MESSAGE = 8 << 30
 SEAL_EVERY = 4096  # frames between forced seals inside long bursts
+# Fault injection for tests: SDP_FAULT_KILL=PARTY:PHASE kills PARTY (SIGKILL) on entering PHASE.
+FAULT = os.environ.get("SDP_FAULT_KILL", "")
 
 
 def log(party: str, text: str) -> None:
@@ -69,6 +73,7 @@ class Channel(asyncio.Protocol):
         self._assembly: dict[str, Any] | None = None
         self._complete: list[tuple[dict[str, Any], bytes]] = []
         self._unsealed = 0
+        self._tx_phase = self._rx_phase = ("setup", 0)
         self.addr = "?"
 
     # -- connection lifecycle -------------------------------------------------------------
@@ -171,6 +176,7 @@ class Channel(asyncio.Protocol):
         else:
             self.transport.write(prefix)
         self.node.ledger.sent(header["ph"], header["rd"], len(prefix) + len(body))
+        self._tx_phase = (header["ph"], header["rd"])
         if self._send_seq - self._sealed_seq >= SEAL_EVERY:
             self.seal()
         elif not self._seal_scheduled:
@@ -201,8 +207,7 @@ class Channel(asyncio.Protocol):
             }
         )
         self.transport.write(prefix)
-        ph, rd = n.ledger.current
-        n.ledger.sent(ph, rd, len(prefix))
+        n.ledger.sent(*self._tx_phase, len(prefix))  # seals cost what they seal
         self._sealed_seq = self._send_seq
         n.transcript.request_checkpoint()
 
@@ -273,6 +278,7 @@ class Channel(asyncio.Protocol):
             self.recv_chain = chain_next(self.recv_chain, f.header_bytes)
             self._unsealed += 1
             n.ledger.received(h["ph"], h["rd"], 6 + len(f.header_bytes) + len(f.body))
+            self._rx_phase = (h["ph"], h["rd"])
             self._assemble(h, f.body)
             return
         # seal
@@ -287,8 +293,7 @@ class Channel(asyncio.Protocol):
             h["sg"],
         ):
             raise FrameError(f"wrongly signed seal at frame {h['sq']}")
-        ph, rd = n.ledger.current
-        n.ledger.received(ph, rd, 6 + len(f.header_bytes))
+        n.ledger.received(*self._rx_phase, 6 + len(f.header_bytes))
         self._unsealed = 0
         complete, self._complete = self._complete, []
         for hdr, payload in complete:
@@ -474,6 +479,8 @@ class Node:
     def phase(self, name: str, round: int = 0) -> None:
         """Enter a phase/round (attribution of costs; frames carry it)."""
         self.ledger.enter(name, round)
+        if FAULT and FAULT == f"{self.name}:{name}":  # test hook: crash like a killed process
+            os.kill(os.getpid(), signal.SIGKILL)
 
     def progress(self, label: str, done: int, total: int) -> None:
         """Report progress of a long step to the launcher (if any)."""

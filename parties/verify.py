@@ -297,7 +297,14 @@ def verify_run(run_dir: Path, progress: bool = True) -> Report:
         return report
     report.add(check_consistency(transcripts, report))
     if aborted:
-        report.warnings.append("the run was aborted (ABORTED.json): no result was published")
+        report.add(
+            Check(
+                "run completed",
+                False,
+                0,
+                "the run was aborted (ABORTED.json): transcripts checked, nothing was published",
+            )
+        )
         return report
     check = _protocol_check(cluster)
     if check is not None:

@@ -1,0 +1,287 @@
+"""Faults: killed parties, malformed/oversized/wrongly signed frames, wrong keys, bad names,
+port conflicts, unreachable peers. Each is rejected with one clear message and no hang."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import time
+from pathlib import Path
+
+import pytest
+from conftest import sdp
+
+from parties.cluster import Cluster, PartySpec, dump_cluster, new_session_id
+from parties.frames import PREFIX, VERSION, frame_parts
+from parties.keys import make_cluster_keys, make_party_key
+from parties.launcher import free_ports
+from parties.link import PeerError
+from parties.transport import Node
+
+
+def make_cluster(tmp: Path, names: list[str], timeout: float = 10.0) -> tuple[Cluster, Path]:
+    ports = free_ports(len(names))
+    cluster = Cluster(
+        new_session_id(),
+        "test",
+        "trusted",
+        [PartySpec(n, "x", "127.0.0.1", p) for n, p in zip(names, ports)],
+        phase_timeout=timeout,
+        max_frame=1 << 20,
+    )
+    keydir = tmp / "keys"
+    make_cluster_keys(cluster, keydir)
+    (tmp / "cluster.toml").write_text(dump_cluster(cluster))
+    return cluster, keydir
+
+
+async def connected_pair(tmp: Path, timeout: float = 10.0) -> tuple[Node, Node]:
+    cluster, keydir = make_cluster(tmp, ["a", "b"], timeout)
+    a = Node(cluster, "a", keydir, tmp / "run")
+    b = Node(cluster, "b", keydir, tmp / "run")
+    await asyncio.gather(a.start({"b"}), b.start({"a"}))
+    return a, b
+
+
+def transcript_entries(tmp: Path, party: str) -> list[dict]:
+    path = tmp / "run" / "transcripts" / f"{party}.jsonl"
+    return [json.loads(x) for x in path.read_text().splitlines()]
+
+
+async def test_messages_flow_and_large_payload_is_chunked(tmp_path):
+    a, b = await connected_pair(tmp_path)
+    big = bytes(range(256)) * (40_000)  # 10 MB -> 3 chunks of 4 MiB
+    await a.send("b", "small", b"hello")
+    await a.send("b", "big", big, public=False)
+    assert await b.recv("a", "small") == b"hello"
+    assert await b.recv("a", "big") == big
+    await a.close()
+    await b.close()
+    recv = [e for e in transcript_entries(tmp_path, "b") if e["dir"] == "recv"]
+    assert [e["ty"] for e in recv[:2]] == ["small", "big"]
+
+
+def _raw(a: Node) -> asyncio.Transport:
+    return a.channels["b"].transport
+
+
+@pytest.mark.parametrize(
+    "inject,reason",
+    [
+        (lambda a: PREFIX.pack(5, 3) + b"\xff\xff\xff", "malformed frame header"),
+        (lambda a: PREFIX.pack(50 << 20, 10), "oversized frame"),
+        (
+            lambda a: frame_parts(
+                {
+                    "v": VERSION,
+                    "k": "d",
+                    "sid": b"x" * 16,
+                    "fr": "a",
+                    "to": "b",
+                    "ph": "p",
+                    "rd": 0,
+                    "ty": "t",
+                    "sq": 1,
+                    "ci": 0,
+                    "nc": 1,
+                    "ln": 0,
+                    "dg": bytes(32),
+                    "pb": False,
+                }
+            )[0],
+            "another session",
+        ),
+        (
+            lambda a: frame_parts(
+                {
+                    "v": VERSION,
+                    "k": "d",
+                    "sid": a.session,
+                    "fr": "a",
+                    "to": "b",
+                    "ph": "p",
+                    "rd": 0,
+                    "ty": "t",
+                    "sq": 5,
+                    "ci": 0,
+                    "nc": 1,
+                    "ln": 0,
+                    "dg": bytes(32),
+                    "pb": False,
+                }
+            )[0],
+            "sequence 5",
+        ),
+        (
+            lambda a: frame_parts(
+                {
+                    "v": VERSION,
+                    "k": "s",
+                    "sid": a.session,
+                    "fr": "a",
+                    "to": "b",
+                    "sq": 0,
+                    "h": a.channels["b"].send_chain,
+                    "sg": bytes(64),
+                }
+            )[0],
+            "wrongly signed seal",
+        ),
+    ],
+    ids=["malformed", "oversized", "wrong-session", "sequence-gap", "bad-signature"],
+)
+async def test_bad_frames_rejected_logged_and_closed(tmp_path, inject, reason):
+    a, b = await connected_pair(tmp_path)
+    _raw(a).write(inject(a))
+    t0 = time.monotonic()
+    with pytest.raises(PeerError, match=reason):
+        await b.recv("a", "anything")
+    assert time.monotonic() - t0 < 5
+    rejects = [e for e in transcript_entries(tmp_path, "b") if e["dir"] == "reject"]
+    assert rejects and reason.split()[0] in rejects[0]["reason"]
+    assert b.channels["a"].closed
+    await a.close()
+    await b.close()
+
+
+async def test_truncated_frame_at_close_is_rejected(tmp_path):
+    a, b = await connected_pair(tmp_path)
+    prefix, _ = frame_parts({"v": VERSION, "k": "h", "sid": a.session, "fr": "a", "to": "b"})
+    _raw(a).write(prefix[:-3])
+    await asyncio.sleep(0.1)
+    _raw(a).close()
+    with pytest.raises(PeerError, match="truncated frame"):
+        await b.recv("a", "anything")
+    await b.close()
+
+
+async def test_unsealed_frames_are_not_delivered(tmp_path):
+    """Data frames without a valid seal never reach the application."""
+    a, b = await connected_pair(tmp_path)
+    ch = a.channels["b"]
+    ch.seal = lambda: None  # a sender that never signs
+    await a.send("b", "t", b"payload")
+    with pytest.raises(PeerError, match="timed out"):
+        await b.recv("a", "t", timeout=0.5)
+    await b.close()
+
+
+async def test_peer_with_foreign_certificate_is_refused(tmp_path):
+    cluster, keydir = make_cluster(tmp_path, ["a", "b"], timeout=3)
+    other = tmp_path / "otherkeys"
+    other.mkdir()
+    for f in keydir.iterdir():
+        (other / f.name).write_bytes(f.read_bytes())
+    make_party_key("b", "127.0.0.1", other)  # b's key replaced: a does not know it
+    a = Node(cluster, "a", keydir, tmp_path / "run")
+    b = Node(cluster, "b", other, tmp_path / "run2")
+    res = await asyncio.gather(a.start({"b"}), b.start({"a"}), return_exceptions=True)
+    assert isinstance(res[0], PeerError)
+    assert "certificate" in str(res[0]) and "party b" in str(res[0])
+    await a.close()
+    await b.close()
+
+
+def test_wrong_private_key_one_clear_line(tmp_path):
+    cluster, keydir = make_cluster(tmp_path, ["a", "b"])
+    other = tmp_path / "k2"
+    make_party_key("a", "127.0.0.1", other)
+    (keydir / "a.key").write_bytes((other / "a.key").read_bytes())
+    proc = sdp(
+        "party",
+        "--cluster",
+        str(tmp_path / "cluster.toml"),
+        "--keys",
+        str(keydir),
+        "--name",
+        "a",
+        "--out",
+        str(tmp_path / "run"),
+        timeout=60,
+    )
+    assert proc.returncode != 0
+    assert "does not match certificate" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_missing_key_and_unknown_name(tmp_path):
+    cluster, keydir = make_cluster(tmp_path, ["a", "b"])
+    (keydir / "b.key").unlink()
+    proc = sdp(
+        "party",
+        "--cluster",
+        str(tmp_path / "cluster.toml"),
+        "--keys",
+        str(keydir),
+        "--name",
+        "b",
+        "--out",
+        str(tmp_path / "run"),
+        timeout=60,
+    )
+    assert proc.returncode != 0 and "private key of party 'b' missing" in proc.stderr
+    proc = sdp(
+        "party",
+        "--cluster",
+        str(tmp_path / "cluster.toml"),
+        "--keys",
+        str(keydir),
+        "--name",
+        "nobody",
+        "--out",
+        str(tmp_path / "run"),
+        timeout=60,
+    )
+    assert proc.returncode == 2
+    assert "unknown party 'nobody'" in proc.stderr and "Traceback" not in proc.stderr
+
+
+async def test_port_conflict_is_one_clear_error(tmp_path):
+    cluster, keydir = make_cluster(tmp_path, ["a", "b"], timeout=2)
+    blocker = socket.socket()
+    blocker.bind(("127.0.0.1", cluster.party("b").port))
+    blocker.listen()
+    try:
+        b = Node(cluster, "b", keydir, tmp_path / "run")
+        with pytest.raises(PeerError, match="cannot listen on 127.0.0.1"):
+            await b.start({"a"})
+        await b.close()
+    finally:
+        blocker.close()
+
+
+async def test_unreachable_peer_gives_up_with_message(tmp_path):
+    cluster, keydir = make_cluster(tmp_path, ["a", "b"], timeout=1.5)
+    a = Node(cluster, "a", keydir, tmp_path / "run")
+    with pytest.raises(PeerError, match=r"cannot reach party b at 127\.0\.0\.1:\d+"):
+        await a.start({"b"})
+    await a.close()
+
+
+def test_killed_party_aborts_run_without_result(tmp_path):
+    out = tmp_path / "run"
+    t0 = time.monotonic()
+    proc = sdp(
+        "run",
+        "grr",
+        "--users",
+        "2000",
+        "--out",
+        str(out),
+        "--quiet",
+        "--phase-timeout",
+        "20",
+        env={"SDP_FAULT_KILL": "client-2:submit"},
+        timeout=120,
+    )
+    elapsed = time.monotonic() - t0
+    assert proc.returncode != 0
+    assert elapsed < 20 + 30
+    assert not (out / "result.json").exists()
+    aborted = json.loads((out / "ABORTED.json").read_text())
+    assert "client-2" in aborted["failed_parties"]
+    # the survivors name the missing party
+    assert "client-2" in aborted["failed_parties"]["shuffler"]
+    assert "client-2" in aborted["failed_parties"]["analyzer"]
+    assert "client-2" in proc.stderr and "Traceback" not in proc.stderr
