@@ -79,9 +79,10 @@ class TranscriptWriter:
             **fields,
             "prev": self._prev,
         }
-        h = entry_hash(entry)
-        entry["hash"] = h
-        self._file.write(json.dumps(entry, sort_keys=True, separators=(",", ":")) + "\n")
+        body = canonical_json(entry)
+        h = hashlib.sha256(body).hexdigest()
+        # the line is the hashed canonical body with "hash" appended (key order is irrelevant)
+        self._file.write(body[:-1].decode() + ',"hash":"' + h + '"}\n')
         self._prev = h
         self._index += 1
         self._unsigned += 1
