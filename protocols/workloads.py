@@ -53,6 +53,8 @@ def register(name: str) -> Callable[[WorkloadFactory], WorkloadFactory]:
 # Modules that register workloads; imported lazily by ``get_workload``.
 WORKLOAD_MODULES = [
     "protocols.grr_workload",
+    "protocols.multidim_workloads",
+    "protocols.splitmix_workload",
 ]
 
 
