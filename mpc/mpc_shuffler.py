@@ -58,6 +58,7 @@ from protocols.base import Batches, BatchSpec
 MSG_SHARES = "mpc-shares"
 MSG_OUTPUT = "mpc-output"
 MODES = ("open", "histogram")
+CHUNK_ELEMENTS = 1 << 21  # field elements per frame: 8 MiB of shares, under the frame cap
 SENTINEL = PRIME - 1  # what a client shares for an out-of-domain value (always invalid)
 T = TypeVar("T")
 
@@ -169,10 +170,63 @@ async def client_submit(
     shares = share_batches(batches, specs, cfg.m, cfg.threshold)
     sent = 0
     for server, arrays in zip(cfg.servers, shares, strict=True):
-        payload = _pack(arrays, {"last": bool(last)})
-        sent += len(payload)
-        await ctx.send(server, MSG_SHARES, payload)
+        sent += await send_chunked(ctx, server, MSG_SHARES, arrays, {}, last=last)
     return sent
+
+
+def _chunks(arrays: dict[str, np.ndarray], max_elements: int) -> list[dict[str, np.ndarray]]:
+    """Split row-wise so that every piece holds at most ``max_elements`` field elements."""
+    pieces: list[dict[str, np.ndarray]] = []
+    for k in sorted(arrays):
+        a = arrays[k]
+        rows = max(1, max_elements // max(1, int(np.prod(a.shape[1:]))))
+        for start in range(0, a.shape[0], rows):
+            pieces.append({k: a[start : start + rows]})
+        if a.shape[0] == 0:
+            pieces.append({k: a})
+    return pieces or [{}]
+
+
+async def send_chunked(
+    ctx: PartyContext,
+    peer: str,
+    msg_type: str,
+    arrays: dict[str, np.ndarray],
+    meta: dict[str, Any],
+    *,
+    last: bool = True,
+    max_elements: int | None = None,
+) -> int:
+    """Send share arrays in frames of at most ``max_elements`` elements (the transport caps
+    frame size); ``meta`` and ``last`` ride on the final piece. Returns bytes sent."""
+    pieces = _chunks(arrays, max_elements or CHUNK_ELEMENTS)
+    sent = 0
+    for i, piece in enumerate(pieces):
+        final = i == len(pieces) - 1
+        payload = _pack(piece, {**meta, "last": bool(last)} if final else {"last": False})
+        sent += len(payload)
+        await ctx.send(peer, msg_type, payload)
+    return sent
+
+
+async def recv_chunked(
+    ctx: PartyContext, peer: str, msg_type: str, where: str
+) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    """Receive pieces until one has ``last``; returns concatenated arrays and its meta."""
+    blocks, meta = [], {}
+    while True:
+        arrays, meta = _unpack(await ctx.recv(peer, msg_type), where)
+        blocks.append(arrays)
+        if meta.get("last", True) is not False:
+            break
+    names = sorted({k for b in blocks for k in b})
+    out = {}
+    for k in names:
+        parts = [b[k] for b in blocks if k in b]
+        if len({p.shape[1:] for p in parts}) != 1:
+            raise ValueError(f"{where}: pieces of batch {k!r} have different shapes")
+        out[k] = np.concatenate(parts)
+    return out, meta
 
 
 # ---------------------------------------------------------------------------------------------
@@ -347,17 +401,7 @@ async def receive_client_shares(
     names = sorted(specs)
     for client in cfg.clients:
         try:
-            blocks, last = [], False
-            while not last:
-                arrays, meta = _unpack(
-                    await ctx.recv(client, MSG_SHARES), f"shares from {client!r}"
-                )
-                last = meta.get("last", True) is not False
-                blocks.append(arrays)
-            arrays = {
-                k: np.concatenate([b[k] for b in blocks if k in b])
-                for k in {k for b in blocks for k in b}
-            }
+            arrays, _ = await recv_chunked(ctx, client, MSG_SHARES, f"shares from {client!r}")
             if set(arrays) - set(names):
                 raise ValueError(f"unknown batches {sorted(set(arrays) - set(names))}")
             for k, a in arrays.items():
@@ -426,13 +470,15 @@ async def server_run(
 
     ctx.phase("mpc-output")
     t2 = time.perf_counter()
+    stats["mpyc_bytes_through_shuffle"] = mpyc_bytes_sent(rt)
     extra: dict[str, Any] = {
         "mode": cfg.mode,
         "rejected_rows": rejected_rows,
         "rejected_clients": stats["rejected_clients"],
+        "server_stats": dict(stats),
     }
     if cfg.mode == "open":
-        payload = _pack(shuffled, extra)
+        out_arrays = shuffled
     else:
         for k in names:
             if sp[k].bound > cfg.max_domain:
@@ -442,10 +488,10 @@ async def server_run(
                 )
         counts, invalid = await guarded(rt, cfg, "histogram", mpc_histogram(rt, shuffled, sp))
         extra["invalid_rows"] = invalid
-        payload = _pack(counts, extra)
-    await ctx.send(cfg.analyzer, MSG_OUTPUT, payload)
+        out_arrays = counts
+    sent = await send_chunked(ctx, cfg.analyzer, MSG_OUTPUT, out_arrays, extra)
     stats["t_output_s"] = time.perf_counter() - t2
-    stats["output_bytes"] = len(payload)
+    stats["output_bytes"] = sent
     return stats
 
 
@@ -461,6 +507,7 @@ class MPCOutput:
     batches: Batches  # mode open: shuffled in-domain messages; mode histogram: counts (w, bound)
     invalid: dict[str, int]  # out-of-domain messages per batch (incl. rejected submissions)
     rejected_clients: list[str]
+    server_stats: list[dict[str, Any]] = field(default_factory=list)
 
 
 async def analyzer_collect(
@@ -472,7 +519,7 @@ async def analyzer_collect(
     ctx.phase("mpc-analyze")
     parts, metas = [], []
     for s in cfg.servers:
-        arrays, meta = _unpack(await ctx.recv(s, MSG_OUTPUT), f"output of server {s!r}")
+        arrays, meta = await recv_chunked(ctx, s, MSG_OUTPUT, f"output of server {s!r}")
         parts.append(arrays)
         metas.append(meta)
     modes = {m.get("mode") for m in metas}
@@ -496,7 +543,8 @@ async def analyzer_collect(
         else:
             out[k] = vals
             invalid[k] = int(metas[0].get("invalid_rows", {}).get(k, 0)) + rej
-    return MPCOutput(cfg.mode, out, invalid, list(metas[0].get("rejected_clients", [])))
+    stats = [dict(m.get("server_stats", {})) for m in metas]
+    return MPCOutput(cfg.mode, out, invalid, list(metas[0].get("rejected_clients", [])), stats)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -521,8 +569,9 @@ def make_runtime(
 
     ``addresses[i]`` is (host, port) of MPyC party i. With ``ssl_dir`` the connections use TLS
     with MPyC's ``--ssl`` files: MPyC loads ``.config/party_{pid}.crt|.key`` and
-    ``.config/mpyc_ca.crt`` relative to the working directory, so this changes the working
-    directory to ``ssl_dir`` (see ``write_mpyc_tls_files``).
+    ``.config/mpyc_ca.crt`` relative to the working directory (also on every connection
+    retry), so ``start_runtime`` runs ``start()`` inside ``ssl_dir`` and then restores the
+    working directory (see ``write_mpyc_tls_files``).
     """
     mr = import_mpyc_runtime()
     import mpyc
@@ -537,7 +586,7 @@ def make_runtime(
         for f in (f"party_{pid}.crt", f"party_{pid}.key", "mpyc_ca.crt"):
             if not os.path.exists(os.path.join(ssl_dir, ".config", f)):
                 raise ValueError(f"make_runtime: missing TLS file {ssl_dir}/.config/{f}")
-        os.chdir(ssl_dir)
+        opts.sdp_ssl_dir = ssl_dir  # MPyC reads the files in start(): see ``start_runtime``
     parties = [mr.Party(i, h, int(p)) for i, (h, p) in enumerate(addresses)]
     rt = mr.Runtime(pid, parties, opts)
     for mod in (
@@ -650,6 +699,18 @@ def write_mpyc_tls_files(directory: str, m: int) -> None:
         )
 
 
+async def start_runtime(rt: Any, timeout: float) -> None:
+    """``rt.start()`` under a timeout, in ``ssl_dir`` while MPyC loads its TLS files."""
+    ssl_dir = getattr(rt.options, "sdp_ssl_dir", None)
+    cwd = os.getcwd()
+    try:
+        if ssl_dir is not None:
+            os.chdir(ssl_dir)
+        await asyncio.wait_for(rt.start(), timeout)
+    finally:
+        os.chdir(cwd)
+
+
 async def serve(
     ctx: PartyContext,
     cfg: MPCShufflerConfig,
@@ -663,7 +724,7 @@ async def serve(
     MPCServerError naming the server that could not be reached or died."""
     rt = make_runtime(pid, addresses, cfg.threshold, ssl_dir=ssl_dir)
     try:
-        await asyncio.wait_for(rt.start(), cfg.timeout)
+        await start_runtime(rt, cfg.timeout)
     except asyncio.TimeoutError:
         missing = ", ".join(cfg.servers[d] for d in _dead_peers(rt)) or "some server"
         raise MPCServerError(
@@ -684,12 +745,13 @@ async def serve(
 
 
 def mpyc_bytes_sent(rt: Any) -> int:
-    """Bytes this party sent over MPyC's peer connections so far."""
-    return sum(
-        int(getattr(p.protocol, "nbytes_sent", 0))
-        for p in rt.parties
-        if p.pid != rt.pid and p.protocol is not None
-    )
+    """Bytes this party sent over MPyC's peer connections so far (0 for ``LocalRuntime``)."""
+    total = 0
+    for p in rt.parties:
+        proto = getattr(p, "protocol", None)
+        if getattr(p, "pid", rt.pid) != rt.pid and proto is not None:
+            total += int(getattr(proto, "nbytes_sent", 0))
+    return total
 
 
 # ---------------------------------------------------------------------------------------------
@@ -710,7 +772,7 @@ async def _selftest(args: Any) -> int:
     )
     addresses = [("127.0.0.1", args.base_port + i) for i in range(m)]
     rt = make_runtime(args.pid, addresses, t, ssl_dir=args.ssl_dir)
-    await asyncio.wait_for(rt.start(), args.timeout)
+    await start_runtime(rt, args.timeout)
     # identical test data and (deterministic, test-only) sharing polynomials in every process
     rng = np.random.default_rng(args.seed)
     spec = BatchSpec("x", 1, args.bound)

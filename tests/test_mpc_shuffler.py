@@ -147,3 +147,11 @@ async def test_client_may_submit_in_blocks():
     out, _, _ = await _run(cfg, [d0, d1], tamper={"c1": two_blocks})
     assert out.rejected_clients == [] and out.invalid == {"a": 0, "b": 0}
     assert _multiset(out.batches["b"]) == _multiset(np.concatenate([d0["b"], d1["b"]]))
+
+
+async def test_large_arrays_travel_in_chunks(monkeypatch):
+    monkeypatch.setattr(ms, "CHUNK_ELEMENTS", 7)
+    rng = np.random.default_rng(4)
+    d0, d1 = _data(rng, 23), _data(rng, 5)
+    out, _, _ = await _run(_cfg(), [d0, d1])
+    assert _multiset(out.batches["b"]) == _multiset(np.concatenate([d0["b"], d1["b"]]))
