@@ -8,7 +8,8 @@ Parameters (all optional; strings from the command line are converted):
 * ``accounting``: ``paper`` (Calculate, default) or ``tight`` (the DP core's accountant);
 * ``policy``: ``strict`` (default), ``paper_lenient`` or ``fallback``;
 * ``estimator``: ``paper`` (default) or ``observed`` where the protocol has it;
-* ``seed``: data seed for the sampled datasets (census-income, kosarak-synthetic; default 0).
+* ``data_seed``: seed of the sampled datasets (census-income, kosarak-synthetic; default 0);
+  ``seed`` is left to the launcher (client randomness).
 
 ``truth()`` gives the true marginals per attribute; ``report(estimate)`` gives per-attribute SSE,
 the total over the estimated attributes and the exact expected SSE (sum of the variances).
@@ -32,7 +33,7 @@ from protocols.workloads import Workload, register
 def _dataset(params: dict[str, Any]) -> datasets.CategoricalDataset:
     name = str(params.get("dataset", "adult"))
     data_dir = params.get("data_dir")
-    seed = int(params.get("seed", 0))
+    seed = int(params.get("data_seed", 0))
     if name == "census-income":
         return datasets.load_census_income(data_dir, seed=seed)
     if name == "kosarak-synthetic":
