@@ -755,6 +755,160 @@ def mpyc_bytes_sent(rt: Any) -> int:
 
 
 # ---------------------------------------------------------------------------------------------
+# Roles of a networked run (``sdp run ... --shuffler mpc``), written against the party
+# runtime's node (a PartyContext with ``progress``/``publish``/``run_dir``) and cluster.
+#
+# Cluster parameters read here: ``mpc_ports`` (list of m MPyC ports, one per server, in the
+# order of the ``mpc-server`` parties; the MPyC host is the party's host), ``mpc_tls_dir``
+# (directory holding ``.config/`` from ``write_mpyc_tls_files``; without it MPyC's mesh runs
+# without TLS and the result says so), ``mpc_threshold`` (default (m-1)//2), ``mpc_mode``
+# (``open`` or ``histogram``).
+
+SERVER_ROLE = "mpc-server"
+
+
+class MpcPlan:
+    """Run plan: clients -> m MPC servers (MPyC mesh among them) -> analyzer."""
+
+    def layout(self, options: dict[str, Any]) -> list[tuple[str, str]]:
+        m, clients = int(options.get("servers", 3)), int(options.get("clients", 2))
+        if m < 3:
+            raise ValueError(f"--servers must be >= 3 for the MPC shuffler, got {m}")
+        return (
+            [("analyzer", "analyzer")]
+            + [(f"mpc-{i + 1}", SERVER_ROLE) for i in range(m)]
+            + [(f"client-{i + 1}", "client") for i in range(clients)]
+        )
+
+    def peers(self, cluster: Any, name: str) -> set[str]:
+        role = cluster.party(name).role
+        servers = {p.name for p in cluster.by_role(SERVER_ROLE)}
+        if role == "client":
+            return servers
+        if role == SERVER_ROLE:
+            return {p.name for p in cluster.by_role("client")} | {_analyzer(cluster)}
+        if role == "analyzer":
+            return servers
+        raise PeerError(f"role {role!r} has no part in an MPC-shuffler run")
+
+    async def run(self, node: Any, cluster: Any) -> None:
+        role = cluster.party(node.name).role
+        fn = {
+            "client": run_client_role,
+            SERVER_ROLE: run_server_role,
+            "analyzer": run_analyzer_role,
+        }[role]
+        await fn(node, cluster)
+
+
+def _analyzer(cluster: Any) -> str:
+    ps = cluster.by_role("analyzer")
+    if len(ps) != 1:
+        raise ValueError(f"the run needs exactly one analyzer, found {len(ps)}")
+    return ps[0].name
+
+
+def config_from_cluster(cluster: Any) -> MPCShufflerConfig:
+    """The shuffler configuration of a cluster (servers in cluster-file order)."""
+    servers = tuple(p.name for p in cluster.by_role(SERVER_ROLE))
+    params = dict(cluster.params)
+    m = len(servers)
+    return MPCShufflerConfig(
+        servers=servers,
+        analyzer=_analyzer(cluster),
+        clients=tuple(p.name for p in cluster.by_role("client")),
+        threshold=int(params.get("mpc_threshold", (m - 1) // 2)),
+        mode=str(params.get("mpc_mode", "open")),
+        timeout=float(getattr(cluster, "phase_timeout", 120.0)),
+        run_label=f"sdp-mpc|{getattr(cluster, 'session', '')}".encode(),
+    )
+
+
+def mpc_addresses(cluster: Any) -> list[tuple[str, int]]:
+    """(host, MPyC port) of every server; ValueError if ``mpc_ports`` is missing or wrong."""
+    servers = cluster.by_role(SERVER_ROLE)
+    ports = cluster.params.get("mpc_ports")
+    if not isinstance(ports, list) or len(ports) != len(servers):
+        raise ValueError(
+            f"cluster parameter mpc_ports must list one MPyC port per MPC server "
+            f"({len(servers)}), got {ports!r}"
+        )
+    return [(p.host, int(port)) for p, port in zip(servers, ports, strict=True)]
+
+
+async def run_client_role(node: Any, cluster: Any) -> None:
+    """Encode this population's users block by block and submit Shamir shares."""
+    from parties.shuffle_roles import client_blocks, load_workload
+
+    cfg = config_from_cluster(cluster)
+    workload = load_workload(cluster)
+    specs = workload.protocol.batch_specs()
+    blocks = client_blocks(cluster, node.name, workload)
+    node.phase("encode")
+    batches, _ = next(blocks)
+    while True:
+        nxt = next(blocks, None)
+        await client_submit(node, cfg, specs, batches, last=nxt is None)
+        if nxt is None:
+            return
+        node.phase("encode")
+        batches, _ = nxt
+
+
+async def run_server_role(node: Any, cluster: Any) -> None:
+    """One MPC server: MPyC mesh with the other servers, shuffle, output to the analyzer."""
+    from parties.shuffle_roles import load_workload
+
+    cfg = config_from_cluster(cluster)
+    specs = load_workload(cluster).protocol.batch_specs()
+    tls = cluster.params.get("mpc_tls_dir")
+    await serve(
+        node,
+        cfg,
+        specs,
+        cfg.servers.index(node.name),
+        mpc_addresses(cluster),
+        ssl_dir=None if tls is None else str(tls),
+    )
+
+
+def histogram_to_multiset(counts: np.ndarray) -> np.ndarray:
+    """Width-1 counts (1, bound) -> the sorted multiset of reports they describe."""
+    if counts.shape[0] != 1:
+        raise ValueError("histogram mode feeds the protocol's analyzer only for width-1 batches")
+    c = counts[0]
+    if (c < 0).any() or (c >= PRIME // 2).any():
+        raise ValueError("histogram counts out of range")
+    return np.repeat(np.arange(c.size, dtype=np.int64), c).reshape(-1, 1)
+
+
+async def run_analyzer_role(node: Any, cluster: Any) -> None:
+    """Reconstruct the output, run the protocol's analyzer, publish (nothing is published if
+    a server failed: ``analyzer_collect`` raises first)."""
+    from parties.shuffle_roles import load_workload, publish_result
+
+    cfg = config_from_cluster(cluster)
+    workload = load_workload(cluster)
+    specs = workload.protocol.batch_specs()
+    out = await analyzer_collect(node, cfg, specs)
+    shuffled = out.batches
+    if cfg.mode == "histogram":
+        shuffled = {k: histogram_to_multiset(v) for k, v in out.batches.items()}
+    extra = {
+        "mpc": {
+            "mode": cfg.mode,
+            "servers": list(cfg.servers),
+            "threshold": cfg.threshold,
+            "rejected_clients": out.rejected_clients,
+            "server_stats": out.server_stats,
+            "mpyc_tls": cluster.params.get("mpc_tls_dir") is not None,
+            "trust": "semi-honest, honest majority (t < m/2); output correctness is not provable",
+        }
+    }
+    publish_result(node, cluster, workload, shuffled, out.invalid, extra)
+
+
+# ---------------------------------------------------------------------------------------------
 # Self-test of one server process on the real MPyC runtime (used by the multi-process tests):
 #   python -m mpc.mpc_shuffler selftest --pid I --m 3 --base-port P --n N --out FILE
 

@@ -155,3 +155,61 @@ async def test_large_arrays_travel_in_chunks(monkeypatch):
     d0, d1 = _data(rng, 23), _data(rng, 5)
     out, _, _ = await _run(_cfg(), [d0, d1])
     assert _multiset(out.batches["b"]) == _multiset(np.concatenate([d0["b"], d1["b"]]))
+
+
+class _Node:
+    """MemoryContext plus the node extras the role functions use."""
+
+    def __init__(self, ctx, run_dir):
+        self._ctx, self.name, self.run_dir = ctx, ctx.name, run_dir
+        self.published = {}
+
+    def phase(self, name, round=0):
+        self._ctx.phase(name, round)
+
+    async def send(self, peer, msg_type, payload, *, public=False):
+        await self._ctx.send(peer, msg_type, payload, public=public)
+
+    async def recv(self, peer, msg_type):
+        return await self._ctx.recv(peer, msg_type)
+
+    def progress(self, *a):
+        pass
+
+    def publish(self, label, payload):
+        self.published[label] = payload
+        return "digest"
+
+
+@pytest.mark.parametrize("mode", ["open", "histogram"])
+async def test_roles_run_grr_end_to_end(tmp_path, monkeypatch, mode):
+    import json
+
+    from parties.cluster import Cluster, PartySpec
+
+    plan = ms.MpcPlan()
+    layout = plan.layout({"servers": 3, "clients": 2})
+    cluster = Cluster(
+        session="ab" * 16,
+        protocol="grr",
+        shuffler="mpc",
+        parties=[PartySpec(n, r, "127.0.0.1", 1000 + i) for i, (n, r) in enumerate(layout)],
+        params={"users": 3000, "domain": 5, "epsilon": 1.0, "seed": 1, "mpc_mode": mode},
+    )
+    assert plan.peers(cluster, "client-1") == {"mpc-1", "mpc-2", "mpc-3"}
+    net = MemoryNetwork([n for n, _ in layout], timeout=20)
+    rts = pr.LocalMPCNetwork(3, 1).runtimes()
+
+    async def fake_serve(node, cfg, specs, pid, addresses, *, ssl_dir=None):
+        return await ms.server_run(node, rts[pid], cfg, specs)
+
+    monkeypatch.setattr(ms, "serve", fake_serve)
+    monkeypatch.setattr(ms, "mpc_addresses", lambda c: [("h", 1)] * 3)
+    nodes = {n: _Node(net.context(n), tmp_path) for n, _ in layout}
+    await asyncio.gather(*(plan.run(nodes[n], cluster) for n, _ in layout))
+    res = json.loads((tmp_path / "result.json").read_text())
+    assert res["messages"] == {"reports": 3000} and res["mpc"]["mode"] == mode
+    assert abs(sum(res["estimate"]["frequencies"]) - 1) < 1e-9
+    monkeypatch.undo()
+    with pytest.raises(ValueError, match="mpc_ports"):
+        ms.mpc_addresses(cluster)
