@@ -43,6 +43,7 @@ class ARRSS(MultidimProtocol):
             self.n,
             self.K,
             accounting=self.accounting,
+            bound=self.tight_bound,
             policy=self.policy,
             mechanism="grr",
             k=self.K,
@@ -104,7 +105,7 @@ class ARRSS(MultidimProtocol):
         return self.package({"paper": est}, n, int((~ok).sum()))
 
     def privacy(self) -> dict[str, Any]:
-        bound = "balle19-closed-form" if self.accounting == "paper" else "accountant:vr/grr(K)"
+        bound = self.bound_name("balle19-closed-form", "grr(K)")
         return self.privacy_statement(
             self.eps_local, bound, K=self.K, n=self.n, reason=self.budget.reason
         )

@@ -57,6 +57,8 @@ def local_budget(
         from protocols.accountant import max_local_epsilon
     except ImportError as exc:  # pragma: no cover - depends on the DP core being present
         raise ValueError("tight accounting needs protocols.accountant (not available)") from exc
+    if bound == "fmt21":  # generic clone bound: valid for every eps-LDP randomizer
+        mechanism, k = "generic", None
     eps = max_local_epsilon(eps_c, int(n_eff), delta, bound=bound, mechanism=mechanism, k=k)
     what = f"accountant bound={bound} mechanism={mechanism}" + (f" k={k}" if k else "")
     if policy == "fallback" and (eps is None or eps < eps_c):
@@ -101,6 +103,7 @@ class MultidimProtocol(ShuffleProtocol):
         policy: str = "strict",
         estimator: str = "paper",
         attributes: tuple[str, ...] | list[str] | None = None,
+        tight_bound: str = "vr",
     ) -> None:
         ks = tuple(int(k) for k in domain_sizes)
         if not ks or min(ks) < 2:
@@ -123,6 +126,11 @@ class MultidimProtocol(ShuffleProtocol):
         self.accounting = accounting
         self.policy = policy
         self.estimator = estimator
+        if tight_bound not in ("vr", "fmt21"):
+            raise ValueError(
+                f"{self.name}: tight_bound must be 'vr' or 'fmt21', got {tight_bound!r}"
+            )
+        self.tight_bound = tight_bound
         names = (
             tuple(attributes) if attributes is not None else tuple(f"A{j}" for j in range(self.d))
         )
@@ -153,6 +161,14 @@ class MultidimProtocol(ShuffleProtocol):
             "reports": int(reports),
             "discarded": int(discarded),
         }
+
+    def bound_name(self, paper: str, mechanism: str) -> str:
+        """Name of the bound behind the local epsilon."""
+        if self.accounting == "paper":
+            return paper
+        if self.tight_bound == "fmt21":
+            return "accountant:fmt21/generic"
+        return f"accountant:vr/{mechanism}"
 
     def privacy_statement(self, eps_local: Any, bound: str, **extra: Any) -> dict[str, Any]:
         """Common privacy() fields."""

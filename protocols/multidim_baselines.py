@@ -132,6 +132,7 @@ class SUEMS(SRRMS):
                 accounting="tight",
                 policy=self.policy,
                 mechanism="sue",
+                bound=self.tight_bound,
             )
         self.budgets = [budget] * self.d
         self.eps_local = [budget.eps_local] * self.d
@@ -173,11 +174,7 @@ class SUEMS(SRRMS):
         return self.package({"paper": paper, "observed": observed}, reports, malformed)
 
     def privacy(self) -> dict[str, Any]:
-        bound = (
-            "sue-candidate (2x Balle k=2 at eps_l/2)"
-            if self.accounting == "paper"
-            else ("accountant:vr/sue")
-        )
+        bound = self.bound_name("sue-candidate (2x Balle k=2 at eps_l/2)", "sue")
         return self.privacy_statement(
             self.eps_local[0], bound, composition="parallel over d disjoint groups"
         )

@@ -6,6 +6,7 @@ Parameters (all optional; strings from the command line are converted):
   ``kosarak-synthetic`` (see :mod:`protocols.datasets`); ``data_dir`` for the raw files;
 * ``epsilon``: the central target eps_c (default 1.0); ``delta``: default 1/n as in the paper;
 * ``accounting``: ``paper`` (Calculate, default) or ``tight`` (the DP core's accountant);
+  ``tight_bound``: ``vr`` (variation ratio with the mechanism's parameters, default) or ``fmt21``;
 * ``policy``: ``strict`` (default), ``paper_lenient`` or ``fallback``;
 * ``estimator``: ``paper`` (default) or ``observed`` where the protocol has it;
 * ``data_seed``: seed of the sampled datasets (census-income, kosarak-synthetic; default 0);
@@ -63,6 +64,7 @@ def build_workload(cls: type[MultidimProtocol], params: dict[str, Any]) -> Workl
         policy=str(params.get("policy", "strict")),
         estimator=str(params.get("estimator", "paper")),
         attributes=ds.attributes,
+        tight_bound=str(params.get("tight_bound", "vr")),
     )
     if not getattr(protocol, "feasible", True):
         raise ValueError(

@@ -43,6 +43,7 @@ class PSRRSS(MultidimProtocol):
             self.n,
             self.k_max,
             accounting=self.accounting,
+            bound=self.tight_bound,
             policy=self.policy,
             mechanism="grr",
             k=self.k_max,
@@ -104,7 +105,7 @@ class PSRRSS(MultidimProtocol):
         return self.package(est, n - dummy, malformed + dummy)
 
     def privacy(self) -> dict[str, Any]:
-        bound = "balle19-closed-form" if self.accounting == "paper" else "accountant:vr/grr(k_max)"
+        bound = self.bound_name("balle19-closed-form", "grr(k_max)")
         return self.privacy_statement(
             self.eps_local, bound, k_max=self.k_max, n=self.n, reason=self.budget.reason
         )

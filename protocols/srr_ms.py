@@ -46,6 +46,7 @@ class SRRMS(MultidimProtocol):
                 n_eff,
                 k,
                 accounting=self.accounting,
+                bound=self.tight_bound,
                 policy=self.policy,
                 mechanism="grr",
                 k=k,
@@ -118,7 +119,7 @@ class SRRMS(MultidimProtocol):
         return self.package({"paper": paper, "observed": observed}, reports, malformed)
 
     def privacy(self) -> dict[str, Any]:
-        bound = "balle19-closed-form" if self.accounting == "paper" else "accountant:vr/grr"
+        bound = self.bound_name("balle19-closed-form", "grr")
         return self.privacy_statement(
             self.eps_local,
             bound,

@@ -204,3 +204,15 @@ def test_tight_accounting_gives_larger_local_epsilon():
     truth = ds.marginals()
     assert sum(v.sum() for v in tight.variance(truth)) < sum(v.sum() for v in paper.variance(truth))
     assert tight.privacy()["bound"].startswith("accountant")
+
+
+def test_tight_bound_fmt21_is_generic_and_weaker():
+    pytest.importorskip("protocols.accountant")
+    ds = load_adult()
+    vr = PSRRSS(ds.domain_sizes, ds.n, 0.5, 1 / ds.n, accounting="tight")
+    fmt = PSRRSS(ds.domain_sizes, ds.n, 0.5, 1 / ds.n, accounting="tight", tight_bound="fmt21")
+    paper = PSRRSS(ds.domain_sizes, ds.n, 0.5, 1 / ds.n)
+    assert paper.eps_local < fmt.eps_local < vr.eps_local
+    assert fmt.privacy()["bound"] == "accountant:fmt21/generic"
+    with pytest.raises(ValueError, match="tight_bound"):
+        PSRRSS(ds.domain_sizes, ds.n, 0.5, 1 / ds.n, tight_bound="balle")
