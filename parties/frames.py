@@ -38,7 +38,7 @@ PREFIX = struct.Struct(">IH")
 SEAL_DOMAIN = b"sdp-seal-v1"
 CHAIN_DOMAIN = b"sdp-chain-v1"
 
-_HEADER_TYPES: dict[str, type | tuple[type, ...]] = {
+_HEADER_TYPES: dict[str, type] = {
     "k": str,
     "sid": bytes,
     "fr": str,
@@ -80,9 +80,17 @@ class Frame:
         return self.header["k"]
 
 
+# Canonical CBOR map order (shorter keys first, then bytewise); cbor2 keeps insertion order,
+# so emitting keys in this order gives canonical bytes without cbor2's slower sorting mode.
+_KEY_ORDER = sorted(_HEADER_TYPES, key=lambda k: (len(k), k))
+
+
 def encode_header(header: dict[str, Any]) -> bytes:
-    """Canonical CBOR of a header."""
-    return cbor2.dumps(header, canonical=True)
+    """Canonical CBOR of a header (identical to ``cbor2.dumps(header, canonical=True)``)."""
+    unknown = header.keys() - _HEADER_TYPES.keys()
+    if unknown:
+        raise FrameError(f"unknown header fields {sorted(unknown)}")
+    return cbor2.dumps({k: header[k] for k in _KEY_ORDER if k in header})
 
 
 def frame_parts(header: dict[str, Any], body: bytes | memoryview = b"") -> tuple[bytes, bytes]:
@@ -106,13 +114,12 @@ def decode_header(hb: bytes) -> dict[str, Any]:
         raise FrameError(f"unknown frame kind {kind!r}")
     if h.get("v") != VERSION:
         raise FrameError(f"unsupported frame version {h.get('v')!r}")
-    missing = _REQUIRED[kind] - h.keys()
-    extra = h.keys() - _REQUIRED[kind]
-    if missing or extra:
-        raise FrameError(f"frame kind {kind!r}: missing {sorted(missing)} extra {sorted(extra)}")
+    if h.keys() != _REQUIRED[kind]:
+        missing = sorted(_REQUIRED[kind] - h.keys())
+        extra = sorted(map(str, h.keys() - _REQUIRED[kind]))
+        raise FrameError(f"frame kind {kind!r}: missing {missing} extra {extra}")
     for key, val in h.items():
-        want = _HEADER_TYPES[key]
-        if not isinstance(val, want) or (want is int and isinstance(val, bool)):
+        if type(val) is not _HEADER_TYPES[key]:  # exact types: a bool is not an int
             raise FrameError(f"frame field {key!r} has type {type(val).__name__}")
     if kind == "d":
         if h["sq"] < 1 or h["rd"] < 0 or h["ln"] < 0 or not (0 <= h["ci"] < h["nc"]):

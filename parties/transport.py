@@ -71,7 +71,7 @@ class Channel(asyncio.Protocol):
         self._paused = False
         self._drain_waiters: list[asyncio.Future[None]] = []
         self._assembly: dict[str, Any] | None = None
-        self._complete: list[tuple[dict[str, Any], bytes]] = []
+        self._complete: list[tuple[dict[str, Any], bytes | bytearray]] = []
         self._unsealed = 0
         self._tx_phase = self._rx_phase = ("setup", 0)
         self.addr = "?"
@@ -341,7 +341,7 @@ class Channel(asyncio.Protocol):
             self._assembly = None
             if end != ah["ln"] or a["sha"].digest() != ah["dg"]:
                 raise FrameError("message body does not match its length/digest")
-            self._complete.append((ah, bytes(a["buf"])))
+            self._complete.append((ah, a["buf"]))  # bytes-like; no second copy
 
 
 class Node:

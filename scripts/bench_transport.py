@@ -35,6 +35,7 @@ async def party_main(args: argparse.Namespace) -> None:
     node = Node(cluster, args.name, Path(args.keys), Path(args.out))
     names = [p.name for p in cluster.parties]
     out: dict[str, float] = {}
+    cpu0 = 0.0
     if args.mode == "small":
         recv_name, senders = names[-1], names[:-1]
         peers = set(senders) if args.name == recv_name else {recv_name}
@@ -42,6 +43,7 @@ async def party_main(args: argparse.Namespace) -> None:
         node.phase("bench")
         per_sender = args.messages // len(senders)
         payload = os.urandom(64)
+        cpu0 = time.process_time()
         if args.name == recv_name:
             t0 = time.perf_counter()
             for s in senders:
@@ -59,6 +61,7 @@ async def party_main(args: argparse.Namespace) -> None:
         a, b = names
         await node.start({b} if args.name == a else {a})
         node.phase("bench")
+        cpu0 = time.process_time()
         if args.name == a:
             data = os.urandom(args.bulk_mb * 1_000_000)
             t0 = time.perf_counter()
@@ -69,9 +72,9 @@ async def party_main(args: argparse.Namespace) -> None:
         else:
             got = await node.recv(a, "bulk")
             await node.send(a, "ack", str(len(got)).encode())
+    out["cpu_s"] = time.process_time() - cpu0
     await node.close()
-    if out:
-        Path(args.result).write_text(json.dumps(out))
+    Path(f"{args.result}.{args.name}").write_text(json.dumps(out))
 
 
 def run_ours(mode: str, n_parties: int, messages: int, bulk_mb: int) -> dict[str, float]:
@@ -79,21 +82,50 @@ def run_ours(mode: str, n_parties: int, messages: int, bulk_mb: int) -> dict[str
         tmp_path = Path(tmp)
         names = [f"p{i}" for i in range(n_parties)]
         ports = free_ports(n_parties)
-        cluster = Cluster(new_session_id(), "bench", "trusted",
-                          [PartySpec(n, "x", "127.0.0.1", p) for n, p in zip(names, ports)],
-                          phase_timeout=300, max_frame=16 << 20)
+        cluster = Cluster(
+            new_session_id(),
+            "bench",
+            "trusted",
+            [PartySpec(n, "x", "127.0.0.1", p) for n, p in zip(names, ports)],
+            phase_timeout=300,
+            max_frame=16 << 20,
+        )
         (tmp_path / "cluster.toml").write_text(dump_cluster(cluster))
         make_cluster_keys(cluster, tmp_path / "keys")
         result = tmp_path / "result.json"
-        procs = [subprocess.Popen([sys.executable, __file__, "--party", n, "--mode", mode,
-                                   "--cluster", str(tmp_path / "cluster.toml"),
-                                   "--keys", str(tmp_path / "keys"), "--out", str(tmp_path / "run"),
-                                   "--result", str(result), "--messages", str(messages),
-                                   "--bulk-mb", str(bulk_mb)]) for n in names]
+        procs = [
+            subprocess.Popen(
+                [
+                    sys.executable,
+                    __file__,
+                    "--party",
+                    n,
+                    "--mode",
+                    mode,
+                    "--cluster",
+                    str(tmp_path / "cluster.toml"),
+                    "--keys",
+                    str(tmp_path / "keys"),
+                    "--out",
+                    str(tmp_path / "run"),
+                    "--result",
+                    str(result),
+                    "--messages",
+                    str(messages),
+                    "--bulk-mb",
+                    str(bulk_mb),
+                ]
+            )
+            for n in names
+        ]
         for p in procs:
             if p.wait(timeout=600) != 0:
                 raise RuntimeError(f"benchmark party exited with {p.returncode}")
-        return json.loads(result.read_text())
+        per = {n: json.loads(Path(f"{result}.{n}").read_text()) for n in names}
+        main_party = names[-1] if mode == "small" else names[0]
+        out = dict(per[main_party])
+        out["cpu_s_by_party"] = {n: round(v["cpu_s"], 3) for n, v in per.items()}
+        return out
 
 
 async def baseline(mode: str, messages: int, bulk_mb: int, keydir: Path) -> dict[str, float]:
@@ -132,7 +164,7 @@ async def baseline(mode: str, messages: int, bulk_mb: int, keydir: Path) -> dict
         writer.write(len(data).to_bytes(4, "big"))
         view = memoryview(data)
         for i in range(0, len(data), 1 << 20):
-            writer.write(view[i:i + (1 << 20)])
+            writer.write(view[i : i + (1 << 20)])
             await writer.drain()
     await reader.readexactly(1)
     await done
@@ -169,20 +201,29 @@ def main() -> None:
     thr = bulk["bytes"] / bulk["seconds"] / 1e6
     report = {
         "small_messages": {
-            "parties": 3, "messages": small["messages"], "payload_bytes": 64,
+            "parties": 3,
+            "messages": small["messages"],
+            "payload_bytes": 64,
             "ours_messages_per_s": round(rate),
+            "ours_cpu_us_per_message": {
+                n: round(c / small["messages"] * 1e6, 1) for n, c in small["cpu_s_by_party"].items()
+            },
             "baseline_bare_tls_messages_per_s": round(args.messages / base_small["seconds"]),
-            "target_messages_per_s": 20_000, "meets_target": rate >= 20_000,
+            "target_messages_per_s": 20_000,
+            "meets_target": rate >= 20_000,
         },
         "bulk": {
-            "parties": 2, "megabytes": args.bulk_mb,
+            "parties": 2,
+            "megabytes": args.bulk_mb,
             "ours_MB_per_s": round(thr, 1),
+            "ours_cpu_s_by_party": bulk["cpu_s_by_party"],
             "baseline_bare_tls_MB_per_s": round(args.bulk_mb / base_bulk["seconds"], 1),
-            "target_MB_per_s": 100, "meets_target": thr >= 100,
+            "target_MB_per_s": 100,
+            "meets_target": thr >= 100,
         },
         "notes": "ours = mutual TLS 1.3 + CBOR frames + Ed25519-sealed hash chains + signed "
-                 "transcripts + cost ledger, each party its own process; baseline = one "
-                 "asyncio TLS stream with length prefixes only, in one process",
+        "transcripts + cost ledger, each party its own process; baseline = one "
+        "asyncio TLS stream with length prefixes only, in one process",
         "cpu_count": os.cpu_count(),
     }
     if args.json:

@@ -115,3 +115,27 @@ def test_fuzz_decoder_10k_examples(data):
 @settings(max_examples=10_000, deadline=None)
 def test_fuzz_decoder_10k_structured(junk, extra):
     _fuzz_one(PREFIX.pack(2 + len(junk) + extra, len(junk)) + junk + b"\0" * extra)
+
+
+@given(
+    st.fixed_dictionaries(
+        {
+            "sq": st.integers(1, 2**63),
+            "rd": st.integers(0, 2**31),
+            "ph": st.text(max_size=20),
+            "ty": st.text(max_size=20),
+            "fr": st.text(max_size=10),
+            "ln": st.integers(0, 2**40),
+            "pb": st.booleans(),
+            "dg": st.binary(min_size=32, max_size=32),
+        }
+    )
+)
+@settings(max_examples=200, deadline=None)
+def test_header_encoding_is_canonical_cbor(fields):
+    import cbor2
+
+    from parties.frames import encode_header
+
+    h = data_header(**fields)
+    assert encode_header(h) == cbor2.dumps(h, canonical=True)
