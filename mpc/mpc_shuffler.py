@@ -758,13 +758,15 @@ def mpyc_bytes_sent(rt: Any) -> int:
 # Roles of a networked run (``sdp run ... --shuffler mpc``), written against the party
 # runtime's node (a PartyContext with ``progress``/``publish``/``run_dir``) and cluster.
 #
-# Cluster parameters read here: ``mpc_ports`` (list of m MPyC ports, one per server, in the
-# order of the ``mpc-server`` parties; the MPyC host is the party's host), ``mpc_tls_dir``
+# Cluster parameters read here: ``mpc_ports`` (m MPyC ports, one per server in the order of
+# the ``mpc-server`` parties, as a list, "p1,p2,p3" or a base port; the MPyC host is the
+# party's host), ``mpc_tls_dir``
 # (directory holding ``.config/`` from ``write_mpyc_tls_files``; without it MPyC's mesh runs
 # without TLS and the result says so), ``mpc_threshold`` (default (m-1)//2), ``mpc_mode``
 # (``open`` or ``histogram``).
 
 SERVER_ROLE = "mpc-server"
+PUBLISHED_INPUT = "shuffled"  # transcript type of the analyzer's published input multiset
 
 
 class MpcPlan:
@@ -825,13 +827,21 @@ def config_from_cluster(cluster: Any) -> MPCShufflerConfig:
 
 
 def mpc_addresses(cluster: Any) -> list[tuple[str, int]]:
-    """(host, MPyC port) of every server; ValueError if ``mpc_ports`` is missing or wrong."""
+    """(host, MPyC port) of every server from ``mpc_ports``: a list of ports, a string
+    "p1,p2,..." or one int base port (server i uses base + i). ValueError if missing or wrong."""
     servers = cluster.by_role(SERVER_ROLE)
     ports = cluster.params.get("mpc_ports")
+    if isinstance(ports, int) and not isinstance(ports, bool):
+        ports = [ports + i for i in range(len(servers))]
+    elif isinstance(ports, str):
+        try:
+            ports = [int(v) for v in ports.split(",") if v.strip()]
+        except ValueError:
+            ports = None
     if not isinstance(ports, list) or len(ports) != len(servers):
         raise ValueError(
-            f"cluster parameter mpc_ports must list one MPyC port per MPC server "
-            f"({len(servers)}), got {ports!r}"
+            f"cluster parameter mpc_ports must give one MPyC port per MPC server "
+            f"({len(servers)}), got {cluster.params.get('mpc_ports')!r}"
         )
     return [(p.host, int(port)) for p, port in zip(servers, ports, strict=True)]
 
@@ -885,7 +895,7 @@ def histogram_to_multiset(counts: np.ndarray) -> np.ndarray:
 async def run_analyzer_role(node: Any, cluster: Any) -> None:
     """Reconstruct the output, run the protocol's analyzer, publish (nothing is published if
     a server failed: ``analyzer_collect`` raises first)."""
-    from parties.shuffle_roles import load_workload, publish_result
+    from parties.shuffle_roles import dump_batches, load_workload, publish_result
 
     cfg = config_from_cluster(cluster)
     workload = load_workload(cluster)
@@ -905,6 +915,10 @@ async def run_analyzer_role(node: Any, cluster: Any) -> None:
             "trust": "semi-honest, honest majority (t < m/2); output correctness is not provable",
         }
     }
+    # the analyzer's input, published so that a verifier can re-run the analyzer (mode open:
+    # the shuffled multiset; mode histogram: the multiset equivalent to the opened counts)
+    node.phase("publish")
+    node.publish(PUBLISHED_INPUT, dump_batches(shuffled, invalid=out.invalid, mode=cfg.mode))
     publish_result(node, cluster, workload, shuffled, out.invalid, extra)
 
 

@@ -210,6 +210,10 @@ async def test_roles_run_grr_end_to_end(tmp_path, monkeypatch, mode):
     res = json.loads((tmp_path / "result.json").read_text())
     assert res["messages"] == {"reports": 3000} and res["mpc"]["mode"] == mode
     assert abs(sum(res["estimate"]["frequencies"]) - 1) < 1e-9
+    from parties.shuffle_roles import load_batches
+
+    published, meta = load_batches(nodes["analyzer"].published[ms.PUBLISHED_INPUT])
+    assert published["reports"].shape == (3000, 1) and meta["mode"] == mode
     monkeypatch.undo()
     with pytest.raises(ValueError, match="mpc_ports"):
         ms.mpc_addresses(cluster)
