@@ -37,16 +37,38 @@ def client_rng(cluster: Cluster, index: int) -> np.random.Generator:
     return np.random.default_rng(np.random.SeedSequence(int(seed), spawn_key=(1, index)))
 
 
-def client_blocks(cluster: Cluster, name: str, workload: Workload) -> Iterator[tuple[Batches, int]]:
-    """Encode this population's users block by block: yields (batches, users in block)."""
+def population_records(cluster: Cluster, name: str, workload: Workload) -> np.ndarray:
+    """The records of the users held by client population ``name``."""
     clients = [p.name for p in cluster.by_role("client")]
-    index = clients.index(name)
-    sl = workload.user_slice(index, len(clients))
-    rng = client_rng(cluster, index)
-    records = workload.records[sl]
-    for start in range(0, max(1, records.shape[0]), BLOCK_USERS):
-        block = records[start : start + BLOCK_USERS]
-        yield workload.protocol.encode(block, rng), int(block.shape[0])
+    return workload.records[workload.user_slice(clients.index(name), len(clients))]
+
+
+class ClientPopulation:
+    """A client-population process's users, encoded block by block, round by round.
+
+    Each block of at most ``BLOCK_USERS`` users keeps its own private local state across rounds
+    (``ShuffleProtocol.encode_round``'s ``local``), exactly like ``protocols.base.simulate``
+    keeps one per population.
+    """
+
+    def __init__(self, cluster: Cluster, name: str, workload: Workload) -> None:
+        clients = [p.name for p in cluster.by_role("client")]
+        self.protocol = workload.protocol
+        self.records = population_records(cluster, name, workload)
+        self.rng = client_rng(cluster, clients.index(name))
+        n = self.records.shape[0]
+        self.blocks = [slice(s, min(n, s + BLOCK_USERS)) for s in range(0, max(n, 1), BLOCK_USERS)]
+        self.local: list[dict[str, Any]] = [{} for _ in self.blocks]
+
+    @property
+    def n_users(self) -> int:
+        return int(self.records.shape[0])
+
+    def encode(self, rnd: int, public: dict[str, Any]) -> Iterator[tuple[Batches, int]]:
+        """Yield (batches, users in block) for every block of round ``rnd``."""
+        for sl, loc in zip(self.blocks, self.local):
+            block = self.records[sl]
+            yield self.protocol.encode_round(rnd, block, self.rng, public, loc), int(block.shape[0])
 
 
 def dump_batches(batches: Batches, **extra: Any) -> bytes:
@@ -94,16 +116,15 @@ def publish_result(
     node: Any,
     cluster: Cluster,
     workload: Workload,
+    estimate: dict[str, Any],
     shuffled: Batches,
     invalid: dict[str, int],
     extra: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Analyze, publish the estimate in the transcript, write ``result.json``."""
-    node.phase("analyze")
-    estimate = to_jsonable(workload.protocol.analyze(shuffled))
+    """Publish the final estimate in the transcript and write ``result.json``."""
     node.phase("publish")
-    published = codec.dumps(estimate)
-    digest = node.publish("estimate", published)
+    estimate = to_jsonable(estimate)
+    digest = node.publish("estimate", codec.dumps(estimate))
     result = {
         "protocol": cluster.protocol,
         "shuffler": cluster.shuffler,

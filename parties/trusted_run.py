@@ -1,8 +1,9 @@
 """Run plan with the in-process *trusted* shuffler party (simulation backend).
 
-Parties: ``client-1..P`` (user populations), ``shuffler``, ``analyzer``. Clients send their
-messages (private) to the shuffler; it drops out-of-domain messages (counted), permutes each
-batch uniformly and sends the shuffled multiset (public) to the analyzer.
+Parties: ``client-1..P`` (user populations), ``shuffler``, ``analyzer``. Per round, clients send
+their messages (private) to the shuffler; it drops out-of-domain messages (counted), permutes
+each batch uniformly and sends the shuffled multiset (public) to the analyzer. Multi-round
+protocols get the analyzer's public state (``state``, public) between rounds.
 
 The trusted shuffler sees every message in the clear: it is the baseline the mix-net and MPC
 backends replace, and the one for large simulations.
@@ -16,21 +17,23 @@ from typing import Any
 
 import numpy as np
 
+from parties import codec
 from parties.cluster import Cluster
 from parties.link import PeerError
 from parties.plans import names_with_role, single
 from parties.shuffle_roles import (
-    client_blocks,
+    ClientPopulation,
     dump_batches,
     load_batches,
     load_workload,
     publish_result,
+    to_jsonable,
 )
-from protocols.base import validate_batches
+from protocols.base import BatchSpec, validate_batches
 
 
 class TrustedShufflePlan:
-    """clients -> shuffler -> analyzer."""
+    """clients -> shuffler -> analyzer (-> clients, for multi-round protocols)."""
 
     def layout(self, options: dict[str, Any]) -> list[tuple[str, str]]:
         clients = int(options.get("clients", 2))
@@ -40,66 +43,79 @@ class TrustedShufflePlan:
 
     def peers(self, cluster: Cluster, name: str) -> set[str]:
         role = cluster.party(name).role
+        analyzer, shuffler = single(cluster, "analyzer").name, single(cluster, "shuffler").name
+        clients = set(names_with_role(cluster, "client"))
         if role == "client":
-            return {single(cluster, "shuffler").name}
+            return {shuffler, analyzer}
         if role == "shuffler":
-            return set(names_with_role(cluster, "client")) | {single(cluster, "analyzer").name}
+            return clients | {analyzer}
         if role == "analyzer":
-            return {single(cluster, "shuffler").name}
+            return clients | {shuffler}
         raise PeerError(f"role {role!r} has no part in a trusted-shuffler run")
 
     async def run(self, node: Any, cluster: Cluster) -> None:
         role = cluster.party(node.name).role
-        await {"client": run_client, "shuffler": run_shuffler, "analyzer": run_analyzer}[role](
-            node, cluster
-        )
+        runner = {"client": run_client, "shuffler": run_shuffler, "analyzer": run_analyzer}
+        await runner[role](node, cluster)
+
+
+async def receive_state(node: Any, cluster: Cluster, rnd: int) -> dict[str, Any]:
+    """The analyzer's public state for round ``rnd`` (empty before round 0)."""
+    if rnd == 0:
+        return {}
+    node.phase("state", rnd)
+    obj = codec.loads(await node.recv(single(cluster, "analyzer").name, "state"))
+    if not isinstance(obj, dict):
+        raise PeerError("malformed round state from the analyzer")
+    return obj
 
 
 async def run_client(node: Any, cluster: Cluster) -> None:
-    """Encode this population's users and submit their messages in blocks."""
+    """Encode this population's users and submit their messages, block by block, per round."""
     shuffler = single(cluster, "shuffler").name
     workload = load_workload(cluster)
-    sl = workload.user_slice(
-        [p.name for p in cluster.by_role("client")].index(node.name), len(cluster.by_role("client"))
-    )
-    total = sl.stop - sl.start
-    done = 0
-    blocks = client_blocks(cluster, node.name, workload)
-    node.phase("encode")
-    batches, n = next(blocks)
-    while True:
-        done += n
-        node.progress("encode+submit", done, total)
-        nxt = next(blocks, None)
-        node.phase("submit")
-        await node.send(shuffler, "submit", dump_batches(batches, users=n, final=nxt is None))
-        if nxt is None:
-            break
-        node.phase("encode")
-        batches, n = nxt
-        await asyncio.sleep(0)
+    pop = ClientPopulation(cluster, node.name, workload)
+    for rnd in range(workload.protocol.n_rounds):
+        public = await receive_state(node, cluster, rnd)
+        done = 0
+        node.phase("encode", rnd)
+        blocks = pop.encode(rnd, public)
+        item = next(blocks)
+        while item is not None:
+            batches, n = item
+            done += n
+            node.progress(f"round {rnd} encode+submit", done, pop.n_users)
+            nxt = next(blocks, None)
+            node.phase("submit", rnd)
+            await node.send(shuffler, "submit", dump_batches(batches, users=n, final=nxt is None))
+            node.phase("encode", rnd)
+            item = nxt
+            await asyncio.sleep(0)
 
 
-async def run_shuffler(node: Any, cluster: Cluster) -> None:
-    """Collect every population's messages, validate, shuffle, forward to the analyzer."""
-    workload = load_workload(cluster)
-    protocol = workload.protocol
-    node.phase("submit")
-    collected: dict[str, list[np.ndarray]] = {s.name: [] for s in protocol.batch_specs()}
-    invalid = {s.name: 0 for s in protocol.batch_specs()}
+def specs_of(specs: list[BatchSpec]) -> dict[str, BatchSpec]:
+    return {s.name: s for s in specs}
+
+
+async def collect_submissions(
+    node: Any, cluster: Cluster, specs: list[BatchSpec]
+) -> tuple[dict[str, list[np.ndarray]], dict[str, int]]:
+    """Every client population's messages of one round, out-of-domain rows dropped (counted)."""
+    by_name = specs_of(specs)
+    collected: dict[str, list[np.ndarray]] = {s.name: [] for s in specs}
+    invalid = {s.name: 0 for s in specs}
 
     async def from_client(client: str) -> None:
         while True:
             payload = await node.recv(client, "submit")
             try:
                 batches, meta = load_batches(payload)
-                bad = validate_batches(protocol, batches)
+                bad = validate_batches(None, batches, specs)
             except ValueError as exc:
                 raise PeerError(f"malformed submission from {client}: {exc}") from None
             for name, arr in batches.items():
                 if bad[name]:
-                    spec = next(s for s in protocol.batch_specs() if s.name == name)
-                    ok = ((arr >= 0) & (arr < spec.bound)).all(axis=1)
+                    ok = ((arr >= 0) & (arr < by_name[name].bound)).all(axis=1)
                     invalid[name] += int((~ok).sum())
                     arr = arr[ok]
                 collected[name].append(arr)
@@ -107,30 +123,58 @@ async def run_shuffler(node: Any, cluster: Cluster) -> None:
                 return
 
     await asyncio.gather(*(from_client(c) for c in names_with_role(cluster, "client")))
-    node.phase("shuffle")
-    rng = np.random.default_rng(secrets.randbits(128))
-    shuffled = {}
-    for name, parts in collected.items():
-        spec = next(s for s in protocol.batch_specs() if s.name == name)
-        arr = np.concatenate(parts) if parts else np.zeros((0, spec.width), np.int64)
-        shuffled[name] = arr[rng.permutation(arr.shape[0])]
-    node.phase("deliver")
-    await node.send(
-        single(cluster, "analyzer").name,
-        "shuffled",
-        dump_batches(shuffled, invalid=invalid),
-        public=True,
-    )
+    return collected, invalid
+
+
+async def run_shuffler(node: Any, cluster: Cluster) -> None:
+    """Per round: collect, validate, shuffle, forward to the analyzer."""
+    protocol = load_workload(cluster).protocol
+    public: dict[str, Any] = {}
+    for rnd in range(protocol.n_rounds):
+        public = await receive_state(node, cluster, rnd) if rnd else {}
+        specs = protocol.batch_specs_round(rnd, public)
+        node.phase("submit", rnd)
+        collected, invalid = await collect_submissions(node, cluster, specs)
+        node.phase("shuffle", rnd)
+        rng = np.random.default_rng(secrets.randbits(128))
+        shuffled = {}
+        for spec in specs:
+            parts = collected[spec.name]
+            arr = np.concatenate(parts) if parts else np.zeros((0, spec.width), np.int64)
+            shuffled[spec.name] = arr[rng.permutation(arr.shape[0])]
+        node.phase("deliver", rnd)
+        await node.send(
+            single(cluster, "analyzer").name,
+            "shuffled",
+            dump_batches(shuffled, invalid=invalid, round=rnd),
+            public=True,
+        )
 
 
 async def run_analyzer(node: Any, cluster: Cluster) -> None:
-    """Receive the shuffled multiset, estimate, publish."""
+    """Per round: receive the shuffled multiset, analyze; broadcast state or publish."""
     workload = load_workload(cluster)
-    node.phase("deliver")
-    payload = await node.recv(single(cluster, "shuffler").name, "shuffled")
-    try:
-        shuffled, meta = load_batches(payload)
-        validate_batches(workload.protocol, shuffled)
-    except ValueError as exc:
-        raise PeerError(f"malformed shuffled batches from the shuffler: {exc}") from None
-    publish_result(node, cluster, workload, shuffled, dict(meta.get("invalid", {})))
+    protocol = workload.protocol
+    public: dict[str, Any] = {}
+    invalid_total: dict[str, int] = {}
+    receivers = names_with_role(cluster, "client") + [single(cluster, "shuffler").name]
+    for rnd in range(protocol.n_rounds):
+        node.phase("deliver", rnd)
+        payload = await node.recv(single(cluster, "shuffler").name, "shuffled")
+        try:
+            shuffled, meta = load_batches(payload)
+            validate_batches(protocol, shuffled, protocol.batch_specs_round(rnd, public))
+        except ValueError as exc:
+            raise PeerError(f"malformed shuffled batches from the shuffler: {exc}") from None
+        for k, v in dict(meta.get("invalid", {})).items():
+            invalid_total[f"{k}" if protocol.n_rounds == 1 else f"r{rnd}:{k}"] = int(v)
+        node.phase("analyze", rnd)
+        result = to_jsonable(protocol.analyze_round(rnd, shuffled, public))
+        if rnd < protocol.n_rounds - 1:
+            node.phase("state", rnd + 1)
+            state = codec.dumps(result)
+            for peer in receivers:
+                await node.send(peer, "state", state, public=True)
+            public = result
+        else:
+            publish_result(node, cluster, workload, result, shuffled, invalid_total)

@@ -36,9 +36,12 @@ def recompute_estimate(
     analyzer: Transcript,
     input_type: str,
     report: Report,
-    batches: dict[str, np.ndarray] | None = None,
+    inputs: list[dict[str, np.ndarray]] | None = None,
 ) -> None:
-    """Re-run the protocol's analyzer on the logged multiset; compare with what was published."""
+    """Re-run the protocol's analyzer, round by round, on the multisets the analyzer received
+    (its public ``input_type`` messages, or ``inputs``); compare every broadcast round state and
+    the published estimate with what the analyzer logged."""
+    from parties.shuffle_roles import to_jsonable
     from protocols.base import validate_batches
     from protocols.workloads import get_workload
 
@@ -54,34 +57,68 @@ def recompute_estimate(
         )
         return
     published = codec.loads(_blob(run_dir, analyzer.party, pubs[0]["dg"]))
-    if batches is None:
+    run = cluster["run"]
+    protocol = get_workload(run["protocol"], dict(run.get("params", {}))).protocol
+    if inputs is None:
         ins = [e for e in analyzer.entries if e["dir"] == "recv" and e["ty"] == input_type]
-        if len(ins) != 1 or not ins[0]["pub"]:
+        if len(ins) != protocol.n_rounds or not all(e["pub"] for e in ins):
             report.add(
                 Check(
                     "recompute estimate",
                     False,
                     len(ins),
-                    f"{analyzer.party} has no single public {input_type!r} input",
+                    f"{analyzer.party} logged {len(ins)} public {input_type!r} inputs, "
+                    f"expected {protocol.n_rounds}",
                 )
             )
             return
-        obj = codec.loads(_blob(run_dir, analyzer.party, ins[0]["dg"]))
-        batches = {k: codec.obj_to_array(v) for k, v in obj["batches"].items()}
-    run = cluster["run"]
-    workload = get_workload(run["protocol"], dict(run.get("params", {})))
-    validate_batches(workload.protocol, batches)
-    from parties.shuffle_roles import to_jsonable
-
-    again = to_jsonable(workload.protocol.analyze(batches))
-    n = sum(int(v.shape[0]) for v in batches.values())
+        inputs = []
+        for e in ins:
+            obj = codec.loads(_blob(run_dir, analyzer.party, e["dg"]))
+            inputs.append({k: codec.obj_to_array(v) for k, v in obj["batches"].items()})
+    # round states the analyzer broadcast (one copy per receiver; all must be equal)
+    states: dict[int, set[str]] = {}
+    for e in analyzer.entries:
+        if e["dir"] == "send" and e["ty"] == "state":
+            states.setdefault(e["rd"], set()).add(e["dg"])
+    public: dict[str, Any] = {}
+    n = 0
+    for rnd, batches in enumerate(inputs):
+        validate_batches(protocol, batches, protocol.batch_specs_round(rnd, public))
+        n += sum(int(v.shape[0]) for v in batches.values())
+        again = to_jsonable(protocol.analyze_round(rnd, batches, public))
+        if rnd < len(inputs) - 1:
+            sent = states.get(rnd + 1, set())
+            if len(sent) != 1:
+                report.add(
+                    Check(
+                        "recompute round state",
+                        False,
+                        rnd,
+                        f"round {rnd + 1}: the analyzer broadcast {len(sent)} different "
+                        "states (must be exactly one, the same to everyone)",
+                    )
+                )
+                return
+            logged = codec.loads(_blob(run_dir, analyzer.party, next(iter(sent))))
+            if not _close(again, logged):
+                report.add(
+                    Check(
+                        "recompute round state",
+                        False,
+                        rnd,
+                        f"round {rnd + 1} state differs from the analyzer's recomputation",
+                    )
+                )
+                return
+            public = again
     ok = _close(again, published)
     report.add(
         Check(
             "recompute estimate",
             ok,
             n,
-            f"analyzer re-run on {n} shuffled messages "
+            f"analyzer re-run on {n} shuffled messages ({len(inputs)} round(s)) "
             + (
                 "matches the published estimate"
                 if ok

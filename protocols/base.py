@@ -52,13 +52,48 @@ class ShuffleProtocol(ABC):
         """Privacy statement of the run (eps, delta, local eps, bound used)."""
         return {}
 
+    # -- multi-round protocols ------------------------------------------------------------
+    # A protocol with n_rounds > 1 (e.g. GFIM: candidates from round 0, refinement in round 1)
+    # overrides encode_round/analyze_round. After every round but the last, the analyzer's
+    # returned dict is *public state* broadcast to every client population; ``local`` is the
+    # client population's private state kept between rounds (e.g. which users are in which
+    # group). Batch specs may depend on the round (``batch_specs_round``).
+    n_rounds: int = 1
 
-def validate_batches(protocol: ShuffleProtocol, batches: Batches) -> dict[str, int]:
+    def batch_specs_round(self, round: int, public: dict[str, Any]) -> list[BatchSpec]:
+        """Batches of round ``round`` (default: ``batch_specs``)."""
+        return self.batch_specs()
+
+    def encode_round(
+        self,
+        round: int,
+        records: np.ndarray,
+        rng: np.random.Generator,
+        public: dict[str, Any],
+        local: dict[str, Any],
+    ) -> Batches:
+        """Messages of round ``round`` for the given users (default: ``encode``)."""
+        return self.encode(records, rng)
+
+    def analyze_round(
+        self, round: int, shuffled: Batches, public: dict[str, Any]
+    ) -> dict[str, Any]:
+        """Public state for the next round, or the final estimate after the last round."""
+        return self.analyze(shuffled)
+
+
+def validate_batches(
+    protocol: ShuffleProtocol | None, batches: Batches, specs_list: list[BatchSpec] | None = None
+) -> dict[str, int]:
     """Check shape and domain of messages; returns the number of invalid rows per batch.
 
     Raises ValueError for unknown batches or wrong widths (a malformed submission).
     """
-    specs = {s.name: s for s in protocol.batch_specs()}
+    if specs_list is None:
+        if protocol is None:
+            raise ValueError("validate_batches needs a protocol or a list of batch specs")
+        specs_list = protocol.batch_specs()
+    specs = {s.name: s for s in specs_list}
     invalid: dict[str, int] = {}
     for name, arr in batches.items():
         if name not in specs:
@@ -76,3 +111,34 @@ def validate_batches(protocol: ShuffleProtocol, batches: Batches) -> dict[str, i
 def trusted_shuffle(batches: Batches, rng: np.random.Generator) -> Batches:
     """The in-process trusted shuffler: a uniform permutation of each batch."""
     return {name: arr[rng.permutation(arr.shape[0])] for name, arr in batches.items()}
+
+
+def simulate(
+    protocol: ShuffleProtocol,
+    records: np.ndarray,
+    rng: np.random.Generator,
+    shuffler: Any = trusted_shuffle,
+    populations: int = 1,
+) -> dict[str, Any]:
+    """Run every round in process: encode, shuffle (trusted by default), analyze.
+
+    The same ``encode_round``/``analyze_round`` calls as the networked run, with the users split
+    into ``populations`` contiguous client populations like the launcher does.
+    """
+    n = records.shape[0]
+    slices = [slice(i * n // populations, (i + 1) * n // populations) for i in range(populations)]
+    locals_: list[dict[str, Any]] = [{} for _ in slices]
+    public: dict[str, Any] = {}
+    result: dict[str, Any] = {}
+    for r in range(protocol.n_rounds):
+        parts = [
+            protocol.encode_round(r, records[sl], rng, public, loc)
+            for sl, loc in zip(slices, locals_)
+        ]
+        merged = {
+            name: np.concatenate([p[name] for p in parts if name in p])
+            for name in {k for p in parts for k in p}
+        }
+        result = protocol.analyze_round(r, shuffler(merged, rng), public)
+        public = result
+    return result
