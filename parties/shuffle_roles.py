@@ -137,6 +137,9 @@ def publish_result(
         "invalid_messages": invalid,
         **(extra or {}),
     }
+    files = workload.artifacts(estimate, Path(node.run_dir))
+    if files:
+        result["artifacts"] = files
     path = Path(node.run_dir) / "result.json"
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(result, indent=1))

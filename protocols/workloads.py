@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -25,6 +26,9 @@ class Workload:
     records: np.ndarray
     truth: Callable[[], dict[str, Any]] = field(default=lambda: {})
     report: Callable[[dict[str, Any]], dict[str, Any]] = field(default=lambda est: {})
+    # Post-processing of the published estimate done by the analyzer party after publication
+    # (e.g. synthetic data from published marginals): (estimate, run_dir) -> files written.
+    artifacts: Callable[[dict[str, Any], Path], list[str]] = field(default=lambda est, d: [])
 
     @property
     def n_users(self) -> int:
