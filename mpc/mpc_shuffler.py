@@ -41,8 +41,8 @@ import logging
 import os
 import sys
 import time
-from collections.abc import Awaitable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 import numpy as np
@@ -75,6 +75,7 @@ class MPCShufflerConfig:
     timeout: float = 120.0
     max_domain: int = 64
     run_label: bytes = field(default=b"sdp-mpc")
+    round: int = 0  # protocol round (multi-round protocols run one shuffle per round)
 
     def __post_init__(self) -> None:
         m, t = len(self.servers), self.threshold
@@ -88,6 +89,15 @@ class MPCShufflerConfig:
     @property
     def m(self) -> int:
         return len(self.servers)
+
+    def for_round(self, rnd: int) -> MPCShufflerConfig:
+        """The same run's configuration for protocol round ``rnd``."""
+        return replace(self, round=int(rnd))
+
+    @property
+    def label(self) -> bytes:
+        """Domain-separation label of this run and round (seeds, permutations)."""
+        return self.run_label + b"|round" + str(self.round).encode()
 
 
 def _check_specs(specs: Sequence[BatchSpec]) -> dict[str, BatchSpec]:
@@ -166,7 +176,7 @@ async def client_submit(
 
     A population may submit in several blocks: call with ``last=False`` for all but the last.
     """
-    ctx.phase("mpc-submit")
+    ctx.phase("mpc-submit", cfg.round)
     shares = share_batches(batches, specs, cfg.m, cfg.threshold)
     sent = 0
     for server, arrays in zip(cfg.servers, shares, strict=True):
@@ -430,10 +440,10 @@ async def server_run(
         raise ValueError(f"server_run: MPyC party {me} is {cfg.servers[me]!r}, not {ctx.name!r}")
     stats: dict[str, Any] = {"server": ctx.name}
     t0 = time.perf_counter()
-    ctx.phase("mpc-receive")
+    ctx.phase("mpc-receive", cfg.round)
     got, status = await receive_client_shares(ctx, cfg, sp)
 
-    ctx.phase("mpc-agree")
+    ctx.phase("mpc-agree", cfg.round)
     all_status = await guarded(rt, cfg, "agree", rt.gather(rt.transfer(status)))
     accepted = [
         c
@@ -457,18 +467,16 @@ async def server_run(
     stats["rejected_clients"] = [c for c in cfg.clients if c not in accepted]
     stats["t_receive_s"] = time.perf_counter() - t0
 
-    ctx.phase("mpc-shuffle")
+    ctx.phase("mpc-shuffle", cfg.round)
     t1 = time.perf_counter()
     coals = pr.coalitions(cfg.m, cfg.threshold)
-    seeds = await guarded(
-        rt, cfg, "seed agreement", pr.agree_coalition_seeds(rt, coals, cfg.run_label)
-    )
+    seeds = await guarded(rt, cfg, "seed agreement", pr.agree_coalition_seeds(rt, coals, cfg.label))
     shuffled = await guarded(
-        rt, cfg, "permute-and-reshare", pr.mpyc_permute_reshare(rt, arrays, seeds, cfg.run_label)
+        rt, cfg, "permute-and-reshare", pr.mpyc_permute_reshare(rt, arrays, seeds, cfg.label)
     )
     stats["t_shuffle_s"] = time.perf_counter() - t1
 
-    ctx.phase("mpc-output")
+    ctx.phase("mpc-output", cfg.round)
     t2 = time.perf_counter()
     stats["mpyc_bytes_through_shuffle"] = mpyc_bytes_sent(rt)
     extra: dict[str, Any] = {
@@ -516,7 +524,7 @@ async def analyzer_collect(
     """Receive every server's output shares and reconstruct (all m servers are required, so a
     failed server means no output: PeerError names it)."""
     sp = _check_specs(specs)
-    ctx.phase("mpc-analyze")
+    ctx.phase("mpc-analyze", cfg.round)
     parts, metas = [], []
     for s in cfg.servers:
         arrays, meta = await recv_chunked(ctx, s, MSG_OUTPUT, f"output of server {s!r}")
@@ -720,8 +728,27 @@ async def serve(
     *,
     ssl_dir: str | None = None,
 ) -> dict[str, Any]:
-    """Entry point of an MPC server process: start MPyC, run, shut down. Raises
-    MPCServerError naming the server that could not be reached or died."""
+    """Entry point of an MPC server process for a one-round protocol: start MPyC, run, shut
+    down. Raises MPCServerError naming the server that could not be reached or died."""
+
+    async def round_specs(rnd: int) -> Sequence[BatchSpec]:
+        return specs
+
+    return (await serve_rounds(ctx, cfg, round_specs, 1, pid, addresses, ssl_dir=ssl_dir))[0]
+
+
+async def serve_rounds(
+    ctx: PartyContext,
+    cfg: MPCShufflerConfig,
+    round_specs: Callable[[int], Awaitable[Sequence[BatchSpec]]],
+    n_rounds: int,
+    pid: int,
+    addresses: Sequence[tuple[str, int]],
+    *,
+    ssl_dir: str | None = None,
+) -> list[dict[str, Any]]:
+    """Start MPyC once and run ``n_rounds`` shuffles (``round_specs(r)`` gives round r's batch
+    specs, e.g. after receiving the analyzer's public state); returns per-round stats."""
     rt = make_runtime(pid, addresses, cfg.threshold, ssl_dir=ssl_dir)
     try:
         await start_runtime(rt, cfg.timeout)
@@ -731,17 +758,20 @@ async def serve(
             f"MPC server {cfg.servers[pid]}: could not connect to {missing} "
             f"within {cfg.timeout:.0f} s"
         ) from None
+    all_stats = []
     try:
-        stats = await server_run(ctx, rt, cfg, specs)
+        for rnd in range(n_rounds):
+            specs = await round_specs(rnd)
+            all_stats.append(await server_run(ctx, rt, cfg.for_round(rnd), specs))
     except BaseException:
         for p in rt.parties:  # limited shutdown, as MPyC's __aexit__ does
             proto = getattr(p, "protocol", None)
             if p.pid != pid and proto is not None and getattr(proto, "transport", None):
                 proto.close_connection()
         raise
-    stats["mpyc_bytes_sent"] = mpyc_bytes_sent(rt)
+    all_stats[-1]["mpyc_bytes_sent"] = mpyc_bytes_sent(rt)
     await guarded(rt, cfg, "shutdown", rt.shutdown())
-    return stats
+    return all_stats
 
 
 def mpyc_bytes_sent(rt: Any) -> int:
@@ -767,6 +797,7 @@ def mpyc_bytes_sent(rt: Any) -> int:
 
 SERVER_ROLE = "mpc-server"
 PUBLISHED_INPUT = "shuffled"  # transcript type of the analyzer's published input multiset
+MSG_STATE = "state"  # the analyzer's public state between rounds (to clients and servers)
 
 
 class MpcPlan:
@@ -786,11 +817,11 @@ class MpcPlan:
         role = cluster.party(name).role
         servers = {p.name for p in cluster.by_role(SERVER_ROLE)}
         if role == "client":
-            return servers
+            return servers | {_analyzer(cluster)}  # state between rounds comes from it
         if role == SERVER_ROLE:
             return {p.name for p in cluster.by_role("client")} | {_analyzer(cluster)}
         if role == "analyzer":
-            return servers
+            return servers | {p.name for p in cluster.by_role("client")}
         raise PeerError(f"role {role!r} has no part in an MPC-shuffler run")
 
     async def run(self, node: Any, cluster: Any) -> None:
@@ -846,36 +877,68 @@ def mpc_addresses(cluster: Any) -> list[tuple[str, int]]:
     return [(p.host, int(port)) for p, port in zip(servers, ports, strict=True)]
 
 
+def _population(cluster: Any, name: str, workload: Any) -> tuple[np.ndarray, Any, list[slice]]:
+    """(records, client rng, blocks) of client population ``name`` (as the trusted backend)."""
+    from parties.shuffle_roles import BLOCK_USERS, client_rng
+
+    clients = [p.name for p in cluster.by_role("client")]
+    idx = clients.index(name)
+    records = workload.records[workload.user_slice(idx, len(clients))]
+    n = int(records.shape[0])
+    blocks = [slice(s, min(n, s + BLOCK_USERS)) for s in range(0, max(n, 1), BLOCK_USERS)]
+    return records, client_rng(cluster, idx), blocks
+
+
+async def _recv_state(node: Any, cfg: MPCShufflerConfig, rnd: int) -> dict[str, Any]:
+    """The analyzer's public state before round ``rnd`` (> 0)."""
+    node.phase("state", rnd)
+    obj = codec.loads(await node.recv(cfg.analyzer, MSG_STATE))
+    if not isinstance(obj, dict):
+        raise PeerError(f"malformed round-{rnd} state from the analyzer {cfg.analyzer}")
+    return obj
+
+
 async def run_client_role(node: Any, cluster: Any) -> None:
-    """Encode this population's users block by block and submit Shamir shares."""
-    from parties.shuffle_roles import client_blocks, load_workload
-
-    cfg = config_from_cluster(cluster)
-    workload = load_workload(cluster)
-    specs = workload.protocol.batch_specs()
-    blocks = client_blocks(cluster, node.name, workload)
-    node.phase("encode")
-    batches, _ = next(blocks)
-    while True:
-        nxt = next(blocks, None)
-        await client_submit(node, cfg, specs, batches, last=nxt is None)
-        if nxt is None:
-            return
-        node.phase("encode")
-        batches, _ = nxt
-
-
-async def run_server_role(node: Any, cluster: Any) -> None:
-    """One MPC server: MPyC mesh with the other servers, shuffle, output to the analyzer."""
+    """Encode this population's users block by block, round by round; submit Shamir shares."""
     from parties.shuffle_roles import load_workload
 
     cfg = config_from_cluster(cluster)
-    specs = load_workload(cluster).protocol.batch_specs()
+    workload = load_workload(cluster)
+    proto = workload.protocol
+    records, rng, blocks = _population(cluster, node.name, workload)
+    local: list[dict[str, Any]] = [{} for _ in blocks]
+    public: dict[str, Any] = {}
+    for rnd in range(proto.n_rounds):
+        if rnd:
+            public = await _recv_state(node, cfg, rnd)
+        specs = proto.batch_specs_round(rnd, public)
+        done = 0
+        for j, (sl, loc) in enumerate(zip(blocks, local, strict=True)):
+            node.phase("encode", rnd)
+            batches = proto.encode_round(rnd, records[sl], rng, public, loc)
+            await client_submit(node, cfg.for_round(rnd), specs, batches, last=j == len(blocks) - 1)
+            done += sl.stop - sl.start
+            if hasattr(node, "progress"):
+                node.progress(f"round {rnd} encode+submit", done, int(records.shape[0]))
+
+
+async def run_server_role(node: Any, cluster: Any) -> None:
+    """One MPC server: MPyC mesh with the other servers, one shuffle per protocol round."""
+    from parties.shuffle_roles import load_workload
+
+    cfg = config_from_cluster(cluster)
+    proto = load_workload(cluster).protocol
     tls = cluster.params.get("mpc_tls_dir")
-    await serve(
+
+    async def round_specs(rnd: int) -> Sequence[BatchSpec]:
+        public = await _recv_state(node, cfg, rnd) if rnd else {}
+        return proto.batch_specs_round(rnd, public)
+
+    await serve_rounds(
         node,
         cfg,
-        specs,
+        round_specs,
+        proto.n_rounds,
         cfg.servers.index(node.name),
         mpc_addresses(cluster),
         ssl_dir=None if tls is None else str(tls),
@@ -892,34 +955,87 @@ def histogram_to_multiset(counts: np.ndarray) -> np.ndarray:
     return np.repeat(np.arange(c.size, dtype=np.int64), c).reshape(-1, 1)
 
 
+def _jsonable(x: Any) -> Any:
+    if isinstance(x, dict):
+        return {str(k): _jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_jsonable(v) for v in x]
+    if isinstance(x, np.ndarray):
+        return x.tolist()
+    if isinstance(x, np.generic):
+        return x.item()
+    return x
+
+
 async def run_analyzer_role(node: Any, cluster: Any) -> None:
-    """Reconstruct the output, run the protocol's analyzer, publish (nothing is published if
-    a server failed: ``analyzer_collect`` raises first)."""
-    from parties.shuffle_roles import dump_batches, load_workload, publish_result
+    """Per round: reconstruct, run the protocol's analyzer, publish its input; broadcast the
+    public state (clients and servers) or, after the last round, publish the estimate and
+    write ``result.json``. Nothing is published if a server failed (``analyzer_collect``
+    raises first)."""
+    import json
+    from pathlib import Path
+
+    from parties.shuffle_roles import dump_batches, load_workload
 
     cfg = config_from_cluster(cluster)
     workload = load_workload(cluster)
-    specs = workload.protocol.batch_specs()
-    out = await analyzer_collect(node, cfg, specs)
-    shuffled = out.batches
-    if cfg.mode == "histogram":
-        shuffled = {k: histogram_to_multiset(v) for k, v in out.batches.items()}
-    extra = {
+    proto = workload.protocol
+    public: dict[str, Any] = {}
+    rounds = []
+    for rnd in range(proto.n_rounds):
+        rcfg = cfg.for_round(rnd)
+        out = await analyzer_collect(node, rcfg, proto.batch_specs_round(rnd, public))
+        shuffled = out.batches
+        if cfg.mode == "histogram":
+            shuffled = {k: histogram_to_multiset(v) for k, v in out.batches.items()}
+        # the analyzer's input, published so that a verifier can re-run the analyzer (open:
+        # the shuffled multiset; histogram: the multiset equivalent to the opened counts)
+        node.phase("publish", rnd)
+        node.publish(
+            PUBLISHED_INPUT, dump_batches(shuffled, invalid=out.invalid, mode=cfg.mode, round=rnd)
+        )
+        node.phase("analyze", rnd)
+        result = _jsonable(proto.analyze_round(rnd, shuffled, public))
+        rounds.append(
+            {
+                "round": rnd,
+                "messages": {k: int(v.shape[0]) for k, v in shuffled.items()},
+                "invalid_messages": out.invalid,
+                "rejected_clients": out.rejected_clients,
+                "server_stats": out.server_stats,
+            }
+        )
+        if rnd < proto.n_rounds - 1:
+            node.phase("state", rnd + 1)
+            payload = codec.dumps(result)
+            for peer in (*cfg.clients, *cfg.servers):
+                await node.send(peer, MSG_STATE, payload, public=True)
+            public = codec.loads(payload)
+    node.phase("publish", proto.n_rounds - 1)
+    digest = node.publish("estimate", codec.dumps(result))
+    res = {
+        "protocol": cluster.protocol,
+        "shuffler": cluster.shuffler,
+        "session": cluster.session,
+        "params": dict(cluster.params),
+        "estimate": result,
+        "estimate_sha256": digest,
+        "privacy": _jsonable(proto.privacy()),
+        "messages": rounds[-1]["messages"],
+        "invalid_messages": rounds[-1]["invalid_messages"],
         "mpc": {
             "mode": cfg.mode,
             "servers": list(cfg.servers),
             "threshold": cfg.threshold,
-            "rejected_clients": out.rejected_clients,
-            "server_stats": out.server_stats,
             "mpyc_tls": cluster.params.get("mpc_tls_dir") is not None,
+            "rounds": rounds,
             "trust": "semi-honest, honest majority (t < m/2); output correctness is not provable",
-        }
+        },
     }
-    # the analyzer's input, published so that a verifier can re-run the analyzer (mode open:
-    # the shuffled multiset; mode histogram: the multiset equivalent to the opened counts)
-    node.phase("publish")
-    node.publish(PUBLISHED_INPUT, dump_batches(shuffled, invalid=out.invalid, mode=cfg.mode))
-    publish_result(node, cluster, workload, shuffled, out.invalid, extra)
+    path = Path(node.run_dir) / "result.json"
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(res, indent=1))
+    tmp.replace(path)
 
 
 # ---------------------------------------------------------------------------------------------

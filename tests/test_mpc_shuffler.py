@@ -181,6 +181,18 @@ class _Node:
         return "digest"
 
 
+def _fake_serve_rounds(rts):
+    """serve_rounds on LocalRuntime servers (no MPyC processes)."""
+
+    async def fake(node, cfg, round_specs, n_rounds, pid, addresses, *, ssl_dir=None):
+        return [
+            await ms.server_run(node, rts[pid], cfg.for_round(r), await round_specs(r))
+            for r in range(n_rounds)
+        ]
+
+    return fake
+
+
 @pytest.mark.parametrize("mode", ["open", "histogram"])
 async def test_roles_run_grr_end_to_end(tmp_path, monkeypatch, mode):
     import json
@@ -196,14 +208,11 @@ async def test_roles_run_grr_end_to_end(tmp_path, monkeypatch, mode):
         parties=[PartySpec(n, r, "127.0.0.1", 1000 + i) for i, (n, r) in enumerate(layout)],
         params={"users": 3000, "domain": 5, "epsilon": 1.0, "seed": 1, "mpc_mode": mode},
     )
-    assert plan.peers(cluster, "client-1") == {"mpc-1", "mpc-2", "mpc-3"}
+    assert plan.peers(cluster, "client-1") == {"mpc-1", "mpc-2", "mpc-3", "analyzer"}
     net = MemoryNetwork([n for n, _ in layout], timeout=20)
     rts = pr.LocalMPCNetwork(3, 1).runtimes()
 
-    async def fake_serve(node, cfg, specs, pid, addresses, *, ssl_dir=None):
-        return await ms.server_run(node, rts[pid], cfg, specs)
-
-    monkeypatch.setattr(ms, "serve", fake_serve)
+    monkeypatch.setattr(ms, "serve_rounds", _fake_serve_rounds(rts))
     monkeypatch.setattr(ms, "mpc_addresses", lambda c: [("h", 1)] * 3)
     nodes = {n: _Node(net.context(n), tmp_path) for n, _ in layout}
     await asyncio.gather(*(plan.run(nodes[n], cluster) for n, _ in layout))
@@ -217,3 +226,64 @@ async def test_roles_run_grr_end_to_end(tmp_path, monkeypatch, mode):
     monkeypatch.undo()
     with pytest.raises(ValueError, match="mpc_ports"):
         ms.mpc_addresses(cluster)
+
+
+class _TwoRounds(__import__("protocols.base", fromlist=["ShuffleProtocol"]).ShuffleProtocol):
+    """Round 0: values in [0, 4); the analyzer publishes k = max + 2; round 1: values mod k."""
+
+    name = "two-rounds"
+    n_rounds = 2
+
+    def batch_specs(self):
+        return [BatchSpec("v", 1, 4)]
+
+    def batch_specs_round(self, rnd, public):
+        return self.batch_specs() if rnd == 0 else [BatchSpec("w", 1, int(public["k"]))]
+
+    def encode(self, records, rng):
+        return {"v": records.reshape(-1, 1) % 4}
+
+    def encode_round(self, rnd, records, rng, public, local):
+        if rnd == 0:
+            local["seen"] = True
+            return self.encode(records, rng)
+        assert local["seen"]
+        return {"w": records.reshape(-1, 1) % int(public["k"])}
+
+    def analyze(self, shuffled):
+        return {}
+
+    def analyze_round(self, rnd, shuffled, public):
+        if rnd == 0:
+            return {"k": int(shuffled["v"].max()) + 2}
+        return {"total": int(shuffled["w"].sum()), "k": public["k"]}
+
+
+async def test_roles_run_a_two_round_protocol(tmp_path, monkeypatch):
+    import json
+
+    from parties.cluster import Cluster, PartySpec
+    from protocols.workloads import WORKLOADS, Workload
+
+    records = np.arange(50)
+    WORKLOADS["test-two-rounds"] = lambda params: Workload(_TwoRounds(), records)
+    plan = ms.MpcPlan()
+    layout = plan.layout({"servers": 3, "clients": 2})
+    cluster = Cluster(
+        session="cd" * 16,
+        protocol="test-two-rounds",
+        shuffler="mpc",
+        parties=[PartySpec(n, r, "127.0.0.1", 1000 + i) for i, (n, r) in enumerate(layout)],
+        params={"seed": 3},
+    )
+    net = MemoryNetwork([n for n, _ in layout], timeout=20)
+    monkeypatch.setattr(ms, "serve_rounds", _fake_serve_rounds(pr.LocalMPCNetwork(3, 1).runtimes()))
+    monkeypatch.setattr(ms, "mpc_addresses", lambda c: [("h", 1)] * 3)
+    nodes = {n: _Node(net.context(n), tmp_path) for n, _ in layout}
+    try:
+        await asyncio.gather(*(plan.run(nodes[n], cluster) for n, _ in layout))
+    finally:
+        del WORKLOADS["test-two-rounds"]
+    res = json.loads((tmp_path / "result.json").read_text())
+    assert res["estimate"] == {"total": int((records % 5).sum()), "k": 5}
+    assert [r["round"] for r in res["mpc"]["rounds"]] == [0, 1]
