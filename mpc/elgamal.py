@@ -18,8 +18,8 @@ import numpy as np
 from mpc.mixnet_schema import EMBED_BYTES, Ciphertexts
 from mpc.ristretto import (
     IDENTITY,
-    L,
     G,
+    L,
     add_many,
     is_valid,
     random_scalars,
@@ -76,7 +76,9 @@ def encode_rows(rows: np.ndarray, bound: int) -> list[list[bytes]]:
     return cols
 
 
-def decode_rows(cols: Sequence[Sequence[bytes]], width: int, bound: int) -> tuple[np.ndarray, np.ndarray]:
+def decode_rows(
+    cols: Sequence[Sequence[bytes]], width: int, bound: int
+) -> tuple[np.ndarray, np.ndarray]:
     """Inverse of ``encode_rows``: ``(rows int64 (n, w), valid bool (n,))``.
 
     Elements outside the embedding's image or packed values >= bound**w give invalid rows

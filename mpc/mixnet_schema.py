@@ -7,8 +7,8 @@ Hashing. ``fs_hash(label, *parts)`` is SHA-512 over ``b"sdp-mixnet-v1|" + label`
 every part as an 8-byte little-endian length and the bytes; strings are UTF-8, ints are encoded
 as 8-byte little-endian (``u64``) unless they are scalars (``scalar_bytes``). A scalar challenge is
 the 64-byte digest reduced mod ``L`` (``fs_scalar``). All challenges of a run start from the
-*session digest* (``session_digest``) binding the session id, the parameters, the DKG public
-record and the joint public key.
+*session digest* (``session_digest``) binding the session id, the parameters (canonical CBOR),
+the qualified dealers' DKG commitments and the joint public key.
 
 Ciphertexts. A width-``w`` ciphertext is ``w`` ElGamal pairs ``(a_j, b_j) = (M_j + r_j PK, r_j G)``
 with independent ``r_j``. A list of ``n`` ciphertexts is stored component-major:
@@ -29,7 +29,9 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any
 
-from mpc.ristretto import L, GroupError, generators, hash_to_point, high_bit_free, scalar_bytes
+import cbor2
+
+from mpc.ristretto import GroupError, L, generators, hash_to_point, high_bit_free, scalar_bytes
 
 DOMAIN = b"sdp-mixnet-v1|"
 EMBED_BYTES = 30  # payload bytes per group element (see mpc.elgamal.embed)
@@ -123,7 +125,9 @@ class Ciphertexts:
 
     def take(self, idx: list[int]) -> Ciphertexts:
         """Ciphertexts ``idx[0], idx[1], ...`` (a permutation or selection)."""
-        return Ciphertexts([[c[i] for i in idx] for c in self.a], [[c[i] for i in idx] for c in self.b])
+        return Ciphertexts(
+            [[c[i] for i in idx] for c in self.a], [[c[i] for i in idx] for c in self.b]
+        )
 
     def digest(self) -> bytes:
         """Hash binding width, count and every component."""
@@ -137,7 +141,12 @@ class Ciphertexts:
 
     def to_obj(self) -> dict[str, Any]:
         """CBOR-able form."""
-        return {"w": self.w, "n": self.n, "a": [b"".join(c) for c in self.a], "b": [b"".join(c) for c in self.b]}
+        return {
+            "w": self.w,
+            "n": self.n,
+            "a": [b"".join(c) for c in self.a],
+            "b": [b"".join(c) for c in self.b],
+        }
 
     @staticmethod
     def from_obj(obj: Any, where: str = "ciphertexts") -> Ciphertexts:
@@ -158,9 +167,7 @@ class Ciphertexts:
 
 def session_digest(session_id: str, params: dict[str, Any], pk: bytes, dkg_digest: bytes) -> bytes:
     """Root of all challenges of a run."""
-    items = sorted((str(k), repr(v)) for k, v in params.items())
-    flat = [x for kv in items for x in kv]
-    return fs_hash("session", session_id, pk, dkg_digest, *flat)
+    return fs_hash("session", session_id, pk, dkg_digest, cbor2.dumps(params, canonical=True))
 
 
 def shuffle_generators(sess: bytes, batch: str, n: int) -> tuple[bytes, list[bytes]]:
@@ -170,7 +177,9 @@ def shuffle_generators(sess: bytes, batch: str, n: int) -> tuple[bytes, list[byt
     return h, hs
 
 
-def perm_challenge_seed(sess: bytes, step: int, batch: str, inp: Ciphertexts, out: Ciphertexts, c: list[bytes]) -> bytes:
+def perm_challenge_seed(
+    sess: bytes, step: int, batch: str, inp: Ciphertexts, out: Ciphertexts, c: list[bytes]
+) -> bytes:
     """Seed of the per-element challenges ``u_i`` (after the permutation commitment)."""
     return fs_hash("shuffle-u", sess, step, batch, inp.digest(), out.digest(), b"".join(c))
 
@@ -186,17 +195,23 @@ def shuffle_challenge(
     t4b: list[bytes],
 ) -> int:
     """The main challenge ``c`` of the shuffle proof (binds everything before it)."""
-    return fs_scalar("shuffle-c", useed, b"".join(chat), b"".join(that), t1, t2, t3, b"".join(t4a), b"".join(t4b))
+    return fs_scalar(
+        "shuffle-c", useed, b"".join(chat), b"".join(that), t1, t2, t3, b"".join(t4a), b"".join(t4b)
+    )
 
 
 def client_challenge(
     sess: bytes, client: str, batch: str, index: int, a: list[bytes], b: list[bytes], t: list[bytes]
 ) -> int:
     """Challenge of a client's proof of knowledge of its encryption randomness."""
-    return fs_scalar("client-pok", sess, client, batch, index, b"".join(a), b"".join(b), b"".join(t))
+    return fs_scalar(
+        "client-pok", sess, client, batch, index, b"".join(a), b"".join(b), b"".join(t)
+    )
 
 
-def dec_share_seed(sess: bytes, server: int, batch: str, bs: list[list[bytes]], ds: list[list[bytes]]) -> bytes:
+def dec_share_seed(
+    sess: bytes, server: int, batch: str, bs: list[list[bytes]], ds: list[list[bytes]]
+) -> bytes:
     """Seed of the random linear combination in a batched decryption-share proof."""
     h = hashlib.sha512(DOMAIN + b"dec-rlc|" + sess + server.to_bytes(8, "little") + batch.encode())
     for col in bs:
@@ -206,7 +221,9 @@ def dec_share_seed(sess: bytes, server: int, batch: str, bs: list[list[bytes]], 
     return h.digest()
 
 
-def dleq_challenge(label: str, ctx: bytes, g1: bytes, y1: bytes, g2: bytes, y2: bytes, t1: bytes, t2: bytes) -> int:
+def dleq_challenge(
+    label: str, ctx: bytes, g1: bytes, y1: bytes, g2: bytes, y2: bytes, t1: bytes, t2: bytes
+) -> int:
     """Chaum-Pedersen challenge for ``log_g1 y1 = log_g2 y2``."""
     return fs_scalar("dleq|" + label, ctx, g1, y1, g2, y2, t1, t2)
 

@@ -36,9 +36,9 @@ from mpc.mixnet_schema import (
 )
 from mpc.ristretto import (
     IDENTITY,
-    L,
     G,
     GroupError,
+    L,
     add,
     check_point,
     msm,
@@ -64,10 +64,22 @@ def verifier_op_counts(w: int) -> dict[str, int]:
 
 
 def _terms_chunk(
-    cs: list[bytes], hs: list[bytes], chat: list[bytes], that: list[bytes],
-    a_in: list[list[bytes]], b_in: list[list[bytes]], a_out: list[list[bytes]], b_out: list[list[bytes]],
-    k_c: list[int], k_h: list[int], k_chat: list[int], k_that: list[int],
-    k_ain: list[list[int]], k_bin: list[list[int]], k_aout: list[list[int]], k_bout: list[list[int]],
+    cs: list[bytes],
+    hs: list[bytes],
+    chat: list[bytes],
+    that: list[bytes],
+    a_in: list[list[bytes]],
+    b_in: list[list[bytes]],
+    a_out: list[list[bytes]],
+    b_out: list[list[bytes]],
+    k_c: list[int],
+    k_h: list[int],
+    k_chat: list[int],
+    k_that: list[int],
+    k_ain: list[list[int]],
+    k_bin: list[list[int]],
+    k_aout: list[list[int]],
+    k_bout: list[list[int]],
     where: str,
 ) -> bytes:
     """Partial multi-exponentiation of one chunk of the batched shuffle equation."""
@@ -88,7 +100,22 @@ def _terms_chunk(
 def _parse_shuffle_proof(proof: Any, n: int, w: int, where: str) -> dict[str, Any]:
     if not isinstance(proof, dict):
         raise VerifyError(f"{where}: proof must be a map")
-    need = {"c", "chat", "that", "t1", "t2", "t3", "t4a", "t4b", "s1", "s2", "s3", "s4", "shat", "sprime"}
+    need = {
+        "c",
+        "chat",
+        "that",
+        "t1",
+        "t2",
+        "t3",
+        "t4a",
+        "t4b",
+        "s1",
+        "s2",
+        "s3",
+        "s4",
+        "shat",
+        "sprime",
+    }
     if missing := need - set(proof):
         raise VerifyError(f"{where}: proof lacks {sorted(missing)}")
     try:
@@ -114,8 +141,16 @@ def _parse_shuffle_proof(proof: Any, n: int, w: int, where: str) -> dict[str, An
 
 
 def verify_shuffle(
-    sess: bytes, step: int, batch: str, pk: bytes, inp: Ciphertexts, out: Ciphertexts, proof: Any,
-    gens: tuple[bytes, list[bytes]], workers: int = 1, pool: Executor | None = None,
+    sess: bytes,
+    step: int,
+    batch: str,
+    pk: bytes,
+    inp: Ciphertexts,
+    out: Ciphertexts,
+    proof: Any,
+    gens: tuple[bytes, list[bytes]],
+    workers: int = 1,
+    pool: Executor | None = None,
 ) -> None:
     """Check a proof of shuffle; raises ``VerifyError`` naming the failing part.
 
@@ -146,14 +181,24 @@ def verify_shuffle(
     b4a, b4b = random_scalars(w), random_scalars(w)
     delta = random_scalars(n)
 
-    g_coef = (b1 * p["s1"] + b2 * p["s2"] + b3 * p["s3"] + sum(b4b[j] * p["s4"][j] for j in range(w))
-              + sum(d * s for d, s in zip(delta, shat))) % L
-    fixed = [
-        (sum(b4a[j] * p["s4"][j] for j in range(w)) % L, pk, "pk"),
-        (-b1, p["t1"], "t1"), (-b2, p["t2"], "t2"), (-b3, p["t3"], "t3"),
-        ((b2 * ch * prod_u + delta[0] * sp[0]) % L, h, "H"),
-    ] + [(-b4a[j], p["t4a"][j], f"t4a[{j}]") for j in range(w)] + [
-        (-b4b[j], p["t4b"][j], f"t4b[{j}]") for j in range(w)]
+    g_coef = (
+        b1 * p["s1"]
+        + b2 * p["s2"]
+        + b3 * p["s3"]
+        + sum(b4b[j] * p["s4"][j] for j in range(w))
+        + sum(d * s for d, s in zip(delta, shat))
+    ) % L
+    fixed = (
+        [
+            (sum(b4a[j] * p["s4"][j] for j in range(w)) % L, pk, "pk"),
+            (-b1, p["t1"], "t1"),
+            (-b2, p["t2"], "t2"),
+            (-b3, p["t3"], "t3"),
+            ((b2 * ch * prod_u + delta[0] * sp[0]) % L, h, "H"),
+        ]
+        + [(-b4a[j], p["t4a"][j], f"t4a[{j}]") for j in range(w)]
+        + [(-b4b[j], p["t4b"][j], f"t4b[{j}]") for j in range(w)]
+    )
 
     cb1, cb3 = ch * b1 % L, ch * b3 % L
     k_c = [(-cb1 - cb3 * x) % L for x in u]
@@ -174,12 +219,25 @@ def verify_shuffle(
         step_ = -(-n // max(1, nchunks))
         ranges = [(s, min(n, s + step_)) for s in range(0, n, step_)]
         args = [
-            (cs[s:e], hs[s:e], chat[s:e], that[s:e],
-             [c[s:e] for c in inp.a], [c[s:e] for c in inp.b], [c[s:e] for c in out.a],
-             [c[s:e] for c in out.b],
-             k_c[s:e], k_h[s:e], k_chat[s:e], k_that[s:e],
-             [k[s:e] for k in k_ain], [k[s:e] for k in k_bin], [k[s:e] for k in k_aout],
-             [k[s:e] for k in k_bout], where)
+            (
+                cs[s:e],
+                hs[s:e],
+                chat[s:e],
+                that[s:e],
+                [c[s:e] for c in inp.a],
+                [c[s:e] for c in inp.b],
+                [c[s:e] for c in out.a],
+                [c[s:e] for c in out.b],
+                k_c[s:e],
+                k_h[s:e],
+                k_chat[s:e],
+                k_that[s:e],
+                [k[s:e] for k in k_ain],
+                [k[s:e] for k in k_bin],
+                [k[s:e] for k in k_aout],
+                [k[s:e] for k in k_bout],
+                where,
+            )
             for s, e in ranges
         ]
         try:
@@ -201,8 +259,18 @@ def verify_shuffle(
         raise VerifyError(f"{where}: batched shuffle equation fails")
 
 
-def _diagnose_shuffle(where: str, pk: bytes, inp: Ciphertexts, out: Ciphertexts, p: dict[str, Any],
-                      h: bytes, hs: list[bytes], u: list[int], ch: int, prod_u: int) -> None:
+def _diagnose_shuffle(
+    where: str,
+    pk: bytes,
+    inp: Ciphertexts,
+    out: Ciphertexts,
+    p: dict[str, Any],
+    h: bytes,
+    hs: list[bytes],
+    u: list[int],
+    ch: int,
+    prod_u: int,
+) -> None:
     """Re-check each equation alone (only after a failed batch) and raise naming the first."""
     n, w = inp.n, inp.w
     cs, chat, that, sp, shat = p["c"], p["chat"], p["that"], p["sprime"], p["shat"]
@@ -218,10 +286,14 @@ def _diagnose_shuffle(where: str, pk: bytes, inp: Ciphertexts, out: Ciphertexts,
     for j in range(w):
         lhs = add(smul(p["s4"][j], pk), msm(sp, out.a[j]))
         if lhs != add(p["t4a"][j], smul(ch, msm(u, inp.a[j]))):
-            raise VerifyError(f"{where}: output is not a re-encryption of the input (eq. 4a, component {j})")
+            raise VerifyError(
+                f"{where}: output is not a re-encryption of the input (eq. 4a, component {j})"
+            )
         lhs = add(smul_base(p["s4"][j]), msm(sp, out.b[j]))
         if lhs != add(p["t4b"][j], smul(ch, msm(u, inp.b[j]))):
-            raise VerifyError(f"{where}: output is not a re-encryption of the input (eq. 4b, component {j})")
+            raise VerifyError(
+                f"{where}: output is not a re-encryption of the input (eq. 4b, component {j})"
+            )
     prev = h
     for i in range(n):
         if add(smul_base(shat[i]), smul(sp[i], prev)) != add(that[i], smul(ch, chat[i])):
@@ -232,15 +304,26 @@ def _diagnose_shuffle(where: str, pk: bytes, inp: Ciphertexts, out: Ciphertexts,
 # ---------------------------------------------------------------- client proofs
 
 
-def verify_client_proof(sess: bytes, client: str, batch: str, index: int, a: Sequence[bytes],
-                        b: Sequence[bytes], proof: Any) -> str | None:
+def verify_client_proof(
+    sess: bytes,
+    client: str,
+    batch: str,
+    index: int,
+    a: Sequence[bytes],
+    b: Sequence[bytes],
+    proof: Any,
+) -> str | None:
     """``None`` if the submission's proof is valid, else the reason (elements are validated)."""
     try:
         for j, x in enumerate(a):
             check_point(x, f"a[{j}]")
         for j, x in enumerate(b):
             check_point(x, f"b[{j}]")
-        if not isinstance(proof, dict) or not isinstance(proof.get("s"), list) or len(proof["s"]) != len(b):
+        if (
+            not isinstance(proof, dict)
+            or not isinstance(proof.get("s"), list)
+            or len(proof["s"]) != len(b)
+        ):
             return "malformed proof"
         e = scalar_from_bytes(proof.get("e"), "proof.e")
         ss = [scalar_from_bytes(s, f"proof.s[{j}]") for j, s in enumerate(proof["s"])]
@@ -252,10 +335,63 @@ def verify_client_proof(sess: bytes, client: str, batch: str, index: int, a: Seq
     return None
 
 
+def screen_submissions(
+    sess: bytes, specs: dict[str, dict[str, Any]], subs: Sequence[Any]
+) -> tuple[dict[str, list[int]], list[dict[str, Any]]]:
+    """Accept or reject client submissions in order; returns accepted indices per batch and
+    the rejections ``{"index", "client", "batch", "reason"}``.
+
+    Rules: known batch; ``components`` elements per side; valid non-identity elements; proof of
+    knowledge of the randomness bound to (session, client id, batch, index); no element equal
+    to an element of an earlier accepted submission (replay or copy); no repeated
+    (client, batch, index).
+    """
+    accepted: dict[str, list[int]] = {name: [] for name in specs}
+    rejected: list[dict[str, Any]] = []
+    seen: set[bytes] = set()
+    keys: set[tuple[str, str, int]] = set()
+    for idx, sub_ in enumerate(subs):
+        reason = None
+        client = batch = None
+        try:
+            client, batch, index = str(sub_["client"]), sub_["batch"], sub_["index"]
+            if batch not in specs:
+                reason = f"wrong batch {batch!r}"
+            elif not isinstance(index, int) or index < 0:
+                reason = "bad message index"
+            else:
+                a, b = sub_["ct"]["a"], sub_["ct"]["b"]
+                comps = specs[batch]["components"]
+                if (
+                    not isinstance(a, list)
+                    or not isinstance(b, list)
+                    or len(a) != comps
+                    or len(b) != comps
+                ):
+                    reason = f"ciphertext must have {comps} components"
+                elif (client, batch, index) in keys:
+                    reason = "replayed message index"
+                elif any(x in seen for x in a + b):
+                    reason = "replayed or duplicate ciphertext"
+                else:
+                    reason = verify_client_proof(sess, client, batch, index, a, b, sub_["proof"])
+        except (KeyError, TypeError, AttributeError) as exc:
+            reason = f"malformed submission: {exc}"
+        if reason is None:
+            accepted[batch].append(idx)  # type: ignore[index]
+            keys.add((client, batch, index))  # type: ignore[arg-type]
+            seen.update(a + b)
+        else:
+            rejected.append({"index": idx, "client": client, "batch": batch, "reason": reason})
+    return accepted, rejected
+
+
 # ---------------------------------------------------------------- DLEQ / decryption shares
 
 
-def verify_dleq(label: str, ctx: bytes, g1: bytes, y1: bytes, g2: bytes, y2: bytes, e: int, s: int) -> bool:
+def verify_dleq(
+    label: str, ctx: bytes, g1: bytes, y1: bytes, g2: bytes, y2: bytes, e: int, s: int
+) -> bool:
     """Chaum-Pedersen check ``log_g1 y1 = log_g2 y2`` for a proof ``(e, s)``."""
     try:
         t1 = sub(smul_base(s) if g1 == G else smul(s, g1), smul(e, y1))
@@ -265,8 +401,15 @@ def verify_dleq(label: str, ctx: bytes, g1: bytes, y1: bytes, g2: bytes, y2: byt
     return dleq_challenge(label, ctx, g1, y1, g2, y2, t1, t2) == e
 
 
-def verify_dec_shares(sess: bytes, server: int, batch: str, y: bytes, bs: Sequence[Sequence[bytes]],
-                      ds: Sequence[Sequence[bytes]], proof: Any) -> str | None:
+def verify_dec_shares(
+    sess: bytes,
+    server: int,
+    batch: str,
+    y: bytes,
+    bs: Sequence[Sequence[bytes]],
+    ds: Sequence[Sequence[bytes]],
+    proof: Any,
+) -> str | None:
     """``None`` if server ``server``'s shares ``ds`` of ``bs`` verify against its key ``y``."""
     try:
         if len(ds) != len(bs) or any(len(d) != len(b) for d, b in zip(ds, bs)):
@@ -321,11 +464,7 @@ def verify_dkg(sess_id: str, k: int, t: int, dkg: Any) -> tuple[bytes, dict[int,
             comms[i] = [check_point(x, f"dkg.commitments[{i}][{m}]") for m, x in enumerate(cl)]
         qual = set(comms)
         for i in sorted(comms):
-            pok = dkg["pok"][i]
-            e = scalar_from_bytes(pok["e"], f"dkg.pok[{i}].e")
-            s = scalar_from_bytes(pok["s"], f"dkg.pok[{i}].s")
-            tt = sub(smul_base(s), smul(e, comms[i][0]))
-            if dkg_pok_challenge(sess_id, i, comms[i][0], tt) != e:
+            if not verify_dkg_pok(sess_id, i, comms[i][0], dkg["pok"].get(i)):
                 qual.discard(i)
         for comp in dkg.get("complaints", []):
             d = comp["against"]
@@ -355,6 +494,17 @@ def verify_dkg(sess_id: str, k: int, t: int, dkg: Any) -> tuple[bytes, dict[int,
         if pub.get(m) != vks[m]:
             raise VerifyError(f"dkg: verification key of server {m} does not match the commitments")
     return pk, vks, qual_l
+
+
+def verify_dkg_pok(sess_id: str, dealer: int, c0: bytes, pok: Any) -> bool:
+    """Schnorr proof of knowledge of the dealer's constant term ``c0 = a0 G``."""
+    try:
+        e = scalar_from_bytes(pok["e"], "pok.e")
+        s = scalar_from_bytes(pok["s"], "pok.s")
+        tt = sub(smul_base(s), smul(e, c0))
+    except (GroupError, ValueError, KeyError, TypeError):
+        return False
+    return dkg_pok_challenge(sess_id, dealer, c0, tt) == e
 
 
 def _eval_commit(comm: Sequence[bytes], x: int) -> bytes:
@@ -432,7 +582,9 @@ def _decode_rows(points: list[list[bytes]], width: int, bound: int) -> list[list
     return out
 
 
-def verify_record(rec: dict[str, Any], workers: int = 1, progress: Callable[[str], None] | None = None) -> Report:
+def verify_record(
+    rec: dict[str, Any], workers: int = 1, progress: Callable[[str], None] | None = None
+) -> Report:
     """Verify a complete public record (``mpc.mixnet_protocol.public_record`` format).
 
     Stops at the first failing step (later steps depend on it) and returns the report.
@@ -473,41 +625,18 @@ def verify_record(rec: dict[str, Any], workers: int = 1, progress: Callable[[str
     inputs: dict[str, Ciphertexts] = {}
 
     def clients_check() -> str | None:
-        seen: set[bytes] = set()
-        acc: dict[str, list[list[bytes]]] = {}
-        accb: dict[str, list[list[bytes]]] = {}
-        claimed = rec["accepted"]  # {batch: [submission indices]}
-        subs = rec["submissions"]
-        expect: dict[str, list[int]] = {name: [] for name in specs}
-        for idx, sub_ in enumerate(subs):
-            batch = sub_.get("batch")
-            if batch not in specs:
-                continue
-            ct = sub_.get("ct", {})
-            a, b = ct.get("a"), ct.get("b")
-            comps = specs[batch]["components"]
-            if not isinstance(a, list) or not isinstance(b, list) or len(a) != comps or len(b) != comps:
-                continue
-            if verify_client_proof(sess, str(sub_.get("client")), batch, int(sub_.get("index", -1)), a, b,
-                                   sub_.get("proof")) is not None:
-                continue
-            key = b"".join(a) + b"".join(b)
-            if any(x in seen for x in a + b):
-                continue
-            seen.update(a + b)
-            expect[batch].append(idx)
-            acc.setdefault(batch, [[] for _ in range(comps)])
-            accb.setdefault(batch, [[] for _ in range(comps)])
-            for j in range(comps):
-                acc[batch][j].append(a[j])
-                accb[batch][j].append(b[j])
-            del key
-        for name in specs:
-            if list(claimed.get(name, [])) != expect[name]:
+        accepted, _ = screen_submissions(sess, specs, rec["submissions"])
+        claimed = rec["accepted"]
+        for name, spec in specs.items():
+            idx = accepted[name]
+            if list(claimed.get(name, [])) != idx:
                 return f"batch {name!r}: published accepted set differs from the recomputed one"
-            comps = specs[name]["components"]
-            inputs[name] = Ciphertexts(acc.get(name, [[] for _ in range(comps)]),
-                                       accb.get(name, [[] for _ in range(comps)]))
+            comps = spec["components"]
+            subs = [rec["submissions"][i]["ct"] for i in idx]
+            inputs[name] = Ciphertexts(
+                [[c["a"][j] for c in subs] for j in range(comps)],
+                [[c["b"][j] for c in subs] for j in range(comps)],
+            )
         return None
 
     if not run("client submissions", len(rec.get("submissions", [])), clients_check):
@@ -515,16 +644,36 @@ def verify_record(rec: dict[str, Any], workers: int = 1, progress: Callable[[str
 
     gens = {name: shuffle_generators(sess, name, inputs[name].n) for name in specs}
     current = dict(inputs)
-    for step, mix in enumerate(rec.get("mixes", [])):
+    for mix in rec.get("mixes", []):
+        step = int(mix["server"])
         for name in specs:
+
             def mix_check(name: str = name, step: int = step, mix: dict = mix) -> str | None:
-                out = Ciphertexts.from_obj(mix["batches"][name]["output"], f"mix[{step}].{name}.output")
-                verify_shuffle(sess, step, name, pk, current[name], out, mix["batches"][name]["proof"],
-                               gens[name], workers=workers)
+                out = Ciphertexts.from_obj(
+                    mix["batches"][name]["output"], f"mix[{step}].{name}.output"
+                )
+                if current[name].n < 2:  # carried over unchanged, no proof
+                    if (
+                        out.to_obj() != current[name].to_obj()
+                        or mix["batches"][name]["proof"] is not None
+                    ):
+                        return "a batch of fewer than 2 messages must be carried over unchanged"
+                    return None
+                verify_shuffle(
+                    sess,
+                    step,
+                    name,
+                    pk,
+                    current[name],
+                    out,
+                    mix["batches"][name]["proof"],
+                    gens[name],
+                    workers=workers,
+                )
                 current[name] = out
                 return None
 
-            if not run(f"mix[{step}] (server {mix.get('server')}) shuffle {name}", current[name].n, mix_check):
+            if not run(f"mix[{step}] shuffle {name}", current[name].n, mix_check):
                 return rep
     if not rec.get("mixes"):
         rep.checks.append(Check("mixes", 0, False, "no mix server mixed"))
@@ -539,7 +688,9 @@ def verify_record(rec: dict[str, Any], workers: int = 1, progress: Callable[[str
             valid: dict[int, list[list[bytes]]] = {}
             for sid_, sh in sorted(shares.items()):
                 ds = [blob_points(x, final.n, f"share {sid_}") for x in sh["d"]]
-                err = verify_dec_shares(sess, sid_, name, state["vks"][sid_], final.b, ds, sh["proof"])
+                err = verify_dec_shares(
+                    sess, sid_, name, state["vks"][sid_], final.b, ds, sh["proof"]
+                )
                 if err is not None:
                     return f"server {sid_}: {err}"
                 valid[sid_] = ds

@@ -21,14 +21,20 @@ from mpc.mixnet_schema import (
     dec_share_seed,
     dkg_pok_challenge,
     dleq_challenge,
-    scalar_vector,
     scalar_bytes,
+    scalar_vector,
 )
-from mpc.ristretto import L, G, msm, random_scalar, random_scalars, smul, smul_base, smul_base_many
+from mpc.ristretto import G, L, msm, random_scalar, random_scalars, smul, smul_base, smul_base_many
 
 
 def client_prove(
-    sess: bytes, client: str, batch: str, index: int, a: Sequence[bytes], b: Sequence[bytes], r: Sequence[int]
+    sess: bytes,
+    client: str,
+    batch: str,
+    index: int,
+    a: Sequence[bytes],
+    b: Sequence[bytes],
+    r: Sequence[int],
 ) -> dict[str, object]:
     """Proof of knowledge of the randomness ``r`` of one width-``len(r)`` ciphertext."""
     ws = random_scalars(len(r))
@@ -49,7 +55,12 @@ def dleq_prove(label: str, ctx: bytes, g1: bytes, g2: bytes, x: int) -> tuple[in
 
 
 def dec_share_prove(
-    sess: bytes, server: int, batch: str, x: int, bs: Sequence[Sequence[bytes]], ds: Sequence[Sequence[bytes]]
+    sess: bytes,
+    server: int,
+    batch: str,
+    x: int,
+    bs: Sequence[Sequence[bytes]],
+    ds: Sequence[Sequence[bytes]],
 ) -> dict[str, bytes]:
     """Batched DLEQ proof that every share ``ds[j][i] = x bs[j][i]`` with ``Y = x G``."""
     seed = dec_share_seed(sess, server, batch, [list(c) for c in bs], [list(c) for c in ds])

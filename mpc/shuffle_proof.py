@@ -16,7 +16,8 @@ re-encrypted with ``rt[j][i]``. The prover publishes
   ``s3 = w3 + c sum u_k r_k``, ``s4_j = w4_j - c sum u'_i rt_{j,i}``,
   ``shat_i = what_i + c rhat_i``, ``sprime_i = w'_i + c u'_i``.
 
-Cost per ciphertext (width w): fixed-base 2 + 2w... see ``prover_op_counts``. Element-wise
+Cost per ciphertext (width w): see ``prover_op_counts`` (width 1: 6 variable-base, 4
+fixed-base multiplications and 8 additions). Element-wise
 work is split into chunks run in a process pool (``workers``) so one server uses every core.
 """
 
@@ -35,9 +36,8 @@ from mpc.mixnet_schema import (
     shuffle_challenge,
 )
 from mpc.ristretto import (
-    L,
-    G,
     IDENTITY,
+    L,
     add,
     add_many,
     msm,
@@ -53,7 +53,7 @@ from mpc.ristretto import (
 
 def prover_op_counts(w: int) -> dict[str, int]:
     """Group operations per ciphertext of the prover (re-encryption included)."""
-    return {"V": 3 + 3 * w, "F": 3 + w, "A": 3 + 4 * w}
+    return {"V": 3 + 3 * w, "F": 3 + w, "A": 4 + 4 * w}
 
 
 def random_permutation(n: int) -> list[int]:
@@ -68,8 +68,14 @@ def random_permutation(n: int) -> list[int]:
 # ---- element-wise chunks (module level so a process pool can run them) ----
 
 
-def _phase_a(pk: bytes, a_in: list[list[bytes]], b_in: list[list[bytes]], rt: list[list[int]],
-             rho: list[int], hs: list[bytes]) -> tuple[list[list[bytes]], list[list[bytes]], list[bytes]]:
+def _phase_a(
+    pk: bytes,
+    a_in: list[list[bytes]],
+    b_in: list[list[bytes]],
+    rt: list[list[int]],
+    rho: list[int],
+    hs: list[bytes],
+) -> tuple[list[list[bytes]], list[list[bytes]], list[bytes]]:
     """Re-encryption of a chunk of (already permuted) inputs and permutation commitments."""
     n = len(rho)
     a_out = [add_many(a_in[j], smul_many(rt[j], [pk] * n, "reenc")) for j in range(len(a_in))]
@@ -83,9 +89,17 @@ def _xg_yh(xs: Sequence[int], ys: Sequence[int], h: bytes) -> list[bytes]:
     return add_many(smul_base_many(xs), smul_many(ys, [h] * len(ys), "xG+yH"))
 
 
-def _phase_b(h: bytes, hs: list[bytes], a_out: list[list[bytes]], b_out: list[list[bytes]],
-             x1: list[int], y1: list[int], x2: list[int], y2: list[int], wp: list[int]
-             ) -> tuple[list[bytes], list[bytes], bytes, list[bytes], list[bytes]]:
+def _phase_b(
+    h: bytes,
+    hs: list[bytes],
+    a_out: list[list[bytes]],
+    b_out: list[list[bytes]],
+    x1: list[int],
+    y1: list[int],
+    x2: list[int],
+    y2: list[int],
+    wp: list[int],
+) -> tuple[list[bytes], list[bytes], bytes, list[bytes], list[bytes]]:
     """Chain commitments, their proof commitments and partial sums of t3, t4 for a chunk."""
     chat = _xg_yh(x1, y1, h)
     that = _xg_yh(x2, y2, h)
@@ -123,7 +137,7 @@ def shuffle_and_prove(
     ``workers > 1`` runs element-wise work in a process pool (``pool`` if given, else a
     temporary one). ``perm`` (tests only) fixes the permutation.
     """
-    n, w = inp.n, inp.w
+    n = inp.n
     h, hs = gens
     if n < 2:
         raise ValueError(f"shuffle {batch!r}: need at least 2 ciphertexts, got {n}")
@@ -143,8 +157,18 @@ def shuffle_and_prove(
             own_pool.shutdown()
 
 
-def _prove(sess: bytes, step: int, batch: str, pk: bytes, inp: Ciphertexts, h: bytes, hs: list[bytes],
-           psi: list[int], pool: Executor | None, workers: int) -> tuple[Ciphertexts, dict[str, Any]]:
+def _prove(
+    sess: bytes,
+    step: int,
+    batch: str,
+    pk: bytes,
+    inp: Ciphertexts,
+    h: bytes,
+    hs: list[bytes],
+    psi: list[int],
+    pool: Executor | None,
+    workers: int,
+) -> tuple[Ciphertexts, dict[str, Any]]:
     n, w = inp.n, inp.w
     chunks = _chunks(n, workers if pool is not None else 1)
     a_perm = [[col[k] for k in psi] for col in inp.a]
@@ -153,10 +177,21 @@ def _prove(sess: bytes, step: int, batch: str, pk: bytes, inp: Ciphertexts, h: b
     r = random_scalars(n)  # permutation-commitment randomness, indexed by input k
     rho = [r[k] for k in psi]
 
-    res = _run(pool, _phase_a, [
-        (pk, [c[s:e] for c in a_perm], [c[s:e] for c in b_perm], [x[s:e] for x in rt], rho[s:e], hs[s:e])
-        for s, e in chunks
-    ])
+    res = _run(
+        pool,
+        _phase_a,
+        [
+            (
+                pk,
+                [c[s:e] for c in a_perm],
+                [c[s:e] for c in b_perm],
+                [x[s:e] for x in rt],
+                rho[s:e],
+                hs[s:e],
+            )
+            for s, e in chunks
+        ],
+    )
     a_out = [sum((x[0][j] for x in res), []) for j in range(w)]
     b_out = [sum((x[1][j] for x in res), []) for j in range(w)]
     cv = sum((x[2] for x in res), [])
@@ -181,11 +216,24 @@ def _prove(sess: bytes, step: int, batch: str, pk: bytes, inp: Ciphertexts, h: b
     x2 = [(what[i] + wp[i] * R[i]) % L for i in range(n)]
     y2 = [wp[i] * U[i] % L for i in range(n)]
 
-    res = _run(pool, _phase_b, [
-        (h, hs[s:e], [c_[s:e] for c_ in a_out], [c_[s:e] for c_ in b_out], x1[s:e], y1[s:e], x2[s:e],
-         y2[s:e], wp[s:e])
-        for s, e in chunks
-    ])
+    res = _run(
+        pool,
+        _phase_b,
+        [
+            (
+                h,
+                hs[s:e],
+                [c_[s:e] for c_ in a_out],
+                [c_[s:e] for c_ in b_out],
+                x1[s:e],
+                y1[s:e],
+                x2[s:e],
+                y2[s:e],
+                wp[s:e],
+            )
+            for s, e in chunks
+        ],
+    )
     chat = sum((x[0] for x in res), [])
     that = sum((x[1] for x in res), [])
     w1, w2, w3 = random_scalars(3)

@@ -129,7 +129,9 @@ def test_wide_rows_multi_component_and_invalid_plaintexts() -> None:
 def test_threshold_decryption_any_t_of_k() -> None:
     k, t = 3, 2
     coeffs = R.random_scalars(t)
-    share = {i: sum(c * pow(i, m, R.L) for m, c in enumerate(coeffs)) % R.L for i in range(1, k + 1)}
+    share = {
+        i: sum(c * pow(i, m, R.L) for m, c in enumerate(coeffs)) % R.L for i in range(1, k + 1)
+    }
     pk = R.smul_base(coeffs[0])
     cols = encode_rows(np.arange(10).reshape(10, 1), 10)
     ct, _ = encrypt_points(pk, cols)

@@ -71,7 +71,9 @@ def test_tampered_outputs_rejected() -> None:
         del what
 
 
-@pytest.mark.parametrize("key", ["s1", "s2", "s3", "shat", "sprime", "s4", "t3", "chat", "that", "c"])
+@pytest.mark.parametrize(
+    "key", ["s1", "s2", "s3", "shat", "sprime", "s4", "t3", "chat", "that", "c"]
+)
 def test_tampered_proof_rejected(key: str) -> None:
     x, pk, rows, ct, gens = _setup(n=12)
     out, proof = shuffle_and_prove(SESS, 0, "b", pk, ct, gens)

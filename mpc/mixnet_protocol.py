@@ -1,0 +1,510 @@
+"""Mix-net party logic over ``PartyContext``: clients' submission, mix servers, analyzer side.
+
+Parties: ``k`` mix servers (``cfg.servers``, 1-based index = position + 1), a client party
+(``cfg.clients``, submits every user's messages) and the analyzer (``cfg.analyzer``).
+
+Flow (message types, all public except ``dkg.share``):
+1. Servers run the DKG (``mpc.dkg``) and send ``mix.key`` (joint key + DKG record) to the
+   client party, which checks that all live servers agree.
+2. The client party sends ``mix.submissions`` (every user's encrypted messages with proofs) to
+   every server; each server screens them with the verifier's rules
+   (``mixnet_verifier.screen_submissions``: invalid element, proof for another client id,
+   replayed/duplicate ciphertext, wrong batch) and logs every rejection with its reason.
+3. Servers mix in index order: the server whose turn it is re-encrypts and permutes every
+   batch, proves the shuffle and sends ``mix.output`` to the other servers, which verify it
+   (``cfg.verify_mixes``) before building on it.
+4. Every live server sends ``mix.decshare`` (shares of the final ciphertexts with a batched
+   Chaum-Pedersen proof and the digest of the lists it decrypts); any ``t`` valid shares give
+   the plaintexts, which every server sends to the analyzer as ``mix.result``.
+
+Dead-server policy: a server that times out or disconnects (``PeerError``) is skipped. A dealer
+that never dealt is not in the qualified set; a mixer that does not answer, or whose proof
+fails, is skipped (recorded in ``faults``) and the next server mixes the last valid list. The
+run completes iff at least ``t`` dealers qualified, at least one server mixed and at least ``t``
+servers give valid decryption shares; otherwise every live server raises ``MixnetAbort`` and
+publishes nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from concurrent.futures import Executor
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from mpc.dkg import DkgResult, recv_all, recv_patient, run_dkg
+from mpc.elgamal import (
+    combine_shares,
+    decode_rows,
+    decryption_shares,
+    encode_rows,
+    encrypt_points,
+    message_layout,
+)
+from mpc.mixnet_schema import (
+    Ciphertexts,
+    blob_points,
+    dkg_digest,
+    session_digest,
+    shuffle_generators,
+)
+from mpc.mixnet_verifier import VerifyError, screen_submissions, verify_dec_shares, verify_shuffle
+from mpc.nizk import client_prove, dec_share_prove
+from mpc.shuffle_proof import shuffle_and_prove
+from parties import codec
+from parties.link import PartyContext, PeerError
+from protocols.base import BatchSpec
+
+log = logging.getLogger("mpc.mixnet")
+
+
+class MixnetAbort(RuntimeError):
+    """The run cannot complete under the dead-server policy; nothing is published."""
+
+
+@dataclass
+class MixnetConfig:
+    """Parameters shared by every party of a mix-net run."""
+
+    session_id: str
+    servers: list[str]
+    specs: list[BatchSpec]
+    t: int = 2
+    clients: str = "clients"
+    analyzer: str = "analyzer"
+    workers: int = 1
+    verify_mixes: bool = True
+    patience: int = 4  # receive timeouts tolerated when waiting on a slow phase of another party
+    mix_patience: int = 100  # timeouts tolerated while another server mixes
+
+    def params(self) -> dict[str, Any]:
+        """The public parameters (hashed into every challenge)."""
+        return {
+            "k": len(self.servers),
+            "t": self.t,
+            "servers": list(self.servers),
+            "batches": [
+                {
+                    "name": s.name,
+                    "width": s.width,
+                    "bound": s.bound,
+                    "components": message_layout(s.width, s.bound)[1],
+                }
+                for s in self.specs
+            ],
+        }
+
+    def spec_map(self) -> dict[str, dict[str, Any]]:
+        """Batch name -> public batch parameters."""
+        return {b["name"]: b for b in self.params()["batches"]}
+
+
+def session_of(cfg: MixnetConfig, dkg_record: dict[str, Any]) -> bytes:
+    """Session digest from the public DKG record."""
+    comms = {i: dkg_record["commitments"][i] for i in dkg_record["qual"]}
+    return session_digest(cfg.session_id, cfg.params(), dkg_record["pk"], dkg_digest(comms))
+
+
+# ------------------------------------------------------------------ clients
+
+
+def make_submissions(
+    cfg: MixnetConfig,
+    sess: bytes,
+    pk: bytes,
+    batches: dict[str, np.ndarray],
+    owners: dict[str, list[str]] | None = None,
+) -> list[dict[str, Any]]:
+    """Encrypt every message row and prove knowledge of its randomness.
+
+    ``owners[batch][i]`` is the client id of row ``i`` (default ``"u{i}"``); the message index
+    counts a client's messages within a batch.
+    """
+    specs = {s.name: s for s in cfg.specs}
+    subs: list[dict[str, Any]] = []
+    for name, rows in batches.items():
+        if name not in specs:
+            raise ValueError(f"make_submissions: unknown batch {name!r}")
+        spec = specs[name]
+        rows = np.asarray(rows)
+        if rows.ndim != 2 or rows.shape[1] != spec.width:
+            raise ValueError(
+                f"make_submissions: batch {name!r} needs shape (n, {spec.width}), got {rows.shape}"
+            )
+        ids = owners[name] if owners and name in owners else [f"u{i}" for i in range(rows.shape[0])]
+        if len(ids) != rows.shape[0]:
+            raise ValueError(
+                f"make_submissions: {len(ids)} owners for {rows.shape[0]} rows of {name!r}"
+            )
+        ct, rs = encrypt_points(pk, encode_rows(rows, spec.bound))
+        counter: dict[str, int] = {}
+        for i, cid in enumerate(ids):
+            idx = counter.get(cid, 0)
+            counter[cid] = idx + 1
+            a, b = ct.row(i)
+            proof = client_prove(sess, cid, name, idx, a, b, [r[i] for r in rs])
+            subs.append(
+                {"client": cid, "batch": name, "index": idx, "ct": {"a": a, "b": b}, "proof": proof}
+            )
+    return subs
+
+
+async def receive_key(ctx: PartyContext, cfg: MixnetConfig) -> tuple[bytes, bytes, dict[str, Any]]:
+    """Client side: the joint key every live server announced; returns (pk, session, dkg)."""
+    ctx.phase("mix.key")
+    seen: dict[bytes, dict[str, Any]] = {}
+    for raw in (await recv_all(ctx, cfg.servers, "mix.key", cfg.patience)).values():
+        if isinstance(raw, PeerError):
+            continue
+        try:
+            dkg = codec.loads(raw)["dkg"]
+            seen[codec.dumps(dkg)] = dkg
+        except (ValueError, KeyError, TypeError):
+            continue  # a garbled announcement counts as a dead server
+    if len(seen) != 1:
+        raise MixnetAbort(f"{ctx.name}: servers announced {len(seen)} different keys")
+    dkg = next(iter(seen.values()))
+    return dkg["pk"], session_of(cfg, dkg), dkg
+
+
+async def run_clients(
+    ctx: PartyContext,
+    cfg: MixnetConfig,
+    batches: dict[str, np.ndarray],
+    owners: dict[str, list[str]] | None = None,
+    tamper: Any = None,
+) -> list[dict[str, Any]]:
+    """The client party: get the key, encrypt and prove, send to every server.
+
+    ``tamper`` (tests: malicious clients) maps the submission list before sending.
+    """
+    pk, sess, _ = await receive_key(ctx, cfg)
+    ctx.phase("mix.submit")
+    subs = make_submissions(cfg, sess, pk, batches, owners)
+    if tamper is not None:
+        subs = tamper(subs, sess, pk)
+    payload = codec.dumps(subs)
+    for s in cfg.servers:
+        try:
+            await ctx.send(s, "mix.submissions", payload, public=True)
+        except PeerError:
+            continue
+    return subs
+
+
+async def receive_result(ctx: PartyContext, cfg: MixnetConfig) -> dict[str, np.ndarray]:
+    """Analyzer side: the shuffled plaintext batches (valid rows only); live servers must agree."""
+    ctx.phase("mix.result")
+    got: dict[bytes, Any] = {}
+    for raw in await recv_first_then_rest(
+        ctx, cfg.servers, "mix.result", cfg.mix_patience * (len(cfg.servers) + 1), cfg.patience
+    ):
+        got[raw] = codec.loads(raw)
+    aborts = {v["abort"] for v in got.values() if isinstance(v, dict) and "abort" in v}
+    if aborts:
+        raise MixnetAbort(f"{ctx.name}: servers aborted: {sorted(aborts)}")
+    if len(got) != 1:
+        raise MixnetAbort(f"{ctx.name}: received {len(got)} different results from the servers")
+    res = next(iter(got.values()))
+    out = {}
+    for name, obj in res.items():
+        rows, valid = codec.obj_to_array(obj["rows"]), codec.obj_to_array(obj["valid"]).astype(bool)
+        out[name] = rows[valid]
+    return out
+
+
+async def recv_first_then_rest(
+    ctx: PartyContext, peers: list[str], msg_type: str, first: int, rest: int
+) -> list[bytes]:
+    """Messages from every live peer: wait up to ``first`` timeouts for the first one, then up
+    to ``rest`` timeouts for each of the others (so a dead peer does not cost the long wait)."""
+    tasks = {asyncio.ensure_future(recv_patient(ctx, p, msg_type, first)): p for p in peers}
+    out: list[bytes] = []
+    pending = set(tasks)
+    while pending and not out:
+        done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+        out += [d.result() for d in done if not isinstance(d.result(), PeerError)]
+    for t_ in pending:
+        t_.cancel()
+    if pending:
+        await asyncio.gather(*pending, return_exceptions=True)
+        late = await recv_all(ctx, [tasks[t_] for t_ in pending], msg_type, rest)
+        out += [v for v in late.values() if not isinstance(v, PeerError)]
+    return out
+
+
+# ------------------------------------------------------------------ servers
+
+
+@dataclass
+class ServerState:
+    """What a server knows at the end of a run (source of the public record)."""
+
+    cfg: MixnetConfig
+    me: int
+    dkg: DkgResult | None = None
+    sess: bytes = b""
+    submissions: list[dict[str, Any]] = field(default_factory=list)
+    accepted: dict[str, list[int]] = field(default_factory=dict)
+    rejected: list[dict[str, Any]] = field(default_factory=list)
+    mixes: list[dict[str, Any]] = field(default_factory=list)
+    faults: list[str] = field(default_factory=list)
+    decryption: dict[str, dict[int, Any]] = field(default_factory=dict)
+    plaintexts: dict[str, list[list[int] | None]] = field(default_factory=dict)
+    result: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
+
+
+def _inputs(state: ServerState) -> dict[str, Ciphertexts]:
+    out = {}
+    for name, spec in state.cfg.spec_map().items():
+        cts = [state.submissions[i]["ct"] for i in state.accepted[name]]
+        comps = spec["components"]
+        out[name] = Ciphertexts(
+            [[c["a"][j] for c in cts] for j in range(comps)],
+            [[c["b"][j] for c in cts] for j in range(comps)],
+        )
+    return out
+
+
+def mix_all(
+    state: ServerState, current: dict[str, Ciphertexts], pool: Executor | None = None
+) -> dict[str, Any]:
+    """This server's mix step over every batch: ``{"server", "batches": {name: {output, proof}}}``."""
+    pk = state.dkg.pk  # type: ignore[union-attr]
+    step: dict[str, Any] = {"server": state.me, "batches": {}}
+    for name, ct in current.items():
+        if ct.n < 2:  # nothing to unlink; carried over unchanged
+            step["batches"][name] = {"output": ct.to_obj(), "proof": None}
+            continue
+        gens = shuffle_generators(state.sess, name, ct.n)
+        out, proof = shuffle_and_prove(
+            state.sess, state.me, name, pk, ct, gens, state.cfg.workers, pool
+        )
+        step["batches"][name] = {"output": out.to_obj(), "proof": proof}
+    return step
+
+
+def check_mix(
+    state: ServerState, current: dict[str, Ciphertexts], step: Any, server: int
+) -> dict[str, Ciphertexts]:
+    """Parse (and verify if configured) another server's mix step; raises VerifyError."""
+    if (
+        not isinstance(step, dict)
+        or step.get("server") != server
+        or not isinstance(step.get("batches"), dict)
+    ):
+        raise VerifyError(f"mix[{server}]: malformed mix message")
+    out = {}
+    for name, ct in current.items():
+        b = step["batches"].get(name)
+        if b is None:
+            raise VerifyError(f"mix[{server}].{name}: batch missing")
+        new = Ciphertexts.from_obj(b["output"], f"mix[{server}].{name}.output")
+        if ct.n < 2:
+            if new.to_obj() != ct.to_obj() or b["proof"] is not None:
+                raise VerifyError(
+                    f"mix[{server}].{name}: a batch of < 2 messages must be carried over"
+                )
+        elif state.cfg.verify_mixes:
+            gens = shuffle_generators(state.sess, name, ct.n)
+            verify_shuffle(
+                state.sess,
+                server,
+                name,
+                state.dkg.pk,
+                ct,
+                new,
+                b["proof"],
+                gens,  # type: ignore[union-attr]
+                state.cfg.workers,
+            )
+        out[name] = new
+    return out
+
+
+def _digest_all(current: dict[str, Ciphertexts]) -> bytes:
+    return b"".join(current[n].digest() for n in sorted(current))
+
+
+async def run_mix_server(
+    ctx: PartyContext, cfg: MixnetConfig, me: int, pool: Executor | None = None
+) -> ServerState:
+    """Mix server ``cfg.servers[me - 1]``; returns its final state (``public_record(state)``).
+
+    Raises ``MixnetAbort`` when the dead-server policy says the run cannot complete (after
+    telling the analyzer, which then aborts too).
+    """
+    try:
+        return await _mix_server(ctx, cfg, me, pool)
+    except MixnetAbort as exc:
+        log.error("%s", exc)
+        await _send(ctx, cfg.analyzer, "mix.result", codec.dumps({"abort": str(exc)}))
+        raise
+
+
+async def _mix_server(
+    ctx: PartyContext, cfg: MixnetConfig, me: int, pool: Executor | None
+) -> ServerState:
+    k = len(cfg.servers)
+    if not 1 <= me <= k:
+        raise ValueError(f"mix server index {me} outside 1..{k}")
+    state = ServerState(cfg, me)
+    others = [(j, s) for j, s in enumerate(cfg.servers, 1) if j != me]
+    try:
+        state.dkg = await run_dkg(ctx, cfg.servers, me, cfg.t, cfg.session_id)
+    except PeerError as exc:
+        raise MixnetAbort(f"{ctx.name}: DKG failed: {exc}") from None
+    dead = {j for j in range(1, k + 1) if j not in state.dkg.record["commitments"]}
+    state.sess = session_of(cfg, state.dkg.record)
+
+    ctx.phase("mix.key")
+    await _send(ctx, cfg.clients, "mix.key", codec.dumps({"dkg": state.dkg.record}))
+    ctx.phase("mix.submit")
+    raw = await recv_patient(ctx, cfg.clients, "mix.submissions", 2 * cfg.patience)
+    if isinstance(raw, PeerError):
+        raise MixnetAbort(f"{ctx.name}: no submissions: {raw}")
+    state.submissions = codec.loads(raw)
+    if not isinstance(state.submissions, list):
+        raise MixnetAbort(f"{ctx.name}: submissions must be a list")
+    state.accepted, state.rejected = screen_submissions(
+        state.sess, cfg.spec_map(), state.submissions
+    )
+    for r in state.rejected:
+        log.warning(
+            "%s: rejected submission %s of client %r (batch %r): %s",
+            ctx.name,
+            r["index"],
+            r["client"],
+            r["batch"],
+            r["reason"],
+        )
+    current = _inputs(state)
+
+    for j in range(1, k + 1):
+        ctx.phase("mix.shuffle", j)
+        if j in dead:
+            continue
+        if j == me:
+            step = mix_all(state, current, pool)
+            payload = codec.dumps(step)
+            for jj, s in others:
+                if jj not in dead:
+                    await _send(ctx, s, "mix.output", payload)
+            current = _outputs(step)
+            state.mixes.append(step)
+            continue
+        try:
+            raw = await recv_patient(ctx, cfg.servers[j - 1], "mix.output", cfg.mix_patience)
+            if isinstance(raw, PeerError):
+                raise raw
+            step = codec.loads(raw)
+            current = check_mix(state, current, step, j)
+            state.mixes.append(step)
+        except PeerError as exc:
+            dead.add(j)
+            state.faults.append(f"server {j} did not mix: {exc}")
+        except (VerifyError, ValueError) as exc:
+            state.faults.append(f"server {j} mix rejected: {exc}")
+            log.warning("%s: %s", ctx.name, state.faults[-1])
+    if not state.mixes:
+        raise MixnetAbort(f"{ctx.name}: no server mixed")
+
+    # threshold decryption
+    ctx.phase("mix.decrypt")
+    digest = _digest_all(current)
+    mine = {"server": me, "digest": digest, "batches": {}}
+    for name, ct in current.items():
+        ds = decryption_shares(state.dkg.x, ct)
+        mine["batches"][name] = {
+            "d": [b"".join(c) for c in ds],
+            "proof": dec_share_prove(state.sess, me, name, state.dkg.x, ct.b, ds),
+        }
+    payload = codec.dumps(mine)
+    for j, s in others:
+        if j not in dead:
+            await _send(ctx, s, "mix.decshare", payload)
+    shares = {me: mine}
+    got = await recv_all(
+        ctx, [s for j, s in others if j not in dead], "mix.decshare", 2 * cfg.patience
+    )
+    for j, s in others:
+        if j in dead:
+            continue
+        if isinstance(got[s], PeerError):
+            dead.add(j)
+            state.faults.append(f"server {j} gave no decryption share: {got[s]}")
+            continue
+        try:
+            msg = codec.loads(got[s])
+        except ValueError as exc:
+            state.faults.append(f"server {j} decryption share malformed: {exc}")
+            continue
+        if msg.get("digest") != digest:
+            raise MixnetAbort(f"{ctx.name}: server {j} decrypts different lists (equivocation)")
+        shares[j] = msg
+    valid: dict[int, dict[str, list[list[bytes]]]] = {}
+    for j, msg in sorted(shares.items()):
+        try:
+            dd = {}
+            for name, ct in current.items():
+                b = msg["batches"][name]
+                ds = [blob_points(x, ct.n, f"share of server {j}") for x in b["d"]]
+                err = verify_dec_shares(state.sess, j, name, state.dkg.vks[j], ct.b, ds, b["proof"])
+                if err:
+                    raise ValueError(err)
+                dd[name] = ds
+            valid[j] = dd
+        except (ValueError, KeyError, TypeError) as exc:
+            state.faults.append(f"server {j} decryption share rejected: {exc}")
+    if len(valid) < cfg.t:
+        raise MixnetAbort(
+            f"{ctx.name}: only {len(valid)} valid decryption shares, threshold {cfg.t}"
+        )
+    use = sorted(valid)[: cfg.t]
+    specs = {s.name: s for s in cfg.specs}
+    result = {}
+    for name, ct in current.items():
+        state.decryption[name] = {j: shares[j]["batches"][name] for j in sorted(valid)}
+        pts = combine_shares(ct, {j: valid[j][name] for j in use})
+        rows, ok = decode_rows(pts, specs[name].width, specs[name].bound)
+        state.result[name] = (rows, ok)
+        state.plaintexts[name] = [r.tolist() if v else None for r, v in zip(rows, ok)]
+        result[name] = {
+            "rows": codec.array_to_obj(rows),
+            "valid": codec.array_to_obj(ok.astype(np.uint8)),
+        }
+    ctx.phase("mix.result")
+    await _send(ctx, cfg.analyzer, "mix.result", codec.dumps(result))
+    return state
+
+
+def _outputs(step: dict[str, Any]) -> dict[str, Ciphertexts]:
+    return {name: Ciphertexts.from_obj(b["output"]) for name, b in step["batches"].items()}
+
+
+async def _send(ctx: PartyContext, peer: str, msg_type: str, payload: bytes) -> None:
+    try:
+        await ctx.send(peer, msg_type, payload, public=True)
+    except PeerError as exc:
+        log.warning("%s: could not send %s to %s: %s", ctx.name, msg_type, peer, exc)
+
+
+def public_record(state: ServerState) -> dict[str, Any]:
+    """The run's public record (input of ``mixnet_verifier.verify_record``; CBOR-able)."""
+    if state.dkg is None or not state.plaintexts:
+        raise MixnetAbort("no public record: the run did not complete")
+    return {
+        "session_id": state.cfg.session_id,
+        "params": state.cfg.params(),
+        "dkg": state.dkg.record,
+        "submissions": state.submissions,
+        "accepted": state.accepted,
+        "rejected": state.rejected,
+        "mixes": state.mixes,
+        "faults": state.faults,
+        "decryption": state.decryption,
+        "plaintexts": state.plaintexts,
+    }

@@ -1,0 +1,239 @@
+"""Mix-net parties over the in-memory network: DKG, submissions, mixing, decryption, record."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+
+import numpy as np
+import pytest
+
+from mpc import ristretto as R
+from mpc.dkg import deal, finalize, run_dkg, share_ok
+from mpc.elgamal import encode_rows, encrypt_points
+from mpc.mixnet_protocol import (
+    MixnetAbort,
+    MixnetConfig,
+    public_record,
+    receive_result,
+    run_clients,
+    run_mix_server,
+)
+from mpc.mixnet_verifier import verify_record
+from mpc.nizk import client_prove
+from parties.memlink import MemoryNetwork
+from protocols.base import BatchSpec
+
+SERVERS = ["mix1", "mix2", "mix3"]
+SPECS = [BatchSpec("attr0", 1, 8), BatchSpec("attr1", 2, 5)]
+
+
+def _batches(n: int = 12, seed: int = 0) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    return {"attr0": rng.integers(0, 8, (n, 1)), "attr1": rng.integers(0, 5, (n, 2))}
+
+
+def _ms(a: np.ndarray) -> list:
+    return sorted(map(tuple, np.asarray(a).tolist()))
+
+
+async def _run(cfg: MixnetConfig, batches, *, dead=(), die_after_dkg=(), tamper=None, timeout=30.0):
+    net = MemoryNetwork(cfg.servers + [cfg.clients, cfg.analyzer], timeout=timeout)
+
+    async def dying(me: int):
+        ctx = net.context(cfg.servers[me - 1])
+        await run_dkg(ctx, cfg.servers, me, cfg.t, cfg.session_id)
+        await ctx.send(cfg.clients, "mix.key", b"\xa0")  # garbage key announcement, then silence
+        return None
+
+    tasks = []
+    for me, s in enumerate(cfg.servers, 1):
+        if me in dead:
+            continue
+        tasks.append(dying(me) if me in die_after_dkg else run_mix_server(net.context(s), cfg, me))
+    tasks.append(run_clients(net.context(cfg.clients), cfg, batches, tamper=tamper))
+    tasks.append(receive_result(net.context(cfg.analyzer), cfg))
+    return await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def _cfg(**kw) -> MixnetConfig:
+    kw.setdefault("mix_patience", 8)
+    return MixnetConfig(
+        session_id=kw.pop("session_id", "test-run"), servers=SERVERS, specs=SPECS, **kw
+    )
+
+
+def test_end_to_end_multiset_and_record_verifies() -> None:
+    cfg = _cfg()
+    batches = _batches()
+    res = asyncio.run(_run(cfg, batches))
+    for r in res:
+        assert not isinstance(r, BaseException), r
+    states, analyzer = res[:3], res[-1]
+    for name, rows in batches.items():
+        assert _ms(analyzer[name]) == _ms(rows)
+        assert not np.array_equal(analyzer[name], rows) or len(rows) < 3
+    rec = public_record(states[0])
+    assert len(rec["mixes"]) == 3 and not rec["rejected"]
+    rep = verify_record(rec)
+    assert rep.ok, rep.first_failure
+    names = [c.name for c in rep.checks]
+    assert names[0] == "dkg" and any("mix[3]" in n for n in names)
+
+
+def _mutations(rec):
+    """(name, mutated record, expected words in the first failure)."""
+
+    def mix_out(r, step=1, name="attr0"):
+        return r["mixes"][step]["batches"][name]["output"]
+
+    r = copy.deepcopy(rec)
+    o = mix_out(r)
+    o["a"][0] = o["a"][0][32:64] + o["a"][0][:32] + o["a"][0][64:]
+    yield "swap two outputs", r, "mix[2]"
+    r = copy.deepcopy(rec)
+    o = mix_out(r)
+    o["b"][0] = R.smul_base(5) + o["b"][0][32:]
+    yield "replace one ciphertext", r, "mix[2]"
+    r = copy.deepcopy(rec)
+    p = r["mixes"][0]["batches"]["attr1"]["proof"]
+    p["s1"] = R.scalar_bytes(R.scalar_from_bytes(p["s1"]) + 1)
+    yield "change one proof scalar", r, "mix[1] shuffle attr1"
+    r = copy.deepcopy(rec)
+    d = r["decryption"]["attr0"][1]["d"]
+    d[0] = R.smul_base(7) + d[0][32:]
+    yield "change a decryption share", r, "decryption attr0"
+    r = copy.deepcopy(rec)
+    o = mix_out(r, 2)
+    o["n"] -= 1
+    o["a"] = [x[:-32] for x in o["a"]]
+    o["b"] = [x[:-32] for x in o["b"]]
+    yield "drop a ciphertext", r, "mix[3]"
+    r = copy.deepcopy(rec)
+    o = mix_out(r, 0)
+    o["a"][0] = o["a"][0][:32] + o["a"][0][:32] + o["a"][0][64:]
+    o["b"][0] = o["b"][0][:32] + o["b"][0][:32] + o["b"][0][64:]
+    yield "duplicate a ciphertext", r, "mix[1]"
+    r = copy.deepcopy(rec)
+    r["plaintexts"]["attr0"][0] = [(r["plaintexts"]["attr0"][0][0] + 1) % 8]
+    yield "change a published plaintext", r, "decryption attr0"
+    r = copy.deepcopy(rec)
+    r["submissions"][0]["ct"]["a"][0] = R.smul_base(3)
+    yield "replace a client ciphertext", r, "client submissions"
+    r = copy.deepcopy(rec)
+    r["dkg"]["pk"] = R.smul_base(11)
+    yield "change the public key", r, "dkg"
+
+
+def test_tampered_records_fail_naming_the_step() -> None:
+    cfg = _cfg()
+    res = asyncio.run(_run(cfg, _batches()))
+    rec = public_record(res[0])
+    for name, bad, where in _mutations(rec):
+        rep = verify_record(bad)
+        assert not rep.ok, name
+        assert where in rep.first_failure, (name, rep.first_failure)
+
+
+def _fresh(sess, pk, client, batch, value=1):
+    ct, rs = encrypt_points(pk, encode_rows(np.array([[value]]), 5))
+    a, b = ct.row(0)
+    return {
+        "client": client,
+        "batch": batch,
+        "index": 0,
+        "ct": {"a": a, "b": b},
+        "proof": client_prove(sess, client, batch, 0, a, b, [rs[0][0]]),
+    }
+
+
+def _malicious(subs, sess, pk):
+    subs = list(subs)
+    # proof made for client "alice", submitted under another client id
+    subs.append({**_fresh(sess, pk, "alice", "attr0"), "client": "mallory"})
+    # replayed ciphertext: exact copy of an honest submission
+    subs.append(copy.deepcopy(subs[0]))
+    # invalid group element
+    bad = _fresh(sess, pk, "eve", "attr0")
+    bad["ct"]["a"][0] = b"\xff" * 32
+    subs.append(bad)
+    # wrong batch name
+    subs.append(_fresh(sess, pk, "oscar", "attr9"))
+    # proof bound to batch attr0, submitted to attr1
+    subs.append({**_fresh(sess, pk, "trudy", "attr0"), "batch": "attr1"})
+    return subs
+
+
+def test_malicious_clients_rejected_honest_unaffected(caplog) -> None:
+    cfg = _cfg()
+    batches = _batches()
+    res = asyncio.run(_run(cfg, batches, tamper=_malicious))
+    for r in res:
+        assert not isinstance(r, BaseException), r
+    rec = public_record(res[0])
+    reasons = [r["reason"] for r in rec["rejected"]]
+    assert len(reasons) == 5
+    assert [r["client"] for r in rec["rejected"]] == ["mallory", "u0", "eve", "oscar", "trudy"]
+    assert "client id" in reasons[0]
+    assert "replay" in reasons[1]
+    assert "invalid element" in reasons[2]
+    assert "wrong batch" in reasons[3]
+    assert "does not verify" in reasons[4]
+    assert "rejected submission" in caplog.text
+    for name, rows in batches.items():
+        assert _ms(res[-1][name]) == _ms(rows)
+    assert verify_record(rec).ok
+
+
+def test_dead_server_before_dkg_run_completes() -> None:
+    cfg = _cfg()
+    batches = _batches(n=6)
+    res = asyncio.run(_run(cfg, batches, dead={3}, timeout=0.5))
+    for r in res:
+        assert not isinstance(r, BaseException), r
+    rec = public_record(res[0])
+    assert rec["dkg"]["qual"] == [1, 2] and [m["server"] for m in rec["mixes"]] == [1, 2]
+    assert _ms(res[-1]["attr0"]) == _ms(batches["attr0"])
+    assert verify_record(rec).ok
+
+
+def test_dead_server_after_dkg_run_completes() -> None:
+    cfg = _cfg()
+    batches = _batches(n=6)
+    res = asyncio.run(_run(cfg, batches, die_after_dkg={2}, timeout=0.5))
+    states = [r for r in res[:2]]
+    for r in states:
+        assert not isinstance(r, BaseException), r
+    rec = public_record(states[0])
+    assert [m["server"] for m in rec["mixes"]] == [1, 3]
+    assert any("server 2" in f for f in rec["faults"])
+    assert sorted(rec["decryption"]["attr0"]) == [1, 3]
+    assert verify_record(rec).ok
+
+
+def test_too_many_dead_servers_abort_cleanly() -> None:
+    cfg = _cfg()
+    res = asyncio.run(_run(cfg, _batches(n=4), dead={2, 3}, timeout=0.5))
+    assert isinstance(res[0], MixnetAbort) and "DKG" in str(res[0])
+    assert isinstance(res[-1], MixnetAbort)  # the analyzer learns of the abort, gets no data
+    with pytest.raises(MixnetAbort):
+        public_record(type("S", (), {"dkg": None, "plaintexts": {}})())  # type: ignore[arg-type]
+
+
+def test_dkg_pure_functions_complaints() -> None:
+    sid, k, t = "s", 3, 2
+    ds = {i: deal(sid, i, t) for i in range(1, k + 1)}
+    comms = {i: d.commitments for i, d in ds.items()}
+    assert all(share_ok(comms[i], j, ds[i].share_for(j)) for i in ds for j in range(1, k + 1))
+    assert not share_ok(comms[1], 2, ds[1].share_for(2) + 1)
+    ok = {i: True for i in ds}
+    # dealer 3 answers a complaint with a wrong share: disqualified
+    bad = [
+        {"by": 1, "against": 3, "share": R.scalar_bytes(ds[3].share_for(1) + 1)},
+        {"by": 2, "against": 1, "share": R.scalar_bytes(ds[1].share_for(2))},
+    ]
+    qual, pk, vks = finalize(k, t, comms, {}, ok, bad)
+    assert qual == [1, 2]
+    assert pk == R.add(comms[1][0], comms[2][0])
+    x2 = (ds[1].share_for(2) + ds[2].share_for(2)) % R.L
+    assert R.smul_base(x2) == vks[2]
