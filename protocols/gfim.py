@@ -129,6 +129,8 @@ class TwoPhaseMiner(ShuffleProtocol):
 
     name = "two-phase-miner"
     n_rounds = 2
+    # shuffle variants: the reports per round the amplification was computed for
+    min_reports: int | None = None
 
     def __init__(
         self,
@@ -281,7 +283,7 @@ class TwoPhaseMiner(ShuffleProtocol):
         )
         f = combine(f1, f2, cand, w)
         top = top_indices(f, self.k)
-        return {
+        out = {
             "top_k": top.tolist(),
             "top_k_frequencies": f[top].tolist(),
             "frequencies": f.tolist(),
@@ -293,6 +295,10 @@ class TwoPhaseMiner(ShuffleProtocol):
             "n1": n1,
             "n2": n2,
         }
+        if self.min_reports is not None:
+            out["reports_accounted"] = self.min_reports
+            out["amplification_holds"] = bool(min(n1, n2) >= self.min_reports)
+        return out
 
     def recombine(self, estimate: dict[str, Any], rule: str) -> dict[str, Any]:
         """The same run's estimate under another combination rule (post-processing)."""
