@@ -22,6 +22,7 @@ queries and synthetic data are answered from them (:mod:`protocols.calm`,
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -39,9 +40,9 @@ from protocols.calm import (
     modelled_error,
     postprocess,
 )
-from protocols.multidim import MultidimProtocol, check_records
+from protocols.multidim import MultidimProtocol, check_records, local_budget
 from protocols.psrr_ss import PSRRSS
-from protocols.srr_ms import SRRMS
+from protocols.srr_ms import SRRMS, srr_ms_variance
 
 MECHANISMS: dict[str, type[MultidimProtocol]] = {
     "srr-ms": SRRMS,
@@ -80,6 +81,8 @@ def shuffle_cell_variance(
     """Calm's variance model for the shuffled mechanism (for :func:`choose_parameters`)."""
 
     def model(cells: list[int]) -> list[float] | None:
+        if mechanism == "srr-ms":  # per-marginal budgets, cached over the candidates
+            return _srr_ms_variances(tuple(cells), n, eps_c, delta, **kw)
         try:
             proto = inner_protocol(mechanism, cells, n, eps_c, delta, **kw)
         except ValueError:
@@ -87,6 +90,30 @@ def shuffle_cell_variance(
         return cell_variances(proto)
 
     return model
+
+
+@lru_cache(maxsize=4096)
+def _cached_budget(eps_c: float, delta: float, n_eff: float, k: int, **kw: Any) -> float | None:
+    return local_budget(eps_c, delta, n_eff, k, mechanism="grr", k=k, **kw).eps_local
+
+
+def _srr_ms_variances(
+    cells: tuple[int, ...], n: int, eps_c: float, delta: float, **kw: Any
+) -> list[float] | None:
+    """SRR-MS per-cell variances (as SRRMS computes them) with cached local budgets."""
+    m = len(cells)
+    n_eff = n / m if kw.get("accounting", "paper") == "paper" else n // m
+    if n_eff < 2:
+        return None
+    opts = dict(accounting=kw.get("accounting", "paper"), policy=kw.get("policy", "strict"))
+    opts["bound"] = kw.get("tight_bound", "vr")
+    out = []
+    for c in cells:
+        eps = _cached_budget(eps_c, delta, n_eff, c, **opts)
+        if eps is None:
+            return None
+        out.append(float(np.mean(srr_ms_variance(np.full(c, 1.0 / c), c, eps, n, m))))
+    return out
 
 
 class CalmShuffle(ShuffleProtocol):
