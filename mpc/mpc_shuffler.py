@@ -419,16 +419,22 @@ async def receive_client_shares(
                     raise ValueError(f"batch {k!r} has shape {a.shape}, width {specs[k].width}")
             got[client] = arrays
             status.append([int(arrays[k].shape[0]) if k in arrays else 0 for k in names])
-        except (ValueError, PeerError) as exc:
+        except ValueError as exc:  # malformed: reject this client (a transport PeerError
+            # aborts the run instead, as every other party of the runtime does)
             logging.warning("MPC server %s: rejecting submission of %s: %s", ctx.name, client, exc)
             status.append(None)
     return got, status
 
 
 async def server_run(
-    ctx: PartyContext, rt: Any, cfg: MPCShufflerConfig, specs: Sequence[BatchSpec]
+    ctx: PartyContext,
+    rt: Any,
+    cfg: MPCShufflerConfig,
+    specs: Sequence[BatchSpec],
+    *,
+    ready: Awaitable[None] | None = None,
 ) -> dict[str, Any]:
-    """One server's whole part of a run (the MPyC runtime ``rt`` must be started).
+    """One server's whole part of a run (``rt`` started, or ``ready`` completes its start).
 
     Returns per-phase stats (seconds, MPyC bytes sent). Raises MPCServerError if another
     server dies or times out, PeerError for transport errors towards clients/analyzer.
@@ -443,6 +449,8 @@ async def server_run(
     ctx.phase("mpc-receive", cfg.round)
     got, status = await receive_client_shares(ctx, cfg, sp)
 
+    if ready is not None:  # the MPyC mesh is connected (started while receiving)
+        await ready
     ctx.phase("mpc-agree", cfg.round)
     all_status = await guarded(rt, cfg, "agree", rt.gather(rt.transfer(status)))
     accepted = [
@@ -750,20 +758,28 @@ async def serve_rounds(
     """Start MPyC once and run ``n_rounds`` shuffles (``round_specs(r)`` gives round r's batch
     specs, e.g. after receiving the analyzer's public state); returns per-round stats."""
     rt = make_runtime(pid, addresses, cfg.threshold, ssl_dir=ssl_dir)
-    try:
-        await start_runtime(rt, cfg.timeout)
-    except asyncio.TimeoutError:
-        missing = ", ".join(cfg.servers[d] for d in _dead_peers(rt)) or "some server"
-        raise MPCServerError(
-            f"MPC server {cfg.servers[pid]}: could not connect to {missing} "
-            f"within {cfg.timeout:.0f} s"
-        ) from None
+
+    async def connect() -> None:
+        try:
+            await start_runtime(rt, cfg.timeout)
+        except asyncio.TimeoutError:
+            missing = ", ".join(cfg.servers[d] for d in _dead_peers(rt)) or "some server"
+            raise MPCServerError(
+                f"MPC server {cfg.servers[pid]}: could not connect to {missing} "
+                f"within {cfg.timeout:.0f} s"
+            ) from None
+
+    # connect the MPyC mesh while the first round's shares arrive (a transport abort while
+    # waiting for clients then ends the server at once instead of after the connect timeout)
+    started = asyncio.ensure_future(connect())
     all_stats = []
     try:
         for rnd in range(n_rounds):
             specs = await round_specs(rnd)
-            all_stats.append(await server_run(ctx, rt, cfg.for_round(rnd), specs))
+            all_stats.append(await server_run(ctx, rt, cfg.for_round(rnd), specs, ready=started))
     except BaseException:
+        if not started.done():
+            started.cancel()
         for p in rt.parties:  # limited shutdown, as MPyC's __aexit__ does
             proto = getattr(p, "protocol", None)
             if p.pid != pid and proto is not None and getattr(proto, "transport", None):
