@@ -60,6 +60,7 @@ WORKLOAD_MODULES = [
     "protocols.multidim_workloads",
     "protocols.splitmix_workload",
     "protocols.gfim_workload",
+    "protocols.hp_sdp_workload",
 ]
 
 
