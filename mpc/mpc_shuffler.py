@@ -100,11 +100,18 @@ class MPCShufflerConfig:
         return self.run_label + b"|round" + str(self.round).encode()
 
 
-def _check_specs(specs: Sequence[BatchSpec]) -> dict[str, BatchSpec]:
+def _check_specs(
+    specs: Sequence[BatchSpec], cfg: MPCShufflerConfig | None = None
+) -> dict[str, BatchSpec]:
     out = {s.name: s for s in specs}
     for s in specs:
         if not (1 <= s.bound <= SENTINEL):
             raise ValueError(f"batch {s.name!r}: bound {s.bound} does not fit GF(2^31-1)")
+        if cfg is not None and cfg.mode == "histogram" and s.bound > cfg.max_domain:
+            raise ValueError(
+                f"histogram mode: batch {s.name!r} has bound {s.bound} > max_domain "
+                f"{cfg.max_domain}; use mode 'open'"
+            )
     return out
 
 
@@ -439,7 +446,7 @@ async def server_run(
     Returns per-phase stats (seconds, MPyC bytes sent). Raises MPCServerError if another
     server dies or times out, PeerError for transport errors towards clients/analyzer.
     """
-    sp = _check_specs(specs)
+    sp = _check_specs(specs, cfg)
     names = sorted(sp)
     me = rt.pid
     if cfg.servers[me] != ctx.name:
@@ -496,12 +503,6 @@ async def server_run(
     if cfg.mode == "open":
         out_arrays = shuffled
     else:
-        for k in names:
-            if sp[k].bound > cfg.max_domain:
-                raise ValueError(
-                    f"histogram mode: batch {k!r} has bound {sp[k].bound} > "
-                    f"max_domain {cfg.max_domain}"
-                )
         counts, invalid = await guarded(rt, cfg, "histogram", mpc_histogram(rt, shuffled, sp))
         extra["invalid_rows"] = invalid
         out_arrays = counts
@@ -531,7 +532,7 @@ async def analyzer_collect(
 ) -> MPCOutput:
     """Receive every server's output shares and reconstruct (all m servers are required, so a
     failed server means no output: PeerError names it)."""
-    sp = _check_specs(specs)
+    sp = _check_specs(specs, cfg)
     ctx.phase("mpc-analyze", cfg.round)
     parts, metas = [], []
     for s in cfg.servers:

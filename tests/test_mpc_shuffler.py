@@ -124,6 +124,16 @@ def test_lagrange_basis_is_identity_on_domain():
         assert vals == [1 if i == j else 0 for i in range(6)]
 
 
+async def test_histogram_mode_rejects_large_domains_before_any_work():
+    net = MemoryNetwork(["s0", "s1", "s2", "an"])
+    cfg = _cfg("histogram", clients=())
+    big = [BatchSpec("q", 1, 1000)]
+    with pytest.raises(ValueError, match="max_domain"):
+        await ms.server_run(net.context("s0"), pr.LocalMPCNetwork(3, 1).runtimes()[0], cfg, big)
+    with pytest.raises(ValueError, match="max_domain"):
+        await ms.analyzer_collect(net.context("an"), cfg, big)
+
+
 def test_config_validation():
     with pytest.raises(ValueError, match="m >= 3"):
         ms.MPCShufflerConfig(servers=("a", "b"), analyzer="x", clients=())
