@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from typing import Any
@@ -255,6 +256,13 @@ class ServerState:
     decryption: dict[str, dict[int, Any]] = field(default_factory=dict)
     plaintexts: dict[str, list[list[int] | None]] = field(default_factory=dict)
     result: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=dict)  # CPU-bound work per phase (s)
+
+    def tick(self, name: str, t0: float) -> float:
+        """Add the time since ``t0`` to phase ``name``; returns now."""
+        now = time.perf_counter()
+        self.timings[name] = self.timings.get(name, 0.0) + now - t0
+        return now
 
 
 def _inputs(state: ServerState) -> dict[str, Ciphertexts]:
@@ -369,9 +377,11 @@ async def _mix_server(
     state.submissions = codec.loads(raw)
     if not isinstance(state.submissions, list):
         raise MixnetAbort(f"{ctx.name}: submissions must be a list")
+    t0 = time.perf_counter()
     state.accepted, state.rejected = screen_submissions(
         state.sess, cfg.spec_map(), state.submissions
     )
+    state.tick("screen submissions", t0)
     for r in state.rejected:
         log.warning(
             "%s: rejected submission %s of client %r (batch %r): %s",
@@ -388,7 +398,9 @@ async def _mix_server(
         if j in dead:
             continue
         if j == me:
+            t0 = time.perf_counter()
             step = mix_all(state, current, pool)
+            state.tick("mix (shuffle + prove)", t0)
             payload = codec.dumps(step)
             for jj, s in others:
                 if jj not in dead:
@@ -400,8 +412,10 @@ async def _mix_server(
             raw = await recv_patient(ctx, cfg.servers[j - 1], "mix.output", cfg.mix_patience)
             if isinstance(raw, PeerError):
                 raise raw
+            t0 = time.perf_counter()
             step = codec.loads(raw)
             current = check_mix(state, current, step, j)
+            state.tick("verify other mixes", t0)
             state.mixes.append(step)
         except PeerError as exc:
             dead.add(j)
@@ -414,6 +428,7 @@ async def _mix_server(
 
     # threshold decryption
     ctx.phase("mix.decrypt")
+    t0 = time.perf_counter()
     digest = _digest_all(current)
     mine = {"server": me, "digest": digest, "batches": {}}
     for name, ct in current.items():
@@ -423,6 +438,7 @@ async def _mix_server(
             "proof": dec_share_prove(state.sess, me, name, state.dkg.x, ct.b, ds),
         }
     payload = codec.dumps(mine)
+    state.tick("decryption shares + proof", t0)
     for j, s in others:
         if j not in dead:
             await _send(ctx, s, "mix.decshare", payload)
@@ -445,8 +461,18 @@ async def _mix_server(
         if msg.get("digest") != digest:
             raise MixnetAbort(f"{ctx.name}: server {j} decrypts different lists (equivocation)")
         shares[j] = msg
+    t0 = time.perf_counter()
     valid: dict[int, dict[str, list[list[bytes]]]] = {}
-    for j, msg in sorted(shares.items()):
+    # own shares first (correct by construction), then others' until t verified shares
+    for j, msg in sorted(shares.items(), key=lambda kv: (kv[0] != me, kv[0])):
+        if len(valid) >= cfg.t:
+            break
+        if j == me:
+            valid[j] = {
+                name: [blob_points(x, ct.n, "own share") for x in msg["batches"][name]["d"]]
+                for name, ct in current.items()
+            }
+            continue
         try:
             dd = {}
             for name, ct in current.items():
@@ -476,6 +502,7 @@ async def _mix_server(
             "rows": codec.array_to_obj(rows),
             "valid": codec.array_to_obj(ok.astype(np.uint8)),
         }
+    state.tick("verify shares + combine + decode", t0)
     ctx.phase("mix.result")
     await _send(ctx, cfg.analyzer, "mix.result", codec.dumps(result))
     return state

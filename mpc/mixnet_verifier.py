@@ -63,38 +63,33 @@ def verifier_op_counts(w: int) -> dict[str, int]:
 # ---------------------------------------------------------------- shuffle proof
 
 
-def _terms_chunk(
-    cs: list[bytes],
-    hs: list[bytes],
-    chat: list[bytes],
-    that: list[bytes],
-    a_in: list[list[bytes]],
-    b_in: list[list[bytes]],
-    a_out: list[list[bytes]],
-    b_out: list[list[bytes]],
-    k_c: list[int],
-    k_h: list[int],
-    k_chat: list[int],
-    k_that: list[int],
-    k_ain: list[list[int]],
-    k_bin: list[list[int]],
-    k_aout: list[list[int]],
-    k_bout: list[list[int]],
-    where: str,
+def _msm_chunk(items: list[tuple[list[int], list[bytes], str]]) -> bytes:
+    """Sum of multi-exponentiations (one worker's share of the terms)."""
+    return sum_points(msm(k, pts, where) for k, pts, where in items)
+
+
+def _msm_parallel(
+    terms: list[tuple[list[int], list[bytes], str]], workers: int, pool: Executor | None
 ) -> bytes:
-    """Partial multi-exponentiation of one chunk of the batched shuffle equation."""
-    parts = [
-        msm(k_c, cs, f"{where}.c"),
-        msm(k_h, hs, f"{where}.H_i"),
-        msm(k_chat, chat, f"{where}.chat"),
-        msm(k_that, that, f"{where}.that"),
-    ]
-    for j in range(len(a_in)):
-        parts.append(msm(k_ain[j], a_in[j], f"{where}.input.a[{j}]"))
-        parts.append(msm(k_bin[j], b_in[j], f"{where}.input.b[{j}]"))
-        parts.append(msm(k_aout[j], a_out[j], f"{where}.output.a[{j}]"))
-        parts.append(msm(k_bout[j], b_out[j], f"{where}.output.b[{j}]"))
-    return sum_points(parts)
+    """``sum_t sum_i k_t[i] P_t[i]`` with every term list split across ``workers`` processes."""
+    own = None
+    if pool is None and workers > 1:
+        pool = own = ProcessPoolExecutor(workers)
+    try:
+        nchunks = workers if pool is not None else 1
+        jobs: list[list[tuple[list[int], list[bytes], str]]] = [[] for _ in range(nchunks)]
+        for k, pts, where in terms:
+            step = -(-len(pts) // nchunks) or 1
+            for c, s0 in enumerate(range(0, len(pts), step)):
+                jobs[c].append((k[s0 : s0 + step], pts[s0 : s0 + step], where))
+        if pool is None or nchunks == 1:
+            parts = [_msm_chunk(j) for j in jobs]
+        else:
+            parts = list(pool.map(_msm_chunk, jobs))
+        return sum_points(parts)
+    finally:
+        if own is not None:
+            own.shutdown()
 
 
 def _parse_shuffle_proof(proof: Any, n: int, w: int, where: str) -> dict[str, Any]:
@@ -140,7 +135,21 @@ def _parse_shuffle_proof(proof: Any, n: int, w: int, where: str) -> dict[str, An
     return p
 
 
-def verify_shuffle(
+@dataclass
+class _StepTerms:
+    """Coefficients of one mix step's equations after random weighting."""
+
+    where: str
+    own: list[tuple[list[int], list[bytes], str]]  # c, chat, that
+    k_h: list[int]
+    k_in: tuple[list[list[int]], list[list[int]]]  # (a, b) per component
+    k_out: tuple[list[list[int]], list[list[int]]]
+    fixed: list[tuple[int, bytes, str]]
+    g_coef: int
+    diag: tuple[Any, ...]
+
+
+def _step_terms(
     sess: bytes,
     step: int,
     batch: str,
@@ -149,14 +158,7 @@ def verify_shuffle(
     out: Ciphertexts,
     proof: Any,
     gens: tuple[bytes, list[bytes]],
-    workers: int = 1,
-    pool: Executor | None = None,
-) -> None:
-    """Check a proof of shuffle; raises ``VerifyError`` naming the failing part.
-
-    All equations are combined with secret random weights into one multi-exponentiation that
-    must be the identity; on failure each equation is re-checked alone to name it.
-    """
+) -> _StepTerms:
     where = f"mix[{step}].{batch}"
     n, w = inp.n, inp.w
     if out.n != n or out.w != w:
@@ -177,10 +179,10 @@ def verify_shuffle(
     for x in u:
         prod_u = prod_u * x % L
 
+    # secret random weights: b1..b4 per global equation, delta_i per chain equation
     b1, b2, b3 = random_scalars(3)
     b4a, b4b = random_scalars(w), random_scalars(w)
     delta = random_scalars(n)
-
     g_coef = (
         b1 * p["s1"]
         + b2 * p["s2"]
@@ -191,72 +193,137 @@ def verify_shuffle(
     fixed = (
         [
             (sum(b4a[j] * p["s4"][j] for j in range(w)) % L, pk, "pk"),
-            (-b1, p["t1"], "t1"),
-            (-b2, p["t2"], "t2"),
-            (-b3, p["t3"], "t3"),
+            (-b1 % L, p["t1"], "t1"),
+            (-b2 % L, p["t2"], "t2"),
+            (-b3 % L, p["t3"], "t3"),
             ((b2 * ch * prod_u + delta[0] * sp[0]) % L, h, "H"),
         ]
-        + [(-b4a[j], p["t4a"][j], f"t4a[{j}]") for j in range(w)]
-        + [(-b4b[j], p["t4b"][j], f"t4b[{j}]") for j in range(w)]
+        + [(-b4a[j] % L, p["t4a"][j], f"t4a[{j}]") for j in range(w)]
+        + [(-b4b[j] % L, p["t4b"][j], f"t4b[{j}]") for j in range(w)]
     )
-
     cb1, cb3 = ch * b1 % L, ch * b3 % L
     k_c = [(-cb1 - cb3 * x) % L for x in u]
     k_h = [(cb1 + b3 * s) % L for s in sp]
     k_chat = [(-ch * delta[i] + delta[i + 1] * sp[i + 1]) % L for i in range(n - 1)]
     k_chat.append((-ch * delta[n - 1] - ch * b2) % L)
     k_that = [-d % L for d in delta]
-    k_ain = [[-ch * b4a[j] * x % L for x in u] for j in range(w)]
-    k_bin = [[-ch * b4b[j] * x % L for x in u] for j in range(w)]
-    k_aout = [[b4a[j] * s % L for s in sp] for j in range(w)]
-    k_bout = [[b4b[j] * s % L for s in sp] for j in range(w)]
+    k_in = (
+        [[-ch * b4a[j] * x % L for x in u] for j in range(w)],
+        [[-ch * b4b[j] * x % L for x in u] for j in range(w)],
+    )
+    k_out = (
+        [[b4a[j] * s % L for s in sp] for j in range(w)],
+        [[b4b[j] * s % L for s in sp] for j in range(w)],
+    )
+    own = [
+        (k_c, cs, f"{where}.c"),
+        (k_chat, chat, f"{where}.chat"),
+        (k_that, that, f"{where}.that"),
+    ]
+    return _StepTerms(
+        where, own, k_h, k_in, k_out, fixed, g_coef, (pk, inp, out, p, h, hs, u, ch, prod_u)
+    )
 
-    own_pool = None
-    if pool is None and workers > 1:
-        pool = own_pool = ProcessPoolExecutor(workers)
-    try:
-        nchunks = workers if pool is not None else 1
-        step_ = -(-n // max(1, nchunks))
-        ranges = [(s, min(n, s + step_)) for s in range(0, n, step_)]
-        args = [
-            (
-                cs[s:e],
-                hs[s:e],
-                chat[s:e],
-                that[s:e],
-                [c[s:e] for c in inp.a],
-                [c[s:e] for c in inp.b],
-                [c[s:e] for c in out.a],
-                [c[s:e] for c in out.b],
-                k_c[s:e],
-                k_h[s:e],
-                k_chat[s:e],
-                k_that[s:e],
-                [k[s:e] for k in k_ain],
-                [k[s:e] for k in k_bin],
-                [k[s:e] for k in k_aout],
-                [k[s:e] for k in k_bout],
-                where,
-            )
-            for s, e in ranges
+
+def _finish(total: bytes, fixed: list[tuple[int, bytes, str]], g_coef: int) -> bytes:
+    for k, pt, name in fixed:
+        total = add(total, smul(k, pt, name))
+    return add(total, smul_base(g_coef))
+
+
+def verify_shuffle(
+    sess: bytes,
+    step: int,
+    batch: str,
+    pk: bytes,
+    inp: Ciphertexts,
+    out: Ciphertexts,
+    proof: Any,
+    gens: tuple[bytes, list[bytes]],
+    workers: int = 1,
+    pool: Executor | None = None,
+) -> None:
+    """Check one proof of shuffle; raises ``VerifyError`` naming the failing part.
+
+    All equations are combined with secret random weights into one multi-exponentiation that
+    must be the identity (each base costs one multiplication and one addition, and decoding
+    failures name the element); on failure each equation is re-checked alone to name it.
+    """
+    st = _step_terms(sess, step, batch, pk, inp, out, proof, gens)
+    w = inp.w
+    terms = st.own + [(st.k_h, gens[1][: inp.n], f"{st.where}.H_i")]
+    for j in range(w):
+        terms += [
+            (st.k_in[0][j], inp.a[j], f"{st.where}.input.a[{j}]"),
+            (st.k_in[1][j], inp.b[j], f"{st.where}.input.b[{j}]"),
+            (st.k_out[0][j], out.a[j], f"{st.where}.output.a[{j}]"),
+            (st.k_out[1][j], out.b[j], f"{st.where}.output.b[{j}]"),
         ]
-        try:
-            if pool is None or len(args) == 1:
-                partial = [_terms_chunk(*a) for a in args]
-            else:
-                partial = list(pool.map(_terms_chunk, *zip(*args)))
-            total = sum_points(partial)
-            for k, pt, name in fixed:
-                total = add(total, smul(k, pt, f"{where}.{name}"))
-            total = add(total, smul_base(g_coef))
-        except GroupError as exc:
-            raise VerifyError(f"{where}: {exc}") from None
-    finally:
-        if own_pool is not None:
-            own_pool.shutdown()
+    try:
+        total = _finish(_msm_parallel(terms, workers, pool), st.fixed, st.g_coef)
+    except GroupError as exc:
+        raise VerifyError(f"{st.where}: {exc}") from None
     if total != IDENTITY:
-        _diagnose_shuffle(where, pk, inp, out, p, h, hs, u, ch, prod_u)
-        raise VerifyError(f"{where}: batched shuffle equation fails")
+        _diagnose_shuffle(st.where, *st.diag)
+        raise VerifyError(f"{st.where}: batched shuffle equation fails")
+
+
+def verify_mix_chain(
+    sess: bytes,
+    batch: str,
+    pk: bytes,
+    lists: list[Ciphertexts],
+    steps: list[int],
+    proofs: list[Any],
+    gens: tuple[bytes, list[bytes]],
+    workers: int = 1,
+    pool: Executor | None = None,
+) -> None:
+    """Check consecutive mix steps ``lists[s] -> lists[s+1]`` (proof ``proofs[s]`` of server
+    ``steps[s]``) in one batched equation: a list that is the output of one step and the input
+    of the next, and the shared generators ``H_i``, cost one term each. On failure the steps
+    are checked one by one to name the first failing step.
+    """
+    if len(lists) != len(proofs) + 1 or len(steps) != len(proofs):
+        raise ValueError("verify_mix_chain: need len(lists) == len(proofs) + 1 == len(steps) + 1")
+    sts = [
+        _step_terms(sess, steps[s], batch, pk, lists[s], lists[s + 1], proofs[s], gens)
+        for s in range(len(proofs))
+    ]
+    n, w = lists[0].n, lists[0].w
+    terms: list[tuple[list[int], list[bytes], str]] = []
+    k_h = [0] * n
+    fixed: list[tuple[int, bytes, str]] = []
+    g_coef = 0
+    for st in sts:
+        terms += st.own
+        k_h = [(x + y) % L for x, y in zip(k_h, st.k_h)]
+        fixed += [(k, pt, f"{st.where}.{name}") for k, pt, name in st.fixed]
+        g_coef += st.g_coef
+    terms.append((k_h, gens[1][:n], f"mix.{batch}.H_i"))
+    for m, lst in enumerate(lists):
+        for side, cols in ((0, lst.a), (1, lst.b)):
+            for j in range(w):
+                k = [0] * n
+                if m < len(sts):
+                    k = [(x + y) % L for x, y in zip(k, sts[m].k_in[side][j])]
+                if m > 0:
+                    k = [(x + y) % L for x, y in zip(k, sts[m - 1].k_out[side][j])]
+                terms.append((k, cols[j], f"mix list {m} of {batch}, {'ab'[side]}[{j}]"))
+    try:
+        total = _finish(_msm_parallel(terms, workers, pool), fixed, g_coef % L)
+    except GroupError as exc:
+        total = None
+        err = str(exc)
+    if total == IDENTITY:
+        return
+    for s in range(len(sts)):  # locate: the first failing step raises
+        verify_shuffle(
+            sess, steps[s], batch, pk, lists[s], lists[s + 1], proofs[s], gens, workers, pool
+        )
+    raise VerifyError(
+        f"mix chain of {batch}: batched equation fails ({err if total is None else 'no step'})"
+    )
 
 
 def _diagnose_shuffle(
@@ -642,39 +709,32 @@ def verify_record(
     if not run("client submissions", len(rec.get("submissions", [])), clients_check):
         return rep
 
-    gens = {name: shuffle_generators(sess, name, inputs[name].n) for name in specs}
     current = dict(inputs)
-    for mix in rec.get("mixes", []):
-        step = int(mix["server"])
-        for name in specs:
+    mixes = rec.get("mixes", [])
+    for name in specs:
 
-            def mix_check(name: str = name, step: int = step, mix: dict = mix) -> str | None:
-                out = Ciphertexts.from_obj(
-                    mix["batches"][name]["output"], f"mix[{step}].{name}.output"
-                )
-                if current[name].n < 2:  # carried over unchanged, no proof
-                    if (
-                        out.to_obj() != current[name].to_obj()
-                        or mix["batches"][name]["proof"] is not None
-                    ):
-                        return "a batch of fewer than 2 messages must be carried over unchanged"
-                    return None
-                verify_shuffle(
-                    sess,
-                    step,
-                    name,
-                    pk,
-                    current[name],
-                    out,
-                    mix["batches"][name]["proof"],
-                    gens[name],
-                    workers=workers,
-                )
-                current[name] = out
-                return None
+        def chain_check(name: str = name) -> str | None:
+            lists, steps, proofs = [inputs[name]], [], []
+            for mix in mixes:
+                step = int(mix["server"])
+                b = mix["batches"][name]
+                out = Ciphertexts.from_obj(b["output"], f"mix[{step}].{name}.output")
+                if inputs[name].n < 2:  # carried over unchanged, no proof
+                    if out.to_obj() != inputs[name].to_obj() or b["proof"] is not None:
+                        return f"mix[{step}].{name}: a batch of < 2 messages must be carried over"
+                    continue
+                lists.append(out)
+                steps.append(step)
+                proofs.append(b["proof"])
+            if proofs:
+                gens = shuffle_generators(sess, name, inputs[name].n)
+                verify_mix_chain(sess, name, pk, lists, steps, proofs, gens, workers=workers)
+            current[name] = lists[-1]
+            return None
 
-            if not run(f"mix[{step}] shuffle {name}", current[name].n, mix_check):
-                return rep
+        servers = [m.get("server") for m in mixes]
+        if not run(f"mixes {servers} of {name}", inputs[name].n * len(mixes), chain_check):
+            return rep
     if not rec.get("mixes"):
         rep.checks.append(Check("mixes", 0, False, "no mix server mixed"))
         return rep

@@ -1,0 +1,187 @@
+"""Benchmark of the verifiable mix-net: proof of shuffle throughput against the hardware limit.
+
+    python scripts/bench_mixnet.py --n 10000 --json            # one core, width 1
+    python scripts/bench_mixnet.py --n 10000 --workers 2 --json
+    python scripts/bench_mixnet.py --n 10000 --e2e --json      # + 3 servers end to end, verified
+
+The hardware limit is the throughput if a core did nothing but the counted libsodium group
+operations (V variable-base, F fixed-base multiplications, A additions) at the rates measured
+in the same process; ``ratio`` = measured / limit. CPU time (``process_time``) is used so that
+other load on a shared machine does not distort the ratio; wall time is reported too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from mpc import ristretto as R  # noqa: E402
+from mpc.elgamal import encode_rows, encrypt_points, keygen  # noqa: E402
+from mpc.mixnet_schema import shuffle_generators  # noqa: E402
+from mpc.mixnet_verifier import verifier_op_counts, verify_record, verify_shuffle  # noqa: E402
+from mpc.shuffle_proof import prover_op_counts, shuffle_and_prove  # noqa: E402
+
+
+def _timed(fn):
+    c0, w0 = time.process_time(), time.perf_counter()
+    out = fn()
+    return out, time.process_time() - c0, time.perf_counter() - w0
+
+
+def measure_rates(m: int = 4000) -> dict[str, float]:
+    """Operations per CPU-second of one core: V, F, A."""
+    pts = [R.hash_to_point(b"bench", i.to_bytes(4, "little")) for i in range(m)]
+    sc = R.random_scalars(m)
+    _, cv, _ = _timed(lambda: R.smul_many(sc, pts))
+    _, cf, _ = _timed(lambda: R.smul_base_many(sc))
+    _, ca, _ = _timed(lambda: R.add_many(pts, pts[1:] + pts[:1]))
+    return {"V": m / cv, "F": m / cf, "A": m / ca}
+
+
+def limit(counts: dict[str, float], rates: dict[str, float]) -> float:
+    """Ciphertexts/s if only the counted operations ran."""
+    return 1.0 / sum(counts[k] / rates[k] for k in ("V", "F", "A"))
+
+
+def bench_proof(n: int, workers: int) -> dict[str, object]:
+    rates0 = measure_rates()
+    x, pk = keygen()
+    ct, _ = encrypt_points(
+        pk, encode_rows(np.random.default_rng(0).integers(0, 1000, (n, 1)), 1000)
+    )
+    sess = os.urandom(64)
+    gens, _, gen_wall = _timed(lambda: shuffle_generators(sess, "b", n))
+    R.reset_ops()
+    (out, proof), cp, wp = _timed(
+        lambda: shuffle_and_prove(sess, 1, "b", pk, ct, gens, workers=workers)
+    )
+    pops = {k: v / n for k, v in R.reset_ops().items()}
+    _, cv, wv = _timed(
+        lambda: verify_shuffle(sess, 1, "b", pk, ct, out, proof, gens, workers=workers)
+    )
+    vops = {k: v / n for k, v in R.reset_ops().items()}
+    rates1 = measure_rates()
+    rates = {k: (rates0[k] + rates1[k]) / 2 for k in rates0}
+    res: dict[str, object] = {
+        "n": n,
+        "width": 1,
+        "workers": workers,
+        "rates_per_core": {
+            "variable_base_smul_per_s": round(rates["V"]),
+            "fixed_base_smul_per_s": round(rates["F"]),
+            "add_per_s": round(rates["A"]),
+        },
+        "generator_derivation_s": round(gen_wall, 3),
+    }
+    for name, ops, model, cpu, wall in (
+        ("prove", pops, prover_op_counts(1), cp, wp),
+        ("verify", vops, verifier_op_counts(1), cv, wv),
+    ):
+        lim = limit(ops, rates)
+        smul_only = 1.0 / (ops["V"] / rates["V"] + ops["F"] / rates["F"])
+        entry = {
+            "wall_s": round(wall, 3),
+            "ct_per_s_wall": round(n / wall),
+            "ops_per_ct": {k: round(v, 3) for k, v in ops.items()},
+            "ops_model_per_ct": model,
+            "smul_per_ct": round(ops["V"] + ops["F"], 3),
+        }
+        if workers == 1:  # per-core figures are meaningful for a single process
+            entry.update(
+                cpu_s=round(cpu, 3),
+                ct_per_s_per_core=round(n / cpu),
+                hardware_limit_ct_per_s=round(lim),
+                ratio_to_limit=round(n / cpu / lim, 3),
+                smul_only_limit_ct_per_s=round(smul_only),
+            )
+        res[name] = entry
+    return res
+
+
+def bench_e2e(n: int, workers: int, verify_mixes: bool) -> dict[str, object]:
+    from mpc.mixnet_protocol import (
+        MixnetConfig,
+        public_record,
+        receive_result,
+        run_clients,
+        run_mix_server,
+    )
+    from parties.memlink import MemoryNetwork
+    from protocols.base import BatchSpec
+
+    servers = ["mix1", "mix2", "mix3"]
+    cfg = MixnetConfig(
+        "bench", servers, [BatchSpec("grr", 1, 16)], t=2, workers=workers, verify_mixes=verify_mixes
+    )
+    rows = np.random.default_rng(1).integers(0, 16, (n, 1))
+    net = MemoryNetwork(servers + ["clients", "analyzer"], timeout=600)
+
+    async def main():
+        return await asyncio.gather(
+            *(run_mix_server(net.context(s), cfg, i) for i, s in enumerate(servers, 1)),
+            run_clients(net.context("clients"), cfg, {"grr": rows}),
+            receive_result(net.context("analyzer"), cfg),
+        )
+
+    res, _, wall = _timed(lambda: asyncio.run(main()))
+    got = res[-1]["grr"]
+    ok = sorted(got[:, 0].tolist()) == sorted(rows[:, 0].tolist())
+    rec = public_record(res[0])
+    rep, _, vwall = _timed(lambda: verify_record(rec, workers=workers))
+    return {
+        "messages": n,
+        "servers": 3,
+        "threshold": 2,
+        "workers": workers,
+        "servers_verify_each_mix": verify_mixes,
+        "run_wall_s": round(wall, 2),
+        "multiset_ok": ok,
+        "verify_wall_s": round(vwall, 2),
+        "verify_ok": rep.ok,
+        "verify_checks": [
+            {"name": c.name, "count": c.count, "ok": c.ok, "s": round(c.seconds, 2)}
+            for c in rep.checks
+        ],
+        "server_phase_s": {
+            f"mix{i}": {k: round(v, 2) for k, v in st.timings.items()}
+            for i, st in enumerate(res[:3], 1)
+        },
+        "bytes_sent": dict(net.bytes_sent),
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--n", type=int, default=10000, help="ciphertexts")
+    ap.add_argument("--workers", type=int, default=1, help="processes (1 = one core)")
+    ap.add_argument("--e2e", action="store_true", help="also run 3 servers end to end and verify")
+    ap.add_argument("--e2e-n", type=int, default=None, help="messages for --e2e (default --n)")
+    ap.add_argument(
+        "--no-server-verify", action="store_true", help="servers do not verify each mix"
+    )
+    ap.add_argument("--json", action="store_true", help="print JSON only")
+    a = ap.parse_args()
+    if a.n < 2 or a.workers < 1:
+        ap.error("--n must be >= 2 and --workers >= 1")
+    out: dict[str, object] = {"proof_of_shuffle": bench_proof(a.n, a.workers)}
+    out["anchors_ct_per_s"] = {
+        "verificatum_24_cores": 500,
+        "python_bayer_groth_p256_1_core": 1080,
+        "target_per_core": 2000,
+        "target_ratio": 0.7,
+    }
+    if a.e2e:
+        out["end_to_end"] = bench_e2e(a.e2e_n or a.n, a.workers, not a.no_server_verify)
+    print(json.dumps(out, indent=None if a.json else 2))
+
+
+if __name__ == "__main__":
+    main()
