@@ -18,6 +18,8 @@ from concurrent.futures import Executor, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from mpc.mixnet_schema import (
     EMBED_BYTES,
     Ciphertexts,
@@ -650,11 +652,17 @@ def _decode_rows(points: list[list[bytes]], width: int, bound: int) -> list[list
 
 
 def verify_record(
-    rec: dict[str, Any], workers: int = 1, progress: Callable[[str], None] | None = None
+    rec: dict[str, Any],
+    workers: int = 1,
+    progress: Callable[[str], None] | None = None,
+    analyzer: Callable[[dict[str, np.ndarray]], Any] | None = None,
 ) -> Report:
     """Verify a complete public record (``mpc.mixnet_protocol.public_record`` format).
 
-    Stops at the first failing step (later steps depend on it) and returns the report.
+    ``progress(name)`` is called before each check (for a progress display). If ``analyzer``
+    is given and the record has an ``"estimate"``, the estimate is recomputed from the verified
+    plaintext multiset (valid rows, int64 ``(m, width)`` per batch) and compared. Stops at the
+    first failing step (later steps depend on it) and returns the report.
     """
     rep = Report()
     say = progress or (lambda s: None)
@@ -779,4 +787,30 @@ def verify_record(
         if not run(f"decryption {name}", current[name].n, dec_check):
             return rep
     state["plaintexts"] = plain
+    if analyzer is not None and "estimate" in rec:
+
+        def estimate_check() -> str | None:
+            batches = {
+                name: np.array([r for r in rows if r is not None], dtype=np.int64).reshape(
+                    -1, specs[name]["width"]
+                )
+                for name, rows in plain.items()
+            }
+            ours = analyzer(batches)
+            if not _same(ours, rec["estimate"]):
+                return "published estimate differs from the analyzer's output on the plaintexts"
+            return None
+
+        run("estimate", len(specs), estimate_check)
     return rep
+
+
+def _same(a: Any, b: Any, rel: float = 1e-9) -> bool:
+    """Structural equality with a relative tolerance for floats (JSON-like values)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return set(a) == set(b) and all(_same(a[k], b[k], rel) for k in a)
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(_same(x, y, rel) for x, y in zip(a, b))
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool):
+        return a == b or abs(a - b) <= rel * max(abs(a), abs(b))
+    return a == b

@@ -123,14 +123,23 @@ def _mutations(rec):
     r = copy.deepcopy(rec)
     r["dkg"]["pk"] = R.smul_base(11)
     yield "change the public key", r, "dkg"
+    r = copy.deepcopy(rec)
+    r["estimate"]["attr0"][0] += 1
+    yield "change the published estimate", r, "estimate"
+
+
+def _hist(batches: dict[str, np.ndarray]) -> dict[str, list[int]]:
+    return {"attr0": np.bincount(batches["attr0"][:, 0], minlength=8).tolist()}
 
 
 def test_tampered_records_fail_naming_the_step() -> None:
     cfg = _cfg()
     res = asyncio.run(_run(cfg, _batches()))
     rec = public_record(res[0])
+    rec["estimate"] = _hist(res[-1])
+    assert verify_record(rec, analyzer=_hist).ok
     for name, bad, where in _mutations(rec):
-        rep = verify_record(bad)
+        rep = verify_record(bad, analyzer=_hist)
         assert not rep.ok, name
         assert where in rep.first_failure, (name, rep.first_failure)
 
