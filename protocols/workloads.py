@@ -59,6 +59,7 @@ WORKLOAD_MODULES = [
     "protocols.grr_workload",
     "protocols.multidim_workloads",
     "protocols.splitmix_workload",
+    "protocols.marginals_workload",
     "protocols.gfim_workload",
     "protocols.hp_sdp_workload",
 ]
