@@ -28,10 +28,23 @@ Flow:
    only whether that shuffled row is out of domain).
 
 Failure handling: every MPyC step runs under a timeout and a watchdog that inspects MPyC's peer
-connections. MPyC itself reports a dead peer only as a closed transport (``connection_lost``)
-and then waits forever for its messages; the watchdog turns that into ``MPCServerError`` naming
-the server. Transport errors towards clients and the analyzer surface as ``PeerError`` from the
-party runtime.
+connections. MPyC itself reports a dead peer only as a closed transport (``connection_lost``:
+the peer's protocol is unset, or on a reset MPyC re-raises into the event loop), keeps waiting
+for that peer's messages, and stops the whole event loop when an MPC task then fails
+(``asyncoro._reconcile``). ``make_runtime`` therefore hooks (process-wide, server processes
+only) ``MessageExchanger.connection_lost`` to record when each peer was lost, and
+``asyncoro._reconcile`` plus the loop's exception handler to swallow the follow-up task errors
+once a peer is gone; the watchdog then raises one ``MPCServerError`` naming the first server
+lost ("lost connection to server mpc-2 (MPyC party 2)"). The mesh is connected while the
+clients' shares arrive, so a transport abort (``PeerError``) ends a waiting server at once.
+Transport errors towards clients and the analyzer surface as ``PeerError`` from the party
+runtime; malformed client submissions are rejected (counted), never fatal.
+
+TLS: MPyC 0.11 supports TLS between its parties with ``--ssl`` (here ``ssl_dir``): mutual
+authentication against ``.config/mpyc_ca.crt`` with per-party ``party_i.crt/.key`` and the
+server name ``MPyC party i``, loaded relative to the working directory
+(``write_mpyc_tls_files`` makes them; ``start_runtime`` connects from inside that directory).
+MPyC unpickles its peers' payloads, so only TLS-authenticated servers should be peers.
 """
 
 from __future__ import annotations
