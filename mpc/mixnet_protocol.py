@@ -30,7 +30,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from concurrent.futures import Executor
+from concurrent.futures import Executor, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,7 +40,6 @@ from mpc.dkg import DkgResult, recv_all, recv_patient, run_dkg
 from mpc.elgamal import (
     combine_shares,
     decode_rows,
-    decryption_shares,
     encode_rows,
     encrypt_points,
     message_layout,
@@ -54,6 +53,7 @@ from mpc.mixnet_schema import (
 )
 from mpc.mixnet_verifier import VerifyError, screen_submissions, verify_dec_shares, verify_shuffle
 from mpc.nizk import client_prove, dec_share_prove
+from mpc.ristretto import chunk_ranges, map_chunks, smul_many
 from mpc.shuffle_proof import shuffle_and_prove
 from parties import codec
 from parties.link import PartyContext, PeerError
@@ -118,11 +118,13 @@ def make_submissions(
     pk: bytes,
     batches: dict[str, np.ndarray],
     owners: dict[str, list[str]] | None = None,
+    workers: int = 1,
+    pool: Executor | None = None,
 ) -> list[dict[str, Any]]:
     """Encrypt every message row and prove knowledge of its randomness.
 
     ``owners[batch][i]`` is the client id of row ``i`` (default ``"u{i}"``); the message index
-    counts a client's messages within a batch.
+    counts a client's messages within a batch. Work is split across ``pool`` if given.
     """
     specs = {s.name: s for s in cfg.specs}
     subs: list[dict[str, Any]] = []
@@ -140,17 +142,43 @@ def make_submissions(
             raise ValueError(
                 f"make_submissions: {len(ids)} owners for {rows.shape[0]} rows of {name!r}"
             )
-        ct, rs = encrypt_points(pk, encode_rows(rows, spec.bound))
         counter: dict[str, int] = {}
-        for i, cid in enumerate(ids):
-            idx = counter.get(cid, 0)
-            counter[cid] = idx + 1
-            a, b = ct.row(i)
-            proof = client_prove(sess, cid, name, idx, a, b, [r[i] for r in rs])
-            subs.append(
-                {"client": cid, "batch": name, "index": idx, "ct": {"a": a, "b": b}, "proof": proof}
-            )
+        index = []
+        for cid in ids:
+            index.append(counter.get(cid, 0))
+            counter[cid] = index[-1] + 1
+        parts = map_chunks(
+            _encrypt_chunk,
+            [
+                (sess, pk, name, spec.bound, rows[s:e], list(ids[s:e]), index[s:e])
+                for s, e in chunk_ranges(rows.shape[0], 4 * workers if pool else 1)
+            ],
+            pool,
+        )
+        for part in parts:
+            subs += part
     return subs
+
+
+def _encrypt_chunk(
+    sess: bytes,
+    pk: bytes,
+    name: str,
+    bound: int,
+    rows: np.ndarray,
+    ids: list[str],
+    index: list[int],
+) -> list[dict[str, Any]]:
+    """Submissions for a chunk of rows (module level for process pools)."""
+    ct, rs = encrypt_points(pk, encode_rows(rows, bound))
+    out = []
+    for i, (cid, idx) in enumerate(zip(ids, index)):
+        a, b = ct.row(i)
+        proof = client_prove(sess, cid, name, idx, a, b, [r[i] for r in rs])
+        out.append(
+            {"client": cid, "batch": name, "index": idx, "ct": {"a": a, "b": b}, "proof": proof}
+        )
+    return out
 
 
 async def receive_key(ctx: PartyContext, cfg: MixnetConfig) -> tuple[bytes, bytes, dict[str, Any]]:
@@ -177,6 +205,7 @@ async def run_clients(
     batches: dict[str, np.ndarray],
     owners: dict[str, list[str]] | None = None,
     tamper: Any = None,
+    pool: Executor | None = None,
 ) -> list[dict[str, Any]]:
     """The client party: get the key, encrypt and prove, send to every server.
 
@@ -184,7 +213,12 @@ async def run_clients(
     """
     pk, sess, _ = await receive_key(ctx, cfg)
     ctx.phase("mix.submit")
-    subs = make_submissions(cfg, sess, pk, batches, owners)
+    own = ProcessPoolExecutor(cfg.workers) if pool is None and cfg.workers > 1 else None
+    try:
+        subs = make_submissions(cfg, sess, pk, batches, owners, cfg.workers, pool or own)
+    finally:
+        if own is not None:
+            own.shutdown()
     if tamper is not None:
         subs = tamper(subs, sess, pk)
     payload = codec.dumps(subs)
@@ -345,12 +379,16 @@ async def run_mix_server(
     Raises ``MixnetAbort`` when the dead-server policy says the run cannot complete (after
     telling the analyzer, which then aborts too).
     """
+    own = ProcessPoolExecutor(cfg.workers) if pool is None and cfg.workers > 1 else None
     try:
-        return await _mix_server(ctx, cfg, me, pool)
+        return await _mix_server(ctx, cfg, me, pool or own)
     except MixnetAbort as exc:
         log.error("%s", exc)
         await _send(ctx, cfg.analyzer, "mix.result", codec.dumps({"abort": str(exc)}))
         raise
+    finally:
+        if own is not None:
+            own.shutdown()
 
 
 async def _mix_server(
@@ -379,7 +417,7 @@ async def _mix_server(
         raise MixnetAbort(f"{ctx.name}: submissions must be a list")
     t0 = time.perf_counter()
     state.accepted, state.rejected = screen_submissions(
-        state.sess, cfg.spec_map(), state.submissions
+        state.sess, cfg.spec_map(), state.submissions, cfg.workers, pool
     )
     state.tick("screen submissions", t0)
     for r in state.rejected:
@@ -431,11 +469,24 @@ async def _mix_server(
     t0 = time.perf_counter()
     digest = _digest_all(current)
     mine = {"server": me, "digest": digest, "batches": {}}
+    nch = 4 * cfg.workers if pool else 1
     for name, ct in current.items():
-        ds = decryption_shares(state.dkg.x, ct)
+        ds = [
+            sum(
+                map_chunks(
+                    _shares_chunk,
+                    [(state.dkg.x, col[s:e]) for s, e in chunk_ranges(ct.n, nch)],
+                    pool,
+                ),
+                [],
+            )
+            for col in ct.b
+        ]
         mine["batches"][name] = {
             "d": [b"".join(c) for c in ds],
-            "proof": dec_share_prove(state.sess, me, name, state.dkg.x, ct.b, ds),
+            "proof": dec_share_prove(
+                state.sess, me, name, state.dkg.x, ct.b, ds, cfg.workers, pool
+            ),
         }
     payload = codec.dumps(mine)
     state.tick("decryption shares + proof", t0)
@@ -478,7 +529,9 @@ async def _mix_server(
             for name, ct in current.items():
                 b = msg["batches"][name]
                 ds = [blob_points(x, ct.n, f"share of server {j}") for x in b["d"]]
-                err = verify_dec_shares(state.sess, j, name, state.dkg.vks[j], ct.b, ds, b["proof"])
+                err = verify_dec_shares(
+                    state.sess, j, name, state.dkg.vks[j], ct.b, ds, b["proof"], cfg.workers, pool
+                )
                 if err:
                     raise ValueError(err)
                 dd[name] = ds
@@ -494,7 +547,7 @@ async def _mix_server(
     result = {}
     for name, ct in current.items():
         state.decryption[name] = {j: shares[j]["batches"][name] for j in sorted(valid)}
-        pts = combine_shares(ct, {j: valid[j][name] for j in use})
+        pts = combine_shares(ct, {j: valid[j][name] for j in use}, cfg.workers, pool)
         rows, ok = decode_rows(pts, specs[name].width, specs[name].bound)
         state.result[name] = (rows, ok)
         state.plaintexts[name] = [r.tolist() if v else None for r, v in zip(rows, ok)]
@@ -506,6 +559,11 @@ async def _mix_server(
     ctx.phase("mix.result")
     await _send(ctx, cfg.analyzer, "mix.result", codec.dumps(result))
     return state
+
+
+def _shares_chunk(x: int, pts: list[bytes]) -> list[bytes]:
+    """Decryption shares ``x * b`` of a chunk (module level for process pools)."""
+    return smul_many([x] * len(pts), pts, "decryption share")
 
 
 def _outputs(step: dict[str, Any]) -> dict[str, Ciphertexts]:

@@ -44,6 +44,7 @@ from mpc.ristretto import (
     add,
     check_point,
     msm,
+    msm_parallel,
     random_scalars,
     scalar_from_bytes,
     smul,
@@ -63,35 +64,6 @@ def verifier_op_counts(w: int) -> dict[str, int]:
 
 
 # ---------------------------------------------------------------- shuffle proof
-
-
-def _msm_chunk(items: list[tuple[list[int], list[bytes], str]]) -> bytes:
-    """Sum of multi-exponentiations (one worker's share of the terms)."""
-    return sum_points(msm(k, pts, where) for k, pts, where in items)
-
-
-def _msm_parallel(
-    terms: list[tuple[list[int], list[bytes], str]], workers: int, pool: Executor | None
-) -> bytes:
-    """``sum_t sum_i k_t[i] P_t[i]`` with every term list split across ``workers`` processes."""
-    own = None
-    if pool is None and workers > 1:
-        pool = own = ProcessPoolExecutor(workers)
-    try:
-        nchunks = workers if pool is not None else 1
-        jobs: list[list[tuple[list[int], list[bytes], str]]] = [[] for _ in range(nchunks)]
-        for k, pts, where in terms:
-            step = -(-len(pts) // nchunks) or 1
-            for c, s0 in enumerate(range(0, len(pts), step)):
-                jobs[c].append((k[s0 : s0 + step], pts[s0 : s0 + step], where))
-        if pool is None or nchunks == 1:
-            parts = [_msm_chunk(j) for j in jobs]
-        else:
-            parts = list(pool.map(_msm_chunk, jobs))
-        return sum_points(parts)
-    finally:
-        if own is not None:
-            own.shutdown()
 
 
 def _parse_shuffle_proof(proof: Any, n: int, w: int, where: str) -> dict[str, Any]:
@@ -262,7 +234,7 @@ def verify_shuffle(
             (st.k_out[1][j], out.b[j], f"{st.where}.output.b[{j}]"),
         ]
     try:
-        total = _finish(_msm_parallel(terms, workers, pool), st.fixed, st.g_coef)
+        total = _finish(msm_parallel(terms, workers, pool), st.fixed, st.g_coef)
     except GroupError as exc:
         raise VerifyError(f"{st.where}: {exc}") from None
     if total != IDENTITY:
@@ -313,7 +285,7 @@ def verify_mix_chain(
                     k = [(x + y) % L for x, y in zip(k, sts[m - 1].k_out[side][j])]
                 terms.append((k, cols[j], f"mix list {m} of {batch}, {'ab'[side]}[{j}]"))
     try:
-        total = _finish(_msm_parallel(terms, workers, pool), fixed, g_coef % L)
+        total = _finish(msm_parallel(terms, workers, pool), fixed, g_coef % L)
     except GroupError as exc:
         total = None
         err = str(exc)
@@ -404,51 +376,91 @@ def verify_client_proof(
     return None
 
 
+def _client_proofs_chunk(sess: bytes, jobs: list[tuple[Any, ...]]) -> list[str | None]:
+    """Verdicts of ``verify_client_proof`` for a chunk of (client, batch, index, a, b, proof)."""
+    return [verify_client_proof(sess, *job) for job in jobs]
+
+
 def screen_submissions(
-    sess: bytes, specs: dict[str, dict[str, Any]], subs: Sequence[Any]
+    sess: bytes,
+    specs: dict[str, dict[str, Any]],
+    subs: Sequence[Any],
+    workers: int = 1,
+    pool: Executor | None = None,
 ) -> tuple[dict[str, list[int]], list[dict[str, Any]]]:
     """Accept or reject client submissions in order; returns accepted indices per batch and
     the rejections ``{"index", "client", "batch", "reason"}``.
 
-    Rules: known batch; ``components`` elements per side; valid non-identity elements; proof of
-    knowledge of the randomness bound to (session, client id, batch, index); no element equal
-    to an element of an earlier accepted submission (replay or copy); no repeated
-    (client, batch, index).
+    Rules, in this order: known batch; non-negative integer index; ``components`` elements per
+    side; no repeated (client, batch, index) among accepted ones; no element equal to an
+    element of an earlier accepted submission (replay or copy); valid non-identity elements
+    and a proof of knowledge of the randomness bound to (session, client id, batch, index).
+    Proofs are checked in ``workers`` processes (their verdicts do not depend on order).
     """
+    early: dict[int, str] = {}
+    parsed: dict[int, tuple[str, str, int, list[bytes], list[bytes]]] = {}
+    jobs: list[tuple[Any, ...]] = []
+    for idx, sub_ in enumerate(subs):
+        try:
+            client, batch, index = str(sub_["client"]), sub_["batch"], sub_["index"]
+            if not isinstance(batch, str) or batch not in specs:
+                early[idx] = f"wrong batch {batch!r}"
+                continue
+            if not isinstance(index, int) or index < 0:
+                early[idx] = "bad message index"
+                continue
+            a, b = sub_["ct"]["a"], sub_["ct"]["b"]
+            comps = specs[batch]["components"]
+            if not (isinstance(a, list) and isinstance(b, list) and len(a) == comps == len(b)):
+                early[idx] = f"ciphertext must have {comps} components"
+                continue
+            if not all(isinstance(x, bytes) for x in a + b):
+                early[idx] = "invalid element: not bytes"
+                continue
+            parsed[idx] = (client, batch, index, a, b)
+            jobs.append((client, batch, index, a, b, sub_["proof"]))
+        except (KeyError, TypeError, AttributeError) as exc:
+            early[idx] = f"malformed submission: {exc}"
+    order = sorted(parsed)
+    own = None
+    if pool is None and workers > 1 and len(jobs) > 1:
+        pool = own = ProcessPoolExecutor(workers)
+    try:
+        if pool is None:
+            verdicts = _client_proofs_chunk(sess, jobs)
+        else:
+            step = -(-len(jobs) // (4 * workers)) or 1
+            chunks = [jobs[i : i + step] for i in range(0, len(jobs), step)]
+            verdicts = [
+                v
+                for part in pool.map(_client_proofs_chunk, [sess] * len(chunks), chunks)
+                for v in part
+            ]
+    finally:
+        if own is not None:
+            own.shutdown()
+    proof_err = dict(zip(order, verdicts))
+
     accepted: dict[str, list[int]] = {name: [] for name in specs}
     rejected: list[dict[str, Any]] = []
     seen: set[bytes] = set()
     keys: set[tuple[str, str, int]] = set()
     for idx, sub_ in enumerate(subs):
-        reason = None
-        client = batch = None
-        try:
-            client, batch, index = str(sub_["client"]), sub_["batch"], sub_["index"]
-            if batch not in specs:
-                reason = f"wrong batch {batch!r}"
-            elif not isinstance(index, int) or index < 0:
-                reason = "bad message index"
-            else:
-                a, b = sub_["ct"]["a"], sub_["ct"]["b"]
-                comps = specs[batch]["components"]
-                if (
-                    not isinstance(a, list)
-                    or not isinstance(b, list)
-                    or len(a) != comps
-                    or len(b) != comps
-                ):
-                    reason = f"ciphertext must have {comps} components"
-                elif (client, batch, index) in keys:
-                    reason = "replayed message index"
-                elif any(x in seen for x in a + b):
-                    reason = "replayed or duplicate ciphertext"
-                else:
-                    reason = verify_client_proof(sess, client, batch, index, a, b, sub_["proof"])
-        except (KeyError, TypeError, AttributeError) as exc:
-            reason = f"malformed submission: {exc}"
+        if idx in early:
+            c = sub_.get("client") if isinstance(sub_, dict) else None
+            bt = sub_.get("batch") if isinstance(sub_, dict) else None
+            rejected.append({"index": idx, "client": c, "batch": bt, "reason": early[idx]})
+            continue
+        client, batch, index, a, b = parsed[idx]
+        if (client, batch, index) in keys:
+            reason = "replayed message index"
+        elif any(x in seen for x in a + b):
+            reason = "replayed or duplicate ciphertext"
+        else:
+            reason = proof_err[idx]
         if reason is None:
-            accepted[batch].append(idx)  # type: ignore[index]
-            keys.add((client, batch, index))  # type: ignore[arg-type]
+            accepted[batch].append(idx)
+            keys.add((client, batch, index))
             seen.update(a + b)
         else:
             rejected.append({"index": idx, "client": client, "batch": batch, "reason": reason})
@@ -478,6 +490,8 @@ def verify_dec_shares(
     bs: Sequence[Sequence[bytes]],
     ds: Sequence[Sequence[bytes]],
     proof: Any,
+    workers: int = 1,
+    pool: Executor | None = None,
 ) -> str | None:
     """``None`` if server ``server``'s shares ``ds`` of ``bs`` verify against its key ``y``."""
     try:
@@ -487,8 +501,8 @@ def verify_dec_shares(
         flat_b = [p for col in bs for p in col]
         flat_d = [p for col in ds for p in col]
         rho = scalar_vector(seed, len(flat_b))
-        bsum = msm(rho, flat_b, "ciphertext")
-        dsum = msm(rho, flat_d, "share")
+        bsum = msm_parallel([(rho, flat_b, "ciphertext")], workers, pool)
+        dsum = msm_parallel([(rho, flat_d, "share")], workers, pool)
         e = scalar_from_bytes(proof["e"], "proof.e")
         s = scalar_from_bytes(proof["s"], "proof.s")
     except (GroupError, ValueError, KeyError, TypeError) as exc:
@@ -700,7 +714,7 @@ def verify_record(
     inputs: dict[str, Ciphertexts] = {}
 
     def clients_check() -> str | None:
-        accepted, _ = screen_submissions(sess, specs, rec["submissions"])
+        accepted, _ = screen_submissions(sess, specs, rec["submissions"], workers=workers)
         claimed = rec["accepted"]
         for name, spec in specs.items():
             idx = accepted[name]

@@ -15,6 +15,7 @@ Verification lives only in ``mpc.mixnet_verifier`` (independent of this file).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from concurrent.futures import Executor
 
 from mpc.mixnet_schema import (
     client_challenge,
@@ -24,7 +25,16 @@ from mpc.mixnet_schema import (
     scalar_bytes,
     scalar_vector,
 )
-from mpc.ristretto import G, L, msm, random_scalar, random_scalars, smul, smul_base, smul_base_many
+from mpc.ristretto import (
+    G,
+    L,
+    msm_parallel,
+    random_scalar,
+    random_scalars,
+    smul,
+    smul_base,
+    smul_base_many,
+)
 
 
 def client_prove(
@@ -61,12 +71,14 @@ def dec_share_prove(
     x: int,
     bs: Sequence[Sequence[bytes]],
     ds: Sequence[Sequence[bytes]],
+    workers: int = 1,
+    pool: Executor | None = None,
 ) -> dict[str, bytes]:
     """Batched DLEQ proof that every share ``ds[j][i] = x bs[j][i]`` with ``Y = x G``."""
     seed = dec_share_seed(sess, server, batch, [list(c) for c in bs], [list(c) for c in ds])
     flat_b = [p for col in bs for p in col]
     rho = scalar_vector(seed, len(flat_b))
-    bsum = msm(rho, flat_b, "dec-share rlc")
+    bsum = msm_parallel([(rho, flat_b, "dec-share rlc")], workers, pool)
     e, s = dleq_prove("dec", seed, G, bsum, x)
     return {"e": scalar_bytes(e), "s": scalar_bytes(s)}
 

@@ -18,6 +18,7 @@ import ctypes
 import hashlib
 import os
 from collections.abc import Iterable, Sequence
+from concurrent.futures import Executor, ProcessPoolExecutor
 
 from rbcl.rbcl import _sodium
 
@@ -253,6 +254,49 @@ def msm(scalars: Sequence[int], points: Sequence[bytes], where: str = "msm") -> 
     OPS["V"] += len(points)
     OPS["A"] += len(points)
     return acc.raw
+
+
+def msm_chunk(items: list[tuple[list[int], list[bytes], str]]) -> bytes:
+    """Sum of multi-exponentiations (one worker's share of the terms)."""
+    return sum_points(msm(k, pts, where) for k, pts, where in items)
+
+
+def msm_parallel(
+    terms: list[tuple[list[int], list[bytes], str]], workers: int, pool: Executor | None
+) -> bytes:
+    """``sum_t sum_i k_t[i] P_t[i]`` with every term list split across ``workers`` processes."""
+    own = None
+    if pool is None and workers > 1:
+        pool = own = ProcessPoolExecutor(workers)
+    try:
+        nchunks = workers if pool is not None else 1
+        jobs: list[list[tuple[list[int], list[bytes], str]]] = [[] for _ in range(nchunks)]
+        for k, pts, where in terms:
+            step = -(-len(pts) // nchunks) or 1
+            for c, s0 in enumerate(range(0, len(pts), step)):
+                jobs[c].append((k[s0 : s0 + step], pts[s0 : s0 + step], where))
+        if pool is None or nchunks == 1:
+            parts = [msm_chunk(j) for j in jobs]
+        else:
+            parts = list(pool.map(msm_chunk, jobs))
+        return sum_points(parts)
+    finally:
+        if own is not None:
+            own.shutdown()
+
+
+def map_chunks(fn, argsets: list[tuple], pool) -> list:  # noqa: ANN001
+    """``[fn(*a) for a in argsets]``, in ``pool`` (an Executor) when given."""
+    if pool is None or len(argsets) <= 1:
+        return [fn(*a) for a in argsets]
+    return list(pool.map(fn, *zip(*argsets)))
+
+
+def chunk_ranges(n: int, k: int) -> list[tuple[int, int]]:
+    """``k`` (at most ``n``) contiguous index ranges covering ``0..n``."""
+    k = max(1, min(k, n))
+    step = -(-n // k) if n else 1
+    return [(i, min(n, i + step)) for i in range(0, n, step)]
 
 
 def hash_to_point(*parts: bytes) -> bytes:

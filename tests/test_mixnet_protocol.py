@@ -194,6 +194,17 @@ def test_malicious_clients_rejected_honest_unaffected(caplog) -> None:
     assert verify_record(rec).ok
 
 
+def test_end_to_end_with_process_pools() -> None:
+    cfg = _cfg(workers=2, session_id="pool-run")
+    batches = _batches(n=10)
+    res = asyncio.run(_run(cfg, batches))
+    for r in res:
+        assert not isinstance(r, BaseException), r
+    for name, rows in batches.items():
+        assert _ms(res[-1][name]) == _ms(rows)
+    assert verify_record(public_record(res[1]), workers=2).ok
+
+
 def test_dead_server_before_dkg_run_completes() -> None:
     cfg = _cfg()
     batches = _batches(n=6)
