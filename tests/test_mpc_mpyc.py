@@ -12,6 +12,7 @@ from collections import Counter
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from mpc import mpc_shuffler as ms
 from mpc import shamir
@@ -121,3 +122,15 @@ def test_killed_server_aborts_cleanly_naming_it(tmp_path):
         assert rc == 2, err
         assert "server2 (MPyC party 2)" in err and "Traceback" not in err
     assert time.monotonic() - t0 < 40
+
+
+@pytest.mark.slow
+def test_five_processes_threshold_two(tmp_path):
+    outs = _launch(tmp_path, m=5, extra=["--n", "500", "--invalid", "1"], timeout=120)
+    assert all(rc == 0 for rc, _ in outs), outs
+    res = _results(tmp_path, 5)
+    allsh = np.array([r["share"] for r in res])
+    assert shamir.consistent(allsh, 2).all()
+    y = shamir.reconstruct(allsh[:3], [0, 1, 2])
+    x = np.array(res[0]["data"])
+    assert Counter(y.tolist()) == Counter(np.where(x >= 4, ms.SENTINEL, x).tolist())
