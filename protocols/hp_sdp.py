@@ -14,7 +14,7 @@ Spec: ``../shared/specs/002-hp-sdp.md``. What is implemented, and how it departs
   C = (n-1) eps_c^2/(14 ln(2/delta)), eps_l = ln(C - g + 1) and the spec's optimal g = round((C+2)/3)
   (spec section 5.3; needs eps_c <= 1 and g < C). ``accounting="tight"`` uses the DP core's
   variation-ratio bound with OLH's parameters (``protocols.accountant``, mechanism "olh") and picks
-  g minimising the estimator's variance at f = 0 over a search on g.
+  g minimising the exact MSE before POP (data-independent, it needs only d) over a search on g.
 * **Estimator**: the unbiased OLH estimator with the exact collision probability of the family
   (:func:`protocols.olh.olh_estimate_from_support`). The paper's printed estimator (Eq. 19) is kept
   as :func:`estimate_paper` only to demonstrate its bias (erratum E1).
@@ -126,6 +126,15 @@ def olh_variance0(eps_l: float, g: int, n: int) -> float:
     return q * (1 - q) / (n * (p - q) ** 2)
 
 
+def mean_variance(eps_l: float, g: int, n: int, d: int) -> float:
+    """Exact MSE before POP, (1/d) sum_v Var[f_v] = ((1/d) p(1-p) + (1-1/d) q*(1-q*))/(n(p-q*)^2).
+
+    Data-independent because the true frequencies sum to 1 (their mean is 1/d).
+    """
+    p, qs = olh_probabilities(eps_l, olh_family(d, g))
+    return ((1 / d) * p * (1 - p) + (1 - 1 / d) * qs * (1 - qs)) / (n * (p - qs) ** 2)
+
+
 @lru_cache(maxsize=4096)
 def _tight_eps_l(eps_c: float, delta: float, n: int, g: int) -> float | None:
     from protocols.accountant import max_local_epsilon
@@ -134,34 +143,42 @@ def _tight_eps_l(eps_c: float, delta: float, n: int, g: int) -> float | None:
 
 
 @lru_cache(maxsize=512)
-def _tight_best_g(eps_c: float, delta: float, n: int) -> int:
-    """g minimising the f=0 variance under the tight bound: log-grid search, then local refine."""
+def _tight_best_g(eps_c: float, delta: float, n: int, d: int) -> int:
+    """g minimising the exact MSE under the tight bound: log-grid search, then local refine."""
 
     def var(g: int) -> float:
         e = _tight_eps_l(eps_c, delta, n, g)
-        return math.inf if e is None else olh_variance0(e, g, n)
+        return math.inf if e is None else mean_variance(e, g, n, d)
 
-    grid = sorted({max(2, int(round(x))) for x in np.geomspace(2, G_MAX, 41)})
+    grid = sorted({max(2, int(round(x))) for x in np.geomspace(2, G_MAX, 21)})
     best = min(grid, key=var)
     i = grid.index(best)
     lo, hi = grid[max(0, i - 1)], grid[min(len(grid) - 1, i + 1)]
-    # golden-section style narrowing on integers (variance is unimodal in g here)
-    while hi - lo > 2:
-        m1 = lo + (hi - lo) // 3
-        m2 = hi - (hi - lo) // 3
+    # ternary narrowing on a log scale (the MSE is unimodal and flat near its minimum in g)
+    while hi > 1.05 * lo + 2:
+        m1 = int(round(lo * (hi / lo) ** (1 / 3)))
+        m2 = int(round(lo * (hi / lo) ** (2 / 3)))
         if var(m1) <= var(m2):
             hi = m2
         else:
             lo = m1
-    return min(range(lo, hi + 1), key=var)
+    return min({lo, (lo + hi) // 2, hi}, key=var)
 
 
-def calibrate_tight(eps_c: float, delta: float, n: int, g: int | None = None) -> SRRParams:
-    """Variation-ratio calibration (mechanism olh): g chosen for minimal variance unless given."""
+def calibrate_tight(
+    eps_c: float, delta: float, n: int, g: int | None = None, d: int | None = None
+) -> SRRParams:
+    """Variation-ratio calibration (mechanism olh); g minimises the exact MSE for domain d."""
     from protocols.accountant import amplify
 
     _check_privacy(eps_c, delta, n)
-    g = _tight_best_g(float(eps_c), float(delta), int(n)) if g is None else int(g)
+    if g is None:
+        if d is None or d < 2:
+            raise ValueError(
+                f"HP-SDP (tight accounting): choosing g needs the domain size d, got {d}"
+            )
+        g = _tight_best_g(float(eps_c), float(delta), int(n), int(d))
+    g = int(g)
     if g < 2:
         raise ValueError(f"HP-SDP: hash range g must be >= 2, got {g}")
     eps_l = _tight_eps_l(float(eps_c), float(delta), int(n), g)
@@ -177,13 +194,21 @@ def calibrate_tight(eps_c: float, delta: float, n: int, g: int | None = None) ->
 
 
 def calibrate(
-    eps_c: float, delta: float, n: int, g: int | None = None, accounting: str = "paper"
+    eps_c: float,
+    delta: float,
+    n: int,
+    g: int | None = None,
+    accounting: str = "paper",
+    d: int | None = None,
 ) -> SRRParams:
-    """SRR parameters for a central (eps_c, delta) over n users (``accounting`` paper|tight)."""
+    """SRR parameters for a central (eps_c, delta) over n users (``accounting`` paper|tight).
+
+    ``d`` (the domain size) is needed to choose g under the tight accounting.
+    """
     if accounting == "paper":
         return calibrate_paper(eps_c, delta, n, g)
     if accounting == "tight":
-        return calibrate_tight(eps_c, delta, n, g)
+        return calibrate_tight(eps_c, delta, n, g, d)
     raise ValueError(f"HP-SDP: unknown accounting {accounting!r}; expected one of {ACCOUNTINGS}")
 
 
@@ -250,6 +275,28 @@ def paper_estimator_mean(
 def srr_variance(freqs: np.ndarray, eps_l: float, family: OLHFamily, n: int) -> np.ndarray:
     """Exact variance of :func:`estimate_unbiased` per value (Theorem 3 corrected, spec 6.3)."""
     return olh_variance(freqs, eps_l, family, n)
+
+
+def sample_olh_support(
+    counts: np.ndarray,
+    eps_l: float,
+    family: OLHFamily,
+    rng: np.random.Generator,
+    n_fake: int = 0,
+) -> np.ndarray:
+    """Per-bin support counts with their exact marginal laws, bins drawn independently.
+
+    S_v ~ Bin(n_v, p) + Bin(n - n_v, q*) (+ Bin(n_fake, 1/g) for uniform fake reports). The weak
+    correlation between bins (one report supports about P/g values) is ignored: the expected MSE
+    before POP is exact, a post-processed draw is an approximation (checked against real runs).
+    """
+    c = np.asarray(counts, dtype=np.int64)
+    n = int(c.sum())
+    p, qs = olh_probabilities(eps_l, family)
+    s = rng.binomial(c, p) + rng.binomial(n - c, qs)
+    if n_fake:
+        s = s + rng.binomial(int(n_fake), 1.0 / family.g, size=c.size)
+    return s.astype(np.float64)
 
 
 def pop(est: np.ndarray) -> np.ndarray:
@@ -319,6 +366,16 @@ class HPSDPProtocol(ShuffleProtocol):
     def variance(self, freqs: np.ndarray) -> np.ndarray:
         """Exact per-value variance of the unbiased (pre-POP) estimate for the true ``freqs``."""
         return srr_variance(freqs, self.params.eps_l, self.family, self.params.n)
+
+    def sample(self, counts: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """Published estimate from support counts drawn by :func:`sample_olh_support`."""
+        s = sample_olh_support(counts, self.params.eps_l, self.family, rng)
+        raw = estimate_unbiased(s, int(np.sum(counts)), self.params.eps_l, self.family)
+        return pop(raw) if self.post == "pop" else raw
+
+    def messages_per_user(self) -> float:
+        """One message per user."""
+        return 1.0
 
     def bits_per_user(self) -> float:
         """Communication per user: one message of ceil(log2 seeds) + ceil(log2 g) bits."""

@@ -34,7 +34,7 @@ def build_protocol(
 ) -> Any:
     """The shuffle protocol of ``method`` calibrated to (eps_c, delta) over n users."""
     if method in ("hp-sdp", "hp-sm"):
-        params = calibrate(eps_c, delta, n, g, accounting)
+        params = calibrate(eps_c, delta, n, g, accounting, d)
         return HPSDPProtocol(d, params, post="pop" if method == "hp-sdp" else "none")
     from protocols.hp_sdp_baselines import SHUFFLE_BASELINES
 

@@ -15,8 +15,8 @@ from protocols.hp_sdp import (
     calibrate,
     estimate_paper,
     estimate_unbiased,
+    mean_variance,
     mse,
-    olh_variance0,
     paper_estimator_mean,
     paper_optimal_g,
     pop,
@@ -59,14 +59,17 @@ def test_tight_calibration_certified_and_better() -> None:
     from protocols.accountant import amplify
 
     n, delta = 100_000, 1e-6
-    paper, tight = calibrate(0.5, delta, n), calibrate(0.5, delta, n, accounting="tight")
+    d = 600
+    paper, tight = calibrate(0.5, delta, n), calibrate(0.5, delta, n, accounting="tight", d=d)
     amp = amplify(tight.eps_l, n, delta, bound="vr", mechanism="olh", g=tight.g)
     assert amp.valid and amp.eps_central <= 0.5 * (1 + 1e-4)
-    assert olh_variance0(tight.eps_l, tight.g, n) < olh_variance0(paper.eps_l, paper.g, n)
+    assert mean_variance(tight.eps_l, tight.g, n, d) < mean_variance(paper.eps_l, paper.g, n, d)
     # the chosen g beats its neighbours on a coarse scale
     for g in (max(2, tight.g // 4), tight.g * 4):
         other = calibrate(0.5, delta, n, g=g, accounting="tight")
-        assert olh_variance0(other.eps_l, g, n) >= olh_variance0(tight.eps_l, tight.g, n)
+        assert mean_variance(other.eps_l, g, n, d) >= mean_variance(tight.eps_l, tight.g, n, d)
+    with pytest.raises(ValueError, match="domain size"):
+        calibrate(0.5, delta, n, accounting="tight")
 
 
 def test_hash_uniform_and_collision() -> None:
