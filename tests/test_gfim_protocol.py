@@ -196,3 +196,27 @@ def test_one_phase_baseline_and_recombine():
     # with eps = 4 and 20k users the clear top item is found by every rule
     for out in (res, est, alt):
         assert out["top_k"][0] == int(np.argmax(f))
+
+
+def test_hadamard_sizes_constant_and_naive_decoder_oracle():
+    from protocols.hadamard_response import hadamard_entry, hadamard_order
+
+    assert [hadamard_order(d) for d in (1000, 396, 60, 6)] == [1024, 512, 64, 8]
+    for eps in (0.5, 1.0, 2.0):
+        p = math.exp(eps) / (math.exp(eps) + 1)
+        assert (2 * p - 1) * hr_constant(eps) == pytest.approx(1.0)
+    rec = small_data(n=3000, d=16, max_size=4)
+    g = GFIM(16, 3, 4, 1.0)
+    rng = np.random.default_rng(9)
+    loc: dict = {}
+    b0 = g.encode_round(0, rec, rng, {}, loc)
+    pub = g.analyze_round(0, b0, {})
+    j, s = b0["phase1"][:, 0], 2 * b0["phase1"][:, 1] - 1
+    naive = [4 * hr_constant(1.0) * np.mean(hadamard_entry(j, v) * s) for v in range(16)]
+    assert np.allclose(pub["f1"], naive)
+    b1 = g.encode_round(1, rec, rng, pub, loc)
+    out = g.analyze_round(1, b1, pub)
+    j, s = b1["phase2"][:, 0], 2 * b1["phase2"][:, 1] - 1
+    naive2 = [6 * hr_constant(1.0) * np.mean(hadamard_entry(j, r) * s) for r in range(6)]
+    assert np.allclose(out["f2"], naive2)
+    assert out["candidates"] == pub["candidates"] == top_indices(np.array(pub["f1"]), 6).tolist()
