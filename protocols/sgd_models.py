@@ -80,10 +80,20 @@ def income_bins(values: np.ndarray, lo: float = 0.0, hi: float = 52.0) -> np.nda
 
 
 def load_census_learning(
-    data_dir: str | Path | None = None, n: int = 200_000, seed: int = 0, split_seed: int = 0
+    data_dir: str | Path | None = None,
+    n: int = 200_000,
+    seed: int = 0,
+    split_seed: int = 0,
+    base: D.CategoricalDataset | None = None,
 ) -> LearningData:
-    """Census-Income learning subset (module docstring) with its 80/20 split."""
-    base = D.load_census_income(data_dir, n=n, seed=seed)
+    """Census-Income learning subset (module docstring) with its 80/20 split.
+
+    ``base``: the already loaded ``load_census_income(data_dir, n, seed)`` (saves a parse).
+    """
+    if base is None:
+        base = D.load_census_income(data_dir, n=n, seed=seed)
+    elif base.n != n or base.name != "census-income":
+        raise ValueError(f"load_census_learning: base must be census-income with n={n}")
     cols = [base.attributes.index(a) for a in FEATURES]
     x = np.column_stack([base.records[:, cols], income_bins(_weeks_worked(data_dir, n, seed))])
     ds = D.CategoricalDataset(
