@@ -593,3 +593,35 @@ def public_record(state: ServerState) -> dict[str, Any]:
         "decryption": state.decryption,
         "plaintexts": state.plaintexts,
     }
+
+
+def run_local(
+    cfg: MixnetConfig,
+    batches: dict[str, np.ndarray],
+    owners: dict[str, list[str]] | None = None,
+    timeout: float = 600.0,
+) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    """Run every party of the mix-net in this process over ``parties.memlink``.
+
+    Returns the analyzer's shuffled batches (valid rows) and the public record. A shuffler
+    backend for simulations; networked runs call the same coroutines through the runtime.
+    """
+    from parties.memlink import MemoryNetwork
+
+    names = list(cfg.servers) + [cfg.clients, cfg.analyzer]
+    net = MemoryNetwork(names, timeout=timeout)
+    pool = ProcessPoolExecutor(cfg.workers) if cfg.workers > 1 else None
+
+    async def main() -> list[Any]:
+        return await asyncio.gather(
+            *(run_mix_server(net.context(s), cfg, i, pool) for i, s in enumerate(cfg.servers, 1)),
+            run_clients(net.context(cfg.clients), cfg, batches, owners, pool=pool),
+            receive_result(net.context(cfg.analyzer), cfg),
+        )
+
+    try:
+        res = asyncio.run(main())
+    finally:
+        if pool is not None:
+            pool.shutdown()
+    return res[-1], public_record(res[0])

@@ -43,6 +43,8 @@ from mpc.ristretto import (
     L,
     add,
     check_point,
+    chunk_ranges,
+    map_chunks,
     msm,
     msm_parallel,
     random_scalars,
@@ -670,14 +672,19 @@ def verify_record(
     workers: int = 1,
     progress: Callable[[str], None] | None = None,
     analyzer: Callable[[dict[str, np.ndarray]], Any] | None = None,
+    pool: Executor | None = None,
 ) -> Report:
     """Verify a complete public record (``mpc.mixnet_protocol.public_record`` format).
 
     ``progress(name)`` is called before each check (for a progress display). If ``analyzer``
     is given and the record has an ``"estimate"``, the estimate is recomputed from the verified
     plaintext multiset (valid rows, int64 ``(m, width)`` per batch) and compared. Stops at the
-    first failing step (later steps depend on it) and returns the report.
+    first failing step (later steps depend on it) and returns the report. ``workers > 1``
+    spreads the group operations over a process pool (``pool`` if given).
     """
+    if pool is None and workers > 1:
+        with ProcessPoolExecutor(workers) as own:
+            return verify_record(rec, workers, progress, analyzer, own)
     rep = Report()
     say = progress or (lambda s: None)
 
@@ -714,7 +721,7 @@ def verify_record(
     inputs: dict[str, Ciphertexts] = {}
 
     def clients_check() -> str | None:
-        accepted, _ = screen_submissions(sess, specs, rec["submissions"], workers=workers)
+        accepted, _ = screen_submissions(sess, specs, rec["submissions"], workers, pool)
         claimed = rec["accepted"]
         for name, spec in specs.items():
             idx = accepted[name]
@@ -750,7 +757,7 @@ def verify_record(
                 proofs.append(b["proof"])
             if proofs:
                 gens = shuffle_generators(sess, name, inputs[name].n)
-                verify_mix_chain(sess, name, pk, lists, steps, proofs, gens, workers=workers)
+                verify_mix_chain(sess, name, pk, lists, steps, proofs, gens, workers, pool)
             current[name] = lists[-1]
             return None
 
@@ -771,7 +778,7 @@ def verify_record(
             for sid_, sh in sorted(shares.items()):
                 ds = [blob_points(x, final.n, f"share {sid_}") for x in sh["d"]]
                 err = verify_dec_shares(
-                    sess, sid_, name, state["vks"][sid_], final.b, ds, sh["proof"]
+                    sess, sid_, name, state["vks"][sid_], final.b, ds, sh["proof"], workers, pool
                 )
                 if err is not None:
                     return f"server {sid_}: {err}"
@@ -781,12 +788,13 @@ def verify_record(
             ids = sorted(valid)[:t]
             lam = lagrange0(ids)
             pts = []
+            nch = 4 * workers if pool is not None else 1
             for j in range(final.w):
-                acc = final.a[j]
-                for lj, sid_ in zip(lam, ids):
-                    terms = [sub(x, smul(lj, d, "share")) for x, d in zip(acc, valid[sid_][j])]
-                    acc = terms
-                pts.append(acc)
+                args = [
+                    (final.a[j][s0:e0], [valid[i][j][s0:e0] for i in ids], lam)
+                    for s0, e0 in chunk_ranges(final.n, nch)
+                ]
+                pts.append(sum(map_chunks(_recombine_chunk, args, pool), []))
             spec = specs[name]
             rows = _decode_rows(pts, spec["width"], spec["bound"])
             pub = rec["plaintexts"][name]
@@ -817,6 +825,14 @@ def verify_record(
 
         run("estimate", len(specs), estimate_check)
     return rep
+
+
+def _recombine_chunk(a: list[bytes], ds: list[list[bytes]], lam: list[int]) -> list[bytes]:
+    """``a - sum_k lam_k d_k`` elementwise (the verifier's own recombination)."""
+    acc = a
+    for lk, d in zip(lam, ds):
+        acc = [sub(x, smul(lk, y, "share")) for x, y in zip(acc, d)]
+    return acc
 
 
 def _same(a: Any, b: Any, rel: float = 1e-9) -> bool:

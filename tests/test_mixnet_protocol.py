@@ -17,6 +17,7 @@ from mpc.mixnet_protocol import (
     public_record,
     receive_result,
     run_clients,
+    run_local,
     run_mix_server,
 )
 from mpc.mixnet_verifier import verify_record
@@ -203,6 +204,17 @@ def test_end_to_end_with_process_pools() -> None:
     for name, rows in batches.items():
         assert _ms(res[-1][name]) == _ms(rows)
     assert verify_record(public_record(res[1]), workers=2).ok
+
+
+def test_run_local_record_survives_cbor() -> None:
+    from parties import codec
+
+    cfg = _cfg(session_id="local-run")
+    batches = _batches(n=5)
+    shuffled, rec = run_local(cfg, batches)
+    assert _ms(shuffled["attr1"]) == _ms(batches["attr1"])
+    again = codec.loads(codec.dumps(rec))
+    assert verify_record(again).ok
 
 
 def test_dead_server_before_dkg_run_completes() -> None:
