@@ -497,12 +497,16 @@ async def server_run(
 
     ctx.phase("mpc-shuffle", cfg.round)
     t1 = time.perf_counter()
+    mpyc_before = mpyc_bytes_sent(rt)
     coals = pr.coalitions(cfg.m, cfg.threshold)
     seeds = await guarded(rt, cfg, "seed agreement", pr.agree_coalition_seeds(rt, coals, cfg.label))
     shuffled = await guarded(
         rt, cfg, "permute-and-reshare", pr.mpyc_permute_reshare(rt, arrays, seeds, cfg.label)
     )
     stats["t_shuffle_s"] = time.perf_counter() - t1
+    ledger = getattr(ctx, "ledger", None)
+    if ledger is not None:  # MPyC's mesh traffic is not on our transport: count it here
+        ledger.sent("mpc-shuffle", cfg.round, mpyc_bytes_sent(rt) - mpyc_before, frames=0)
 
     ctx.phase("mpc-output", cfg.round)
     t2 = time.perf_counter()

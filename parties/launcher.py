@@ -289,12 +289,22 @@ def main(argv: list[str]) -> int:
         return 2
     if shuffler == "mixnet":
         params.setdefault("threshold", args.threshold)
+    mpc_tls_dir: Path | None = None
     run_dir = Path(args.out or f"runs/{protocol}-{time.strftime('%Y%m%d-%H%M%S')}")
     if run_dir.exists() and any(run_dir.iterdir()):
         print(f"sdp run: {run_dir} exists and is not empty; choose another --out", file=sys.stderr)
         return 2
     run_dir.mkdir(parents=True, exist_ok=True)
-    ports = free_ports(len(layout))
+    ports = free_ports(len(layout) + (args.servers if shuffler == "mpc" else 0))
+    if shuffler == "mpc":
+        # MPyC's own mesh among the servers: one port each, TLS with its own CA (MPyC's layout)
+        from mpc.mpc_shuffler import write_mpyc_tls_files
+
+        params["mpc_ports"] = ports[len(layout) :]
+        mpc_tls_dir = (run_dir / "keys" / "mpyc").resolve()
+        write_mpyc_tls_files(str(mpc_tls_dir), args.servers)
+        params["mpc_tls_dir"] = str(mpc_tls_dir)
+        ports = ports[: len(layout)]
     cluster = Cluster(
         session=new_session_id(),
         protocol=protocol,
