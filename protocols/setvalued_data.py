@@ -25,6 +25,9 @@ Datasets (``SET_DATASETS``):
 
 Raw files come from ``data_dir`` (the folder holding ``census-income-kdd/`` and ``fimi/``), else
 ``$SDP_DATASETS``, else ``../shared/datasets`` (``protocols.datasets.default_data_dir``).
+Parsed real data and generated synthetic sets are cached as compressed ``.npz`` files in
+``$SDP_CACHE`` (default ``~/.cache/sdp``), keyed by the source files' size and mtime or by the
+generator version and parameters; a cache that cannot be written is skipped.
 """
 
 from __future__ import annotations
@@ -49,6 +52,7 @@ SYNTHETIC = {
     "normal-50k": ("normal", 50_000),
     "normal-500k": ("normal", 500_000),
 }
+SYNTHETIC_VERSION = "successive-sampling-v1"  # bump when the generator changes (cache key)
 SET_DATASETS = tuple(SYNTHETIC) + ("census-income", "kosarak", "t10i4d100k")
 
 
@@ -177,10 +181,13 @@ def load_synthetic(name: str, seed: int = 0, n: int | None = None) -> SetData:
         raise ValueError(f"unknown synthetic set {name!r}; known: {', '.join(SYNTHETIC)}")
     dist, n0 = SYNTHETIC[name]
     nn = n0 if n is None else int(n)
-    rec = synthetic_sets(dist, nn, seed=seed)
-    labels = tuple(str(v) for v in range(1000))
     src = f"synthetic {dist}(mean 500, var 1800), d=1000, 50 items/user, n={nn}, seed {seed}"
-    return SetData(name, rec, 1000, labels, src)
+
+    def build() -> SetData:
+        rec = synthetic_sets(dist, nn, seed=seed)
+        return SetData(name, rec, 1000, tuple(str(v) for v in range(1000)), src)
+
+    return _cached(f"{name}-{nn}-{seed}", f"{SYNTHETIC_VERSION} {src}", build)
 
 
 # ---- real data ---------------------------------------------------------------------------
@@ -257,14 +264,14 @@ def cache_dir() -> Path:
     return Path(os.environ.get("SDP_CACHE") or Path.home() / ".cache" / "sdp")
 
 
-def _cached(key: str, sources: list[Path], build: Callable[[], SetData]) -> SetData:
-    """``build()`` once per source version; later loads read a compressed ``.npz`` cache."""
-    stamp = hashlib.blake2b(
-        repr(
-            [(str(p.resolve()), p.stat().st_size, p.stat().st_mtime_ns) for p in sources]
-        ).encode(),
-        digest_size=8,
-    ).hexdigest()
+def _cached(key: str, sources: list[Path] | str, build: Callable[[], SetData]) -> SetData:
+    """``build()`` once per source version (files, or a generator description string); later
+    loads read a compressed ``.npz`` cache."""
+    if isinstance(sources, str):
+        what = sources
+    else:
+        what = repr([(str(p.resolve()), p.stat().st_size, p.stat().st_mtime_ns) for p in sources])
+    stamp = hashlib.blake2b(what.encode(), digest_size=8).hexdigest()
     path = cache_dir() / f"{key}-{stamp}.npz"
     try:
         with np.load(path, allow_pickle=False) as z:
