@@ -51,7 +51,13 @@ from mpc.mixnet_schema import (
     session_digest,
     shuffle_generators,
 )
-from mpc.mixnet_verifier import VerifyError, screen_submissions, verify_dec_shares, verify_shuffle
+from mpc.mixnet_verifier import (
+    VerifyError,
+    screen_submissions,
+    verify_dec_shares,
+    verify_dkg,
+    verify_shuffle,
+)
 from mpc.nizk import client_prove, dec_share_prove
 from mpc.ristretto import chunk_ranges, map_chunks, smul_many
 from mpc.shuffle_proof import shuffle_and_prove
@@ -196,6 +202,10 @@ async def receive_key(ctx: PartyContext, cfg: MixnetConfig) -> tuple[bytes, byte
     if len(seen) != 1:
         raise MixnetAbort(f"{ctx.name}: servers announced {len(seen)} different keys")
     dkg = next(iter(seen.values()))
+    try:  # the key must follow from the published commitments and complaints
+        verify_dkg(cfg.session_id, len(cfg.servers), cfg.t, dkg)
+    except VerifyError as exc:
+        raise MixnetAbort(f"{ctx.name}: announced key does not verify: {exc}") from None
     return dkg["pk"], session_of(cfg, dkg), dkg
 
 

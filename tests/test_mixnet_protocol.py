@@ -220,7 +220,7 @@ def test_run_local_record_survives_cbor() -> None:
 def test_dead_server_before_dkg_run_completes() -> None:
     cfg = _cfg()
     batches = _batches(n=6)
-    res = asyncio.run(_run(cfg, batches, dead={3}, timeout=0.5))
+    res = asyncio.run(_run(cfg, batches, dead={3}, timeout=0.3))
     for r in res:
         assert not isinstance(r, BaseException), r
     rec = public_record(res[0])
@@ -232,7 +232,7 @@ def test_dead_server_before_dkg_run_completes() -> None:
 def test_dead_server_after_dkg_run_completes() -> None:
     cfg = _cfg()
     batches = _batches(n=6)
-    res = asyncio.run(_run(cfg, batches, die_after_dkg={2}, timeout=0.5))
+    res = asyncio.run(_run(cfg, batches, die_after_dkg={2}, timeout=0.3))
     states = [r for r in res[:2]]
     for r in states:
         assert not isinstance(r, BaseException), r
@@ -245,7 +245,7 @@ def test_dead_server_after_dkg_run_completes() -> None:
 
 def test_too_many_dead_servers_abort_cleanly() -> None:
     cfg = _cfg()
-    res = asyncio.run(_run(cfg, _batches(n=4), dead={2, 3}, timeout=0.5))
+    res = asyncio.run(_run(cfg, _batches(n=4), dead={2, 3}, timeout=0.3))
     assert isinstance(res[0], MixnetAbort) and "DKG" in str(res[0])
     assert isinstance(res[-1], MixnetAbort)  # the analyzer learns of the abort, gets no data
     with pytest.raises(MixnetAbort):
