@@ -20,7 +20,8 @@ possible). The paper gives no parameters for any baseline; ours, and where they 
   blanket condition of Theorem 1 applied to the per-bin binomial noise of the other users,
   (n - 1) q = 14 ln(2/delta)/eps^2 (the Chernoff argument of Balle et al./Theorem 1 for two bins that
   each move by one; Balcer-Cheu state their protocol with their own, larger constant, which we could
-  not consult offline). Capped at q <= 1/2. Both accountings use this (no tight bound in the DP core).
+  not consult offline). Needs q <= 1/2; otherwise infeasible, with SH's policy (uniform output).
+  Both accountings use this (no tight bound in the DP core).
 * **pureDUMP** (Li et al., "Privacy enhancement via dummy points in the shuffle model"): the true
   value plus s uniform dummies; estimator (c_v - s n/d)/n. s = ceil(14 ln(2/delta) d/((n-1) eps^2)),
   the blanket condition s(n-1)/d >= 14 ln(2/delta)/eps^2 on the dummies of the other users. Both
@@ -222,7 +223,9 @@ class AUEProtocol(_Baseline):
         return {"reports": np.concatenate([v, noise]).reshape(-1, 1)}
 
     def estimate(self, counts: np.ndarray) -> np.ndarray:
-        """(c_j - n q)/n."""
+        """(c_j - n q)/n, or the uniform histogram when infeasible (q would exceed 1/2)."""
+        if not self.feasible:
+            return np.full(self.d, 1.0 / self.d)
         return (counts - self.n * self.q) / self.n
 
     def analyze(self, shuffled: Batches) -> dict[str, Any]:
@@ -234,8 +237,11 @@ class AUEProtocol(_Baseline):
         return self.estimate(np.asarray(counts, np.float64) + rng.binomial(self.n, self.q, self.d))
 
     def variance(self, freqs: np.ndarray) -> np.ndarray:
-        """q (1 - q)/n per bin (the users' own values are exact)."""
-        return np.full(np.shape(freqs), self.q * (1 - self.q) / self.n)
+        """q (1 - q)/n per bin (the users' own values are exact); uniform output if infeasible."""
+        f = np.asarray(freqs, dtype=np.float64)
+        if not self.feasible:
+            return (f - 1.0 / self.d) ** 2
+        return np.full(f.shape, self.q * (1 - self.q) / self.n)
 
     def privacy(self) -> dict[str, Any]:
         return {
