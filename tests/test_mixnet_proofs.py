@@ -156,3 +156,11 @@ def test_decryption_share_proofs() -> None:
     bad[0][4] = R.add(bad[0][4], R.G)
     assert verify_dec_shares(SESS, 1, "b", pk, ct.b, bad, proof) is not None
     assert verify_dec_shares(SESS, 2, "b", pk, ct.b, ds, proof) is not None
+
+
+@pytest.mark.slow
+def test_shuffle_scale_with_pool() -> None:
+    x, pk, rows, ct, gens = _setup(n=3000, bound=1000)
+    out, proof = shuffle_and_prove(SESS, 2, "b", pk, ct, gens, workers=2)
+    verify_shuffle(SESS, 2, "b", pk, ct, out, proof, gens, workers=2)
+    assert _multiset(decode_rows(decrypt(x, out), 1, 1000)[0]) == _multiset(rows)

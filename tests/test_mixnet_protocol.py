@@ -309,3 +309,14 @@ def test_verifier_imports_no_prover_code() -> None:
         names |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
         project = {x for x in names if x and x.split(".")[0] in ("mpc", "parties", "protocols")}
         assert project <= {"mpc.ristretto", "mpc.mixnet_schema"}, (mod, project)
+
+
+@pytest.mark.slow
+def test_run_local_scale() -> None:
+    cfg = _cfg(session_id="scale-run", workers=2)
+    rng = np.random.default_rng(5)
+    batches = {"attr0": rng.integers(0, 8, (2000, 1)), "attr1": rng.integers(0, 5, (500, 2))}
+    shuffled, rec = run_local(cfg, batches)
+    for name, rows in batches.items():
+        assert _ms(shuffled[name]) == _ms(rows)
+    assert verify_record(rec, workers=2).ok
