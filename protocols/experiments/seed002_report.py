@@ -346,7 +346,7 @@ def write_report(res: dict[str, Any], out: Path) -> None:
         plot(g, s, "tight", tds, eps, out / png)
         L += [f"### {s} (tight)", "", f"![{s} tight]({png})", ""]
         L += [f"delta = {tds[0]:g}:", ""] + mse_table(g, s, "tight", tds[0], eps) + [""]
-        L += ["| method | median paper/tight MSE ratio at delta=%g |" % tds[0], "|---|---|"]
+        L += [f"| method | median paper/tight MSE ratio at delta={tds[0]:g} |", "|---|---|"]
         for m in METHODS:
             r = np.asarray(
                 [g.mse(s, "paper", tds[0], e, m) / g.mse(s, "tight", tds[0], e, m) for e in eps]
