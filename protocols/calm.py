@@ -169,7 +169,7 @@ def modelled_error(
     for q in queries:
         cov = [c * v for s, c, v in zip(sets, cells, variances, strict=True) if set(q) <= set(s)]
         if cov:
-            ne += 1.0 / sum(1.0 / e for e in cov)
+            ne += 0.0 if min(cov) <= 0 else 1.0 / sum(1.0 / e for e in cov)
             continue
         overl = [c * v for s, c, v in zip(sets, cells, variances, strict=True) if set(q) & set(s)]
         ne += float(np.mean(overl)) if overl else 0.0
