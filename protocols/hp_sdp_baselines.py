@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -96,6 +97,14 @@ def _dummy_sample(total: int, d: int, rng: np.random.Generator) -> np.ndarray:
     return rng.multinomial(int(total), np.full(d, 1.0 / d)).astype(np.float64)
 
 
+@lru_cache(maxsize=1024)
+def _grr_tight_eps(eps_c: float, n: int, delta: float, d: int) -> float | None:
+    """Largest GRR(k=d) local epsilon the variation-ratio bound amplifies to eps_c (cached)."""
+    from protocols.accountant import max_local_epsilon
+
+    return max_local_epsilon(eps_c, n, delta, bound="vr", mechanism="grr", k=d)
+
+
 class _Baseline(ShuffleProtocol):
     """Shared plumbing: one batch of width-1 messages in [0, d)."""
 
@@ -149,9 +158,7 @@ class SHProtocol(_Baseline):
         if accounting == "paper":
             gamma = max(self.B * d / (n - 1), 27.0 * d / ((n - 1) * eps_c))
         else:
-            from protocols.accountant import max_local_epsilon
-
-            e = max_local_epsilon(eps_c, n, delta, bound="vr", mechanism="grr", k=d)
+            e = _grr_tight_eps(float(eps_c), int(n), float(delta), int(d))
             gamma = 1.0 if e is None else d / (math.exp(e) + d - 1)
         self.gamma_required = gamma
         self.feasible = gamma < 1.0
