@@ -10,6 +10,7 @@ Parameters (strings from the command line are converted):
   ``adult`` or ``census-income-learning`` (the 6-attribute SGD subset, its 80 % training split;
   the report then adds the three SGD models trained on the synthetic data and the non-private
   reference, tested on the real 20 %); ``data_dir``, ``data_seed`` as for the seed-000 workloads;
+* ``users``: a random subset of that many records (seed ``data_seed``), e.g. for mix-net runs;
 * ``epsilon`` (eps_c, default 1.0), ``delta`` (default 1/n), ``accounting`` (``paper`` or
   ``tight``), ``policy``, ``estimator``, ``tight_bound``;
 * ``k``: the query width the (w, m) choice targets (default 3); ``w_max`` (4), ``max_cells``
@@ -62,6 +63,22 @@ def _dataset(params: dict[str, Any]) -> tuple[datasets.CategoricalDataset, Any]:
 def build_calm_workload(mechanism: str, params: dict[str, Any]) -> Workload:
     """Workload for Calm over ``mechanism`` (module docstring for params)."""
     ds, learn = _dataset(params)
+    if params.get("users") is not None and int(params["users"]) < ds.n:
+        users = int(params["users"])
+        if users < 2:
+            raise ValueError(f"calm-{mechanism}: users must be >= 2, got {users}")
+        pick = np.sort(
+            np.random.default_rng(int(params.get("data_seed", 0))).choice(
+                ds.n, users, replace=False
+            )
+        )
+        ds = datasets.CategoricalDataset(
+            ds.name,
+            ds.records[pick],
+            ds.domain_sizes,
+            ds.attributes,
+            ds.source + f", {users} users",
+        )
     delta = float(params.get("delta", 1.0 / ds.n))
     choose = {
         key: conv(params[key])
