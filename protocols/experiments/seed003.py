@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from protocols.base import ShuffleProtocol, simulate, trusted_shuffle
-from protocols.gfim import GFIM, TwoPhaseMiner, topk_metrics
+from protocols.gfim import GFIM, TwoPhaseMiner, top_indices, topk_metrics
 from protocols.gfim_shuffle import gfim_shuffle, ldpminer_shuffle
 from protocols.ldpminer import LDPMiner, OnePhase
 from protocols.rng import experiment_rng
@@ -203,8 +203,10 @@ def summarize(values: dict[str, list[float]]) -> dict[str, float]:
 
 def data_summary(data: SetData, k: int) -> dict[str, Any]:
     """n, d, ell, and the true frequencies around rank k (the gap the estimator must resolve)."""
-    f = np.sort(data.frequencies())[::-1]
+    freq = data.frequencies()
+    f = np.sort(freq)[::-1]
     return {
+        "top_items": [data.labels[v] for v in top_indices(freq, k)],
         "n": data.n,
         "d": data.d,
         "ell": data.ell(0.9),
@@ -287,7 +289,15 @@ def main(argv: list[str]) -> int:
     )
     args = ap.parse_args(argv)
     if args.report_only:
-        write_report(Path(args.out), json.loads((Path(args.out) / "results.json").read_text()))
+        res = json.loads((Path(args.out) / "results.json").read_text())
+        for name, summ in res["data"].items():  # results of older versions: add the top items
+            if "top_items" not in summ:
+                data = load_set_dataset(name, args.data_dir)
+                summ["top_items"] = [
+                    data.labels[v] for v in top_indices(data.frequencies(), summ["k"])
+                ]
+        (Path(args.out) / "results.json").write_text(json.dumps(res, indent=1))
+        write_report(Path(args.out), res)
         print(f"seed003: report at {Path(args.out) / 'report.md'}")
         return 0
     reps = args.reps or (2 if args.quick else 20)

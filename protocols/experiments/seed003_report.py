@@ -129,6 +129,10 @@ def write_report(out: Path, res: dict[str, Any]) -> None:
             "gap",
         ],
     )
+    L += [""]
+    for name, s in res["data"].items():
+        if s.get("top_items"):
+            L += [f"- realised true top-{s['k']} of {name}: " + ", ".join(s["top_items"])]
     L += [
         "",
         "Census-Income (KDD) rows read as 41 attribute=value items stand in for the "
