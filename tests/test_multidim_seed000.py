@@ -25,7 +25,9 @@ def test_bits_per_user_table_4():
 
 
 def test_small_run_writes_report(tmp_path):
-    rc = seed000.main(["--out", str(tmp_path), "--reps", "1", "--datasets", "adult"])
+    rc = seed000.main(
+        ["--out", str(tmp_path), "--reps", "2", "--datasets", "adult", "--eps", "0.4,0.5,1.0"]
+    )
     assert rc == 0
     md = (tmp_path / "report.md").read_text()
     assert "All values match the spec to 3 decimals" in md
@@ -34,6 +36,14 @@ def test_small_run_writes_report(tmp_path):
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["table_12_1_matches"] is True
     assert summary["curves_paper"]["adult"]["psrr-ss"]["1.0"]["mean"] > 0
+    assert "PSRR-SS on Adult at eps_c = 1.0: mean SSE" in md
+    assert set(summary["curves_paper"]["adult"]["psrr-ss"]) == {"0.4", "0.5", "1.0"}
+
+
+def test_bad_eps_option(tmp_path):
+    for bad in ("abc", "1.5"):
+        with pytest.raises(SystemExit):
+            seed000.main(["--out", str(tmp_path), "--eps", bad])
 
 
 @pytest.mark.slow
