@@ -44,6 +44,7 @@ def test_kosarak():
     np.testing.assert_array_equal(s.records, D.load_kosarak_synthetic(RAW).records)
 
 
+@pytest.mark.slow
 @need_raw
 def test_census_income():
     c = D.load_census_income(RAW)
