@@ -193,11 +193,10 @@ def smul_base_many(scalars: Iterable[int]) -> list[bytes]:
     return out
 
 
-def add_many(ps: Sequence[bytes], qs: Sequence[bytes], where: str = "add") -> list[bytes]:
-    """Elementwise ``ps[i] + qs[i]``."""
+def _binop_many(f, ps: Sequence[bytes], qs: Sequence[bytes], where: str) -> list[bytes]:  # noqa: ANN001
     if len(ps) != len(qs):
         raise ValueError(f"{where}: length mismatch {len(ps)} vs {len(qs)}")
-    f, buf, out = _add, _buf, []
+    buf, out = _buf, []
     append = out.append
     for i, (p, q) in enumerate(zip(ps, qs)):
         r = buf(32)
@@ -206,21 +205,16 @@ def add_many(ps: Sequence[bytes], qs: Sequence[bytes], where: str = "add") -> li
         append(r.raw)
     OPS["A"] += len(out)
     return out
+
+
+def add_many(ps: Sequence[bytes], qs: Sequence[bytes], where: str = "add") -> list[bytes]:
+    """Elementwise ``ps[i] + qs[i]``."""
+    return _binop_many(_add, ps, qs, where)
 
 
 def sub_many(ps: Sequence[bytes], qs: Sequence[bytes], where: str = "sub") -> list[bytes]:
     """Elementwise ``ps[i] - qs[i]``."""
-    if len(ps) != len(qs):
-        raise ValueError(f"{where}: length mismatch {len(ps)} vs {len(qs)}")
-    f, buf, out = _sub, _buf, []
-    append = out.append
-    for i, (p, q) in enumerate(zip(ps, qs)):
-        r = buf(32)
-        if f(r, p, q) != 0:
-            raise GroupError(f"{where}[{i}]: invalid element")
-        append(r.raw)
-    OPS["A"] += len(out)
-    return out
+    return _binop_many(_sub, ps, qs, where)
 
 
 def sum_points(ps: Iterable[bytes], where: str = "sum") -> bytes:
