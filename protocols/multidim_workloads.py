@@ -7,6 +7,8 @@ Parameters (all optional; strings from the command line are converted):
 * ``epsilon``: the central target eps_c (default 1.0); ``delta``: default 1/n as in the paper;
 * ``accounting``: ``paper`` (Calculate, default) or ``tight`` (the DP core's accountant);
   ``tight_bound``: ``vr`` (variation ratio with the mechanism's parameters, default) or ``fmt21``;
+  the launcher's ``bound`` maps onto them (paper/balle -> paper; tight/vr/fmt21 -> tight);
+* ``users``: run on a random subset of this many records (seeded by ``data_seed``);
 * ``policy``: ``strict`` (default), ``paper_lenient`` or ``fallback``;
 * ``estimator``: ``paper`` (default) or ``observed`` where the protocol has it;
 * ``data_seed``: seed of the sampled datasets (census-income, kosarak-synthetic; default 0);
@@ -18,6 +20,7 @@ the total over the estimated attributes and the exact expected SSE (sum of the v
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -36,10 +39,35 @@ def _dataset(params: dict[str, Any]) -> datasets.CategoricalDataset:
     data_dir = params.get("data_dir")
     seed = int(params.get("data_seed", 0))
     if name == "census-income":
-        return datasets.load_census_income(data_dir, seed=seed)
-    if name == "kosarak-synthetic":
-        return datasets.load_kosarak_synthetic(data_dir, seed=seed)
-    return datasets.load_dataset(name, data_dir)
+        ds = datasets.load_census_income(data_dir, seed=seed)
+    elif name == "kosarak-synthetic":
+        ds = datasets.load_kosarak_synthetic(data_dir, seed=seed)
+    else:
+        ds = datasets.load_dataset(name, data_dir)
+    if params.get("users") is None:
+        return ds
+    n = int(params["users"])
+    if not 2 <= n <= ds.n:
+        raise ValueError(f"users must lie in [2, {ds.n}] for dataset {ds.name}, got {n}")
+    rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(7,)))
+    pick = np.sort(rng.choice(ds.n, size=n, replace=False))
+    return replace(ds, records=ds.records[pick], source=f"{ds.source}; {n} users sampled")
+
+
+def _accounting(params: dict[str, Any]) -> tuple[str, str]:
+    """(accounting, tight_bound) from ``accounting``/``tight_bound`` or the launcher's ``bound``."""
+    bound = params.get("bound")
+    accounting = params.get("accounting")
+    tight_bound = params.get("tight_bound")
+    if bound is not None:
+        b = str(bound)
+        if b not in ("paper", "balle", "tight", "vr", "fmt21"):
+            raise ValueError(
+                f"bound must be paper|balle|tight|vr|fmt21 for seed-000 protocols, got {b!r}"
+            )
+        accounting = accounting or ("paper" if b in ("paper", "balle") else "tight")
+        tight_bound = tight_bound or (b if b in ("vr", "fmt21") else None)
+    return str(accounting or "paper"), str(tight_bound or "vr")
 
 
 def expected_sse(protocol: MultidimProtocol, truth: list[np.ndarray]) -> float | None:
@@ -53,18 +81,23 @@ def expected_sse(protocol: MultidimProtocol, truth: list[np.ndarray]) -> float |
 
 def build_workload(cls: type[MultidimProtocol], params: dict[str, Any]) -> Workload:
     """Workload for one multidimensional protocol class (module docstring for params)."""
+    if params.get("domain") is not None:
+        raise ValueError(
+            "domain does not apply to seed-000 protocols: the dataset fixes the domains"
+        )
     ds = _dataset(params)
     delta = float(params.get("delta", 1.0 / ds.n))
+    accounting, tight_bound = _accounting(params)
     protocol = cls(
         ds.domain_sizes,
         ds.n,
         float(params.get("epsilon", 1.0)),
         delta,
-        accounting=str(params.get("accounting", "paper")),
+        accounting=accounting,
         policy=str(params.get("policy", "strict")),
         estimator=str(params.get("estimator", "paper")),
         attributes=ds.attributes,
-        tight_bound=str(params.get("tight_bound", "vr")),
+        tight_bound=tight_bound,
     )
     if not getattr(protocol, "feasible", True):
         raise ValueError(

@@ -53,3 +53,21 @@ def test_tight_and_estimator_params():
     assert w.protocol.estimator == "observed"
     rep = w.report(_run_sliced(w))
     assert rep["attributes_estimated"] == 15
+
+
+def test_launcher_params_users_and_bound():
+    pytest.importorskip("protocols.accountant")
+    w = get_workload("psrr-ss", {"users": 5000, "bound": "tight"})
+    assert w.n_users == 5000 and w.protocol.n == 5000
+    assert w.protocol.delta == pytest.approx(1 / 5000)
+    assert w.protocol.accounting == "tight" and w.protocol.tight_bound == "vr"
+    w2 = get_workload("psrr-ss", {"users": 5000, "bound": "fmt21"})
+    assert w2.protocol.tight_bound == "fmt21"
+    np.testing.assert_array_equal(w.records, w2.records)  # same sample for the same data_seed
+    assert get_workload("srr-ms", {"bound": "balle"}).protocol.accounting == "paper"
+    with pytest.raises(ValueError, match="bound"):
+        get_workload("psrr-ss", {"bound": "magic"})
+    with pytest.raises(ValueError, match="users"):
+        get_workload("psrr-ss", {"users": 10**7})
+    with pytest.raises(ValueError, match="domain"):
+        get_workload("psrr-ss", {"domain": 5})
