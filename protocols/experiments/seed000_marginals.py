@@ -240,10 +240,12 @@ def ratio(res: dict[str, Any], num: str, den: str, eps: float) -> float | None:
     return None if a is None or b is None or b == 0 else a / b
 
 
-def feasible_from(res: dict[str, Any], key: str, grid: tuple[float, ...]) -> float | None:
+def feasible_from(res: dict[str, Any], key: str, grid: tuple[float, ...]) -> float | str:
     """Smallest eps_c with a result."""
+    if key not in res["points"]:
+        return "not run"
     ok = [e for e in grid if res["points"][key][str(e)].get("sse") is not None]
-    return min(ok) if ok else None
+    return min(ok) if ok else "never (in the grid)"
 
 
 def plot_sse(res: dict[str, Any], grid: tuple[float, ...], title: str, path: Path) -> None:
@@ -450,9 +452,9 @@ def claims_section(
         sg = tuple(float(e) for e in next(iter(sgd["points"].values())))
         pts = sgd["points"]
 
-        def feas(key: str) -> float | None:
+        def feas(key: str) -> float | str:
             ok = [e for e in sg if "logistic_misclassification" in pts[key][str(e)]]
-            return min(ok) if ok else None
+            return min(ok) if ok else "never (in the grid)"
 
         hi = [e for e in sg if e > 0.8]
         cmp_ = []
