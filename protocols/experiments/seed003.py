@@ -220,42 +220,72 @@ def data_summary(data: SetData, k: int) -> dict[str, Any]:
     }
 
 
-def run_all(quick: bool, reps: int, data_dir: str | None, log: Callable[[str], None]) -> dict:
-    """Every experiment of the module docstring; returns a JSON-serialisable dict."""
-    res: dict[str, Any] = {"quick": quick, "reps": reps, "delta": DELTA}
-    syn_names = SYNTHETIC[:2] if quick else SYNTHETIC
+PARTS = ("synthetic", "k", "eps", "variance", "timing", "extra")
+EXTRA = ("kosarak", "t10i4d100k")
+
+
+def run_all(
+    quick: bool,
+    reps: int,
+    data_dir: str | None,
+    log: Callable[[str], None],
+    parts: tuple[str, ...] = PARTS,
+    res: dict[str, Any] | None = None,
+) -> dict:
+    """The experiments of the module docstring (``parts``), added to ``res``; JSON-serialisable."""
+    res = res if res is not None else {}
+    res.update(quick=quick, reps=reps, delta=DELTA)
+    res.setdefault("data", {})
     all_methods = LDP_METHODS + SHUFFLE_METHODS
-    res["synthetic"], res["data"] = {}, {}
-    for name in syn_names:
-        data = load_set_dataset(name)
-        res["data"][name] = data_summary(data, 30)
-        log(f"synthetic {name}")
-        pt = run_point(data, 2.0, 30, all_methods, reps, f"syn-{name}")
-        res["synthetic"][name] = {m: summarize(v) for m, v in pt.items()}
+    if "synthetic" in parts:
+        res["synthetic"] = {}
+        for name in SYNTHETIC[:2] if quick else SYNTHETIC:
+            data = load_set_dataset(name)
+            res["data"][name] = data_summary(data, 30)
+            log(f"synthetic {name}")
+            pt = run_point(data, 2.0, 30, all_methods, reps, f"syn-{name}")
+            res["synthetic"][name] = {m: summarize(v) for m, v in pt.items()}
     census = load_set_dataset("census-income", data_dir)
     res["data"]["census-income"] = data_summary(census, 10)
-    ks = (1, 2, 3, 5, 10, 20) if quick else K_GRID
-    log("census k sweep")
-    ksw = run_k_sweep(census, 1.0, ks, all_methods, reps, "census-k")
-    res["k_sweep"] = {str(k): {m: summarize(v) for m, v in ksw[k].items()} for k in ks}
-    eps_grid = (0.5, 1.0, 2.0) if quick else EPS_GRID
-    res["eps_sweep"] = {}
-    sweeps = [("census-income", census, 10)]
+    if "k" in parts:
+        ks = (1, 2, 3, 5, 10, 20) if quick else K_GRID
+        log("census k sweep")
+        ksw = run_k_sweep(census, 1.0, ks, all_methods, reps, "census-k")
+        res["k_sweep"] = {str(k): {m: summarize(v) for m, v in ksw[k].items()} for k in ks}
     sweep_syn = ("laplace-50k",) if quick else ("laplace-500k", "normal-500k")
-    sweeps += [(s, load_set_dataset(s), 30) for s in sweep_syn]
-    syn_methods = ("GFIM", "GFIM-ivw", "LDPMiner", "GFIM-shuffle")
-    for name, data, k in sweeps:
-        res["data"].setdefault(name, data_summary(data, k))
-        # 500k synthetic points cost ~10 s per repetition: fewer methods and half the reps
-        big = data.n > 400_000
-        meth, nrep = (syn_methods, max(2, reps // 2)) if big else (all_methods, reps)
-        res["eps_sweep"][name] = {"k": k, "reps": nrep, "points": {}}
-        for eps in eps_grid:
-            log(f"eps sweep {name} eps={eps}")
-            pt = run_point(data, eps, k, meth, nrep, f"eps-{name}-{eps}")
-            res["eps_sweep"][name]["points"][str(eps)] = {m: summarize(v) for m, v in pt.items()}
+    if "eps" in parts:
+        eps_grid = (0.5, 1.0, 2.0) if quick else EPS_GRID
+        res["eps_sweep"] = {}
+        sweeps = [("census-income", census, 10)]
+        sweeps += [(s, load_set_dataset(s), 30) for s in sweep_syn]
+        syn_methods = ("GFIM", "GFIM-ivw", "LDPMiner", "GFIM-shuffle")
+        for name, data, k in sweeps:
+            res["data"].setdefault(name, data_summary(data, k))
+            # 500k synthetic points cost ~10 s per repetition: fewer methods and half the reps
+            big = data.n > 400_000
+            meth, nrep = (syn_methods, max(2, reps // 2)) if big else (all_methods, reps)
+            res["eps_sweep"][name] = {"k": k, "reps": nrep, "points": {}}
+            for eps in eps_grid:
+                log(f"eps sweep {name} eps={eps}")
+                pt = run_point(data, eps, k, meth, nrep, f"eps-{name}-{eps}")
+                res["eps_sweep"][name]["points"][str(eps)] = {
+                    m: summarize(v) for m, v in pt.items()
+                }
+    if "extra" in parts:
+        res["extra"] = {}
+        for name in EXTRA:
+            try:
+                data = load_set_dataset(name, data_dir)
+            except FileNotFoundError as exc:
+                log(f"extra: skipping {name}: {exc}")
+                continue
+            res["data"][name] = data_summary(data, 10)
+            log(f"extra {name}")
+            pt = run_point(data, 1.0, 10, all_methods, reps, f"extra-{name}")
+            res["extra"][name] = {m: summarize(v) for m, v in pt.items()}
     shuffle_eps = {}
-    for name, data, _ in sweeps:
+    for name in ["census-income", *sweep_syn, *res.get("extra", {})]:
+        data = census if name == "census-income" else load_set_dataset(name, data_dir)
         g = gfim_shuffle(data.d, 10, data.ell(0.9), 1.0, data.n, DELTA)
         lm = ldpminer_shuffle(data.d, 10, data.ell(0.9), 1.0, data.n, DELTA)
         shuffle_eps[name] = {
@@ -264,14 +294,16 @@ def run_all(quick: bool, reps: int, data_dir: str | None, log: Callable[[str], N
             "n_per_round_gfim": g.min_reports,
         }
     res["shuffle_eps_local_at_eps_c_1"] = shuffle_eps
-    log("variance check")
-    res["variance"] = variance_check(census, 1.0, 10, 4 if quick else 30)
-    log("timings")
-    big = load_set_dataset("laplace-500k")
-    res["timing"] = {
-        "laplace-500k": timings(big, 30, 2.0),
-        "census-income": timings(census, 10, 1.0),
-    }
+    if "variance" in parts:
+        log("variance check")
+        res["variance"] = variance_check(census, 1.0, 10, 4 if quick else 30)
+    if "timing" in parts:
+        log("timings")
+        big = load_set_dataset("laplace-500k")
+        res["timing"] = {
+            "laplace-500k": timings(big, 30, 2.0),
+            "census-income": timings(census, 10, 1.0),
+        }
     return res
 
 
@@ -286,6 +318,12 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--data-dir", default=None, help="raw datasets folder")
     ap.add_argument(
         "--report-only", action="store_true", help="rewrite report.md from DIR/results.json"
+    )
+    ap.add_argument(
+        "--parts",
+        default=",".join(PARTS),
+        help=f"comma-separated subset of {','.join(PARTS)}; with an existing DIR/results.json "
+        "only these parts are recomputed and merged",
     )
     args = ap.parse_args(argv)
     if args.report_only:
@@ -310,8 +348,15 @@ def main(argv: list[str]) -> int:
     def log(msg: str) -> None:
         print(f"seed003 [{time.time() - t0:6.1f} s] {msg}", flush=True)
 
+    parts = tuple(p for p in args.parts.split(",") if p)
+    if any(p not in PARTS for p in parts):
+        ap.error(f"--parts: choose from {', '.join(PARTS)}")
+    old = None
+    if set(parts) != set(PARTS) and (out / "results.json").is_file():
+        old = json.loads((out / "results.json").read_text())
+        t0 -= old.get("wall_seconds", 0.0)
     try:
-        res = run_all(args.quick, reps, args.data_dir, log)
+        res = run_all(args.quick, reps, args.data_dir, log, parts, old)
     except FileNotFoundError as exc:
         print(f"seed003: {exc}")
         return 2
