@@ -5,7 +5,7 @@ Parameters (``--param KEY=VALUE`` unless a launcher option exists):
 * ``dataset``: ``laplace-50k`` (default; generated, needs no files), ``laplace-500k``,
   ``normal-50k``, ``normal-500k``, ``census-income``, ``kosarak``, ``t10i4d100k``
   (:mod:`protocols.setvalued_data`); ``data_dir`` for the raw files; ``users`` and ``data_seed``
-  resize / reseed the synthetic sets;
+  resize / reseed the synthetic sets, or subsample the real ones;
 * ``k`` (default 10), ``k_max`` (default 2k), ``ell`` (default: the 90th percentile of set sizes,
   computed from the data as the thesis assumes; a non-private preprocessing step);
 * ``method``: ``gfim`` (default for ``sdp run gfim``), ``ldpminer``, ``one-phase``;

@@ -361,14 +361,32 @@ def _parse_fimi(name: str, path: Path) -> SetData:
     return SetData(name, rec, int(ids.size), tuple(f"item-{x}" for x in ids), src)
 
 
+def subsample(data: SetData, n: int, seed: int = 0) -> SetData:
+    """n users drawn uniformly without replacement (order kept), for smaller real-data runs."""
+    if not 1 <= n <= data.n:
+        raise ValueError(f"{data.name}: users must lie in [1, {data.n}], got {n}")
+    if n == data.n:
+        return data
+    rows = np.sort(
+        np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(3, 1))).choice(
+            data.n, size=n, replace=False
+        )
+    )
+    src = f"{data.source}; {n} users sampled (seed {seed})"
+    return SetData(data.name, data.records[rows], data.d, data.labels, src)
+
+
 def load_set_dataset(
     name: str, data_dir: str | None = None, seed: int = 0, n: int | None = None
 ) -> SetData:
-    """Any of :data:`SET_DATASETS` (``seed``/``n`` apply to the synthetic sets only)."""
+    """Any of :data:`SET_DATASETS`: synthetic sets are generated with ``n`` users and ``seed``;
+    real ones are subsampled to ``n`` users (``seed``) when ``n`` is given."""
     if name in SYNTHETIC:
         return load_synthetic(name, seed=seed, n=n)
     if name == "census-income":
-        return load_census_sets(None if data_dir is None else str(data_dir))
-    if name in ("kosarak", "t10i4d100k"):
-        return load_fimi(name, None if data_dir is None else str(data_dir))
-    raise ValueError(f"unknown set-valued dataset {name!r}; known: {', '.join(SET_DATASETS)}")
+        data = load_census_sets(None if data_dir is None else str(data_dir))
+    elif name in ("kosarak", "t10i4d100k"):
+        data = load_fimi(name, None if data_dir is None else str(data_dir))
+    else:
+        raise ValueError(f"unknown set-valued dataset {name!r}; known: {', '.join(SET_DATASETS)}")
+    return data if n is None else subsample(data, int(n), seed)

@@ -74,6 +74,10 @@ def test_real_set_datasets_load():
     check_records(t10.records[:2000], t10.d)
     kos = load_set_dataset("kosarak")
     assert kos.n == 36_683 and kos.ell() == 15
+    sub = load_set_dataset("kosarak", n=1000, seed=2)
+    assert sub.n == 1000 and sub.d == kos.d and "1000 users sampled" in sub.source
+    with pytest.raises(ValueError, match="users must lie"):
+        load_set_dataset("kosarak", n=10**6)
 
 
 @pytest.mark.slow
