@@ -15,7 +15,12 @@ Flow (message types, all public except ``dkg.share``):
    (``cfg.verify_mixes``) before building on it.
 4. Every live server sends ``mix.decshare`` (shares of the final ciphertexts with a batched
    Chaum-Pedersen proof and the digest of the lists it decrypts); any ``t`` valid shares give
-   the plaintexts, which every server sends to the analyzer as ``mix.result``.
+   the plaintexts, which every server sends to the analyzer as ``mix.result`` (with
+   ``combine_all=False`` only the lowest-index live server verifies shares and decrypts; the
+   others send ``{"delegated": index}``).
+
+Cost switches for a one-box run: ``verify_mixes=False`` (servers do not re-verify each
+other's proofs; the public verifier still does) and ``combine_all=False``.
 
 Dead-server policy: a server that times out or disconnects (``PeerError``) is skipped. A dealer
 that never dealt is not in the qualified set; a mixer that does not answer, or whose proof
@@ -86,6 +91,7 @@ class MixnetConfig:
     verify_mixes: bool = True
     patience: int = 4  # receive timeouts tolerated when waiting on a slow phase of another party
     mix_patience: int = 100  # timeouts tolerated while another server mixes
+    combine_all: bool = True  # every server verifies t shares and decrypts; else the lowest
 
     def params(self) -> dict[str, Any]:
         """The public parameters (hashed into every challenge)."""
@@ -247,7 +253,9 @@ async def receive_result(ctx: PartyContext, cfg: MixnetConfig) -> dict[str, np.n
     for raw in await recv_first_then_rest(
         ctx, cfg.servers, "mix.result", cfg.mix_patience * (len(cfg.servers) + 1), cfg.patience
     ):
-        got[raw] = codec.loads(raw)
+        msg = codec.loads(raw)
+        if not (isinstance(msg, dict) and "delegated" in msg):
+            got[raw] = msg
     aborts = {v["abort"] for v in got.values() if isinstance(v, dict) and "abort" in v}
     if aborts:
         raise MixnetAbort(f"{ctx.name}: servers aborted: {sorted(aborts)}")
@@ -301,6 +309,7 @@ class ServerState:
     plaintexts: dict[str, list[list[int] | None]] = field(default_factory=dict)
     result: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)  # CPU-bound work per phase (s)
+    delegated: int | None = None  # with combine_all=False: the server that combined
 
     def tick(self, name: str, t0: float) -> float:
         """Add the time since ``t0`` to phase ``name``; returns now."""
@@ -522,6 +531,10 @@ async def _mix_server(
         if msg.get("digest") != digest:
             raise MixnetAbort(f"{ctx.name}: server {j} decrypts different lists (equivocation)")
         shares[j] = msg
+    if not cfg.combine_all and min(shares) != me:  # the lowest live server combines
+        state.delegated = min(shares)
+        await _send(ctx, cfg.analyzer, "mix.result", codec.dumps({"delegated": state.delegated}))
+        return state
     t0 = time.perf_counter()
     valid: dict[int, dict[str, list[list[bytes]]]] = {}
     # own shares first (correct by construction), then others' until t verified shares
@@ -589,6 +602,8 @@ async def _send(ctx: PartyContext, peer: str, msg_type: str, payload: bytes) -> 
 
 def public_record(state: ServerState) -> dict[str, Any]:
     """The run's public record (input of ``mixnet_verifier.verify_record``; CBOR-able)."""
+    if state.delegated is not None:
+        raise MixnetAbort(f"no public record here: server {state.delegated} combined the shares")
     if state.dkg is None or not state.plaintexts:
         raise MixnetAbort("no public record: the run did not complete")
     return {
@@ -627,6 +642,7 @@ def run_local(
             *(run_mix_server(net.context(s), cfg, i, pool) for i, s in enumerate(cfg.servers, 1)),
             run_clients(net.context(cfg.clients), cfg, batches, owners, pool=pool),
             receive_result(net.context(cfg.analyzer), cfg),
+            return_exceptions=True,
         )
 
     try:
@@ -634,4 +650,8 @@ def run_local(
     finally:
         if pool is not None:
             pool.shutdown()
-    return res[-1], public_record(res[0])
+    states = [r for r in res[: len(cfg.servers)] if isinstance(r, ServerState)]
+    done = [st for st in states if st.delegated is None and st.plaintexts]
+    if isinstance(res[-1], BaseException) or not done:
+        raise MixnetAbort(f"mix-net run failed: {res[-1]!r}")
+    return res[-1], public_record(done[0])
