@@ -116,7 +116,24 @@ def build_workload(cls: type[MultidimProtocol], params: dict[str, Any]) -> Workl
 
     def report(estimate: dict[str, Any]) -> dict[str, Any]:
         per, total = sse(estimate["marginals"], truth)
+        rows: list[list[Any]] = []
+        for a, est, f, e in zip(ds.attributes, estimate["marginals"], truth, per, strict=True):
+            for v in range(len(f)):
+                rows.append(
+                    [
+                        a if v == 0 else "",
+                        v,
+                        float(f[v]),
+                        "-" if est is None else float(est[v]),
+                        ("-" if e is None else f"{e:.3e}") if v == 0 else "",
+                    ]
+                )
         return {
+            "table": {
+                "title": f"{protocol.name} on {ds.name}: estimated vs true 1-way marginals",
+                "columns": ["attribute", "value", "true", "estimate", "attribute SSE"],
+                "rows": rows,
+            },
             "dataset": ds.name,
             "sse_per_attribute": dict(zip(ds.attributes, per, strict=True)),
             "sse_total": total,

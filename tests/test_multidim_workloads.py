@@ -32,6 +32,7 @@ def test_workload_end_to_end(name):
     json.dumps(rep)
     truth = w.truth()
     assert set(truth["marginals"]) == set(rep["sse_per_attribute"])
+    assert len(rep["table"]["rows"]) == sum(len(m) for m in truth["marginals"].values())
     assert rep["sse_total"] > 0 and rep["expected_sse"] > 0
     # one noisy run: within a factor 3 of its expectation
     assert rep["expected_sse"] / 3 < rep["sse_total"] < 3 * rep["expected_sse"]
