@@ -601,7 +601,26 @@ async def _send(ctx: PartyContext, peer: str, msg_type: str, payload: bytes) -> 
 
 
 def public_record(state: ServerState) -> dict[str, Any]:
-    """The run's public record (input of ``mixnet_verifier.verify_record``; CBOR-able)."""
+    """The run's public record (input of ``mixnet_verifier.verify_record``; canonical-CBOR-able).
+
+    Schema (elements are 32-byte ristretto255 encodings, scalars 32-byte little-endian):
+
+    - ``session_id`` (str), ``params``: ``{k, t, servers, batches: [{name, width, bound,
+      components}]}``;
+    - ``dkg``: ``{commitments: {i: [t elements]}, pok: {i: {e, s}}, complaints: [{by,
+      against, share | None}], qual: [i], pk, vks: {j: element}}``;
+    - ``submissions``: ``[{client, batch, index, ct: {a: [c elements], b: [c elements]},
+      proof: {e, s: [c scalars]}}]`` in arrival order; ``accepted``: ``{batch: [submission
+      index]}``; ``rejected``: ``[{index, client, batch, reason}]``;
+    - ``mixes``: ``[{server, batches: {name: {output: Ciphertexts.to_obj(), proof:
+      shuffle proof (see mixnet_schema) | None for < 2 messages}}}]`` in mixing order;
+      ``faults``: skipped servers with reasons;
+    - ``decryption``: ``{batch: {server: {d: [w blobs of n elements], proof: {e, s}}}}``;
+    - ``plaintexts``: ``{batch: [row (list of int) | None if not a valid message]}`` in the
+      order of the last mix output.
+
+    The caller adds ``estimate`` (the analyzer's published output) before publishing.
+    """
     if state.delegated is not None:
         raise MixnetAbort(f"no public record here: server {state.delegated} combined the shares")
     if state.dkg is None or not state.plaintexts:
