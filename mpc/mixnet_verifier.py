@@ -254,6 +254,7 @@ def verify_mix_chain(
     gens: tuple[bytes, list[bytes]],
     workers: int = 1,
     pool: Executor | None = None,
+    tick: Callable[[float], None] | None = None,
 ) -> None:
     """Check consecutive mix steps ``lists[s] -> lists[s+1]`` (proof ``proofs[s]`` of server
     ``steps[s]``) in one batched equation: a list that is the output of one step and the input
@@ -287,7 +288,7 @@ def verify_mix_chain(
                     k = [(x + y) % L for x, y in zip(k, sts[m - 1].k_out[side][j])]
                 terms.append((k, cols[j], f"mix list {m} of {batch}, {'ab'[side]}[{j}]"))
     try:
-        total = _finish(msm_parallel(terms, workers, pool), fixed, g_coef % L)
+        total = _finish(msm_parallel(terms, workers, pool, tick), fixed, g_coef % L)
     except GroupError as exc:
         total = None
         err = str(exc)
@@ -670,13 +671,14 @@ def _decode_rows(points: list[list[bytes]], width: int, bound: int) -> list[list
 def verify_record(
     rec: dict[str, Any],
     workers: int = 1,
-    progress: Callable[[str], None] | None = None,
+    progress: Callable[[str, float], None] | None = None,
     analyzer: Callable[[dict[str, np.ndarray]], Any] | None = None,
     pool: Executor | None = None,
 ) -> Report:
     """Verify a complete public record (``mpc.mixnet_protocol.public_record`` format).
 
-    ``progress(name)`` is called before each check (for a progress display). If ``analyzer``
+    ``progress(check_name, fraction)`` reports progress (0 at the start of each check, 1 at its
+    end, and fractions in between for the long mix-chain checks), e.g. for a progress bar. If ``analyzer``
     is given and the record has an ``"estimate"``, the estimate is recomputed from the verified
     plaintext multiset (valid rows, int64 ``(m, width)`` per batch) and compared. Stops at the
     first failing step (later steps depend on it) and returns the report. ``workers > 1``
@@ -686,10 +688,10 @@ def verify_record(
         with ProcessPoolExecutor(workers) as own:
             return verify_record(rec, workers, progress, analyzer, own)
     rep = Report()
-    say = progress or (lambda s: None)
+    say = progress or (lambda name, frac: None)
 
     def run(name: str, count: int, fn: Callable[[], str | None]) -> bool:
-        say(name)
+        say(name, 0.0)
         t0 = time.perf_counter()
         try:
             err = fn()
@@ -698,6 +700,7 @@ def verify_record(
         except (GroupError, ValueError, KeyError, TypeError, IndexError) as exc:
             err = f"malformed artifact: {type(exc).__name__}: {exc}"
         rep.checks.append(Check(name, count, err is None, err or "", time.perf_counter() - t0))
+        say(name, 1.0)
         return err is None
 
     params = rec.get("params", {})
@@ -741,8 +744,10 @@ def verify_record(
     current = dict(inputs)
     mixes = rec.get("mixes", [])
     for name in specs:
+        servers = [m.get("server") for m in mixes]
+        check_name = f"mixes {servers} of {name}"
 
-        def chain_check(name: str = name) -> str | None:
+        def chain_check(name: str = name, label: str = check_name) -> str | None:
             lists, steps, proofs = [inputs[name]], [], []
             for mix in mixes:
                 step = int(mix["server"])
@@ -757,12 +762,22 @@ def verify_record(
                 proofs.append(b["proof"])
             if proofs:
                 gens = shuffle_generators(sess, name, inputs[name].n)
-                verify_mix_chain(sess, name, pk, lists, steps, proofs, gens, workers, pool)
+                verify_mix_chain(
+                    sess,
+                    name,
+                    pk,
+                    lists,
+                    steps,
+                    proofs,
+                    gens,
+                    workers,
+                    pool,
+                    tick=lambda f: say(label, min(f, 0.999)),
+                )
             current[name] = lists[-1]
             return None
 
-        servers = [m.get("server") for m in mixes]
-        if not run(f"mixes {servers} of {name}", inputs[name].n * len(mixes), chain_check):
+        if not run(check_name, inputs[name].n * len(mixes), chain_check):
             return rep
     if not rec.get("mixes"):
         rep.checks.append(Check("mixes", 0, False, "no mix server mixed"))

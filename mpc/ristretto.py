@@ -17,7 +17,7 @@ from __future__ import annotations
 import ctypes
 import hashlib
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor
 
 from rbcl.rbcl import _sodium
@@ -256,23 +256,31 @@ def msm_chunk(items: list[tuple[list[int], list[bytes], str]]) -> bytes:
 
 
 def msm_parallel(
-    terms: list[tuple[list[int], list[bytes], str]], workers: int, pool: Executor | None
+    terms: list[tuple[list[int], list[bytes], str]],
+    workers: int,
+    pool: Executor | None,
+    tick: Callable[[float], None] | None = None,
 ) -> bytes:
-    """``sum_t sum_i k_t[i] P_t[i]`` with every term list split across ``workers`` processes."""
+    """``sum_t sum_i k_t[i] P_t[i]`` with every term list split across ``workers`` processes.
+
+    ``tick(fraction)`` (optional) is called as chunks complete (for progress displays).
+    """
     own = None
     if pool is None and workers > 1:
         pool = own = ProcessPoolExecutor(workers)
     try:
-        nchunks = workers if pool is not None else 1
+        nchunks = (workers if pool is not None else 1) * (8 if tick else 1)
         jobs: list[list[tuple[list[int], list[bytes], str]]] = [[] for _ in range(nchunks)]
         for k, pts, where in terms:
             step = -(-len(pts) // nchunks) or 1
             for c, s0 in enumerate(range(0, len(pts), step)):
                 jobs[c].append((k[s0 : s0 + step], pts[s0 : s0 + step], where))
-        if pool is None or nchunks == 1:
-            parts = [msm_chunk(j) for j in jobs]
-        else:
-            parts = list(pool.map(msm_chunk, jobs))
+        parts = []
+        it = map(msm_chunk, jobs) if pool is None or nchunks == 1 else pool.map(msm_chunk, jobs)
+        for i, part in enumerate(it, 1):
+            parts.append(part)
+            if tick:
+                tick(i / nchunks)
         return sum_points(parts)
     finally:
         if own is not None:

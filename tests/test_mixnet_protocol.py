@@ -77,8 +77,11 @@ def test_end_to_end_multiset_and_record_verifies() -> None:
         assert not np.array_equal(analyzer[name], rows) or len(rows) < 3
     rec = public_record(states[0])
     assert len(rec["mixes"]) == 3 and not rec["rejected"]
-    rep = verify_record(rec)
+    seen: list[tuple[str, float]] = []
+    rep = verify_record(rec, progress=lambda name, f: seen.append((name, f)))
     assert rep.ok, rep.first_failure
+    assert seen[0] == ("dkg", 0.0) and seen[-1][1] == 1.0
+    assert any(0 < f < 1 for _, f in seen)  # the mix chain reports partial progress
     names = [c.name for c in rep.checks]
     assert names[0] == "dkg" and any("mixes [1, 2, 3]" in n for n in names)
 
