@@ -167,7 +167,9 @@ def main() -> None:
     ap.add_argument("--e2e", action="store_true", help="also run 3 servers end to end and verify")
     ap.add_argument("--e2e-n", type=int, default=None, help="messages for --e2e (default --n)")
     ap.add_argument(
-        "--no-server-verify", action="store_true", help="servers do not verify each mix"
+        "--fast-servers",
+        action="store_true",
+        help="servers neither re-verify each other's mixes nor all combine (public verifier does)",
     )
     ap.add_argument("--json", action="store_true", help="print JSON only")
     a = ap.parse_args()
