@@ -64,6 +64,11 @@ def test_top_bit_set_rejected(s: int) -> None:
         R.split_points(bytes(p), 1, "x")
 
 
+def test_field_elements_at_or_above_p_rejected() -> None:
+    for v in range(P, 2**255):  # the 19 non-canonical field encodings
+        assert not R.is_valid(v.to_bytes(32, "little"))
+
+
 def test_wrong_lengths_and_types_rejected() -> None:
     for bad in (b"", bytes(31), bytes(33), "x" * 32):
         assert not R.is_valid(bad)  # type: ignore[arg-type]
