@@ -24,7 +24,7 @@ work is split into chunks run in a process pool (``workers``) so one server uses
 from __future__ import annotations
 
 import secrets
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor
 from typing import Any
 
@@ -40,6 +40,8 @@ from mpc.ristretto import (
     L,
     add,
     add_many,
+    chunk_ranges,
+    map_chunks,
     msm,
     random_scalars,
     scalar_bytes,
@@ -109,18 +111,6 @@ def _phase_b(
     return chat, that, t3, t4a, t4b
 
 
-def _chunks(n: int, k: int) -> list[tuple[int, int]]:
-    k = max(1, min(k, n))
-    step = -(-n // k)
-    return [(i, min(n, i + step)) for i in range(0, n, step)]
-
-
-def _run(pool: Executor | None, fn: Callable[..., Any], argsets: list[tuple]) -> list[Any]:
-    if pool is None or len(argsets) == 1:
-        return [fn(*a) for a in argsets]
-    return list(pool.map(fn, *zip(*argsets)))
-
-
 def shuffle_and_prove(
     sess: bytes,
     step: int,
@@ -170,15 +160,14 @@ def _prove(
     workers: int,
 ) -> tuple[Ciphertexts, dict[str, Any]]:
     n, w = inp.n, inp.w
-    chunks = _chunks(n, workers if pool is not None else 1)
+    chunks = chunk_ranges(n, workers if pool is not None else 1)
     a_perm = [[col[k] for k in psi] for col in inp.a]
     b_perm = [[col[k] for k in psi] for col in inp.b]
     rt = [random_scalars(n) for _ in range(w)]  # re-encryption randomness of output i
     r = random_scalars(n)  # permutation-commitment randomness, indexed by input k
     rho = [r[k] for k in psi]
 
-    res = _run(
-        pool,
+    res = map_chunks(
         _phase_a,
         [
             (
@@ -191,6 +180,7 @@ def _prove(
             )
             for s, e in chunks
         ],
+        pool,
     )
     a_out = [sum((x[0][j] for x in res), []) for j in range(w)]
     b_out = [sum((x[1][j] for x in res), []) for j in range(w)]
@@ -216,8 +206,7 @@ def _prove(
     x2 = [(what[i] + wp[i] * R[i]) % L for i in range(n)]
     y2 = [wp[i] * U[i] % L for i in range(n)]
 
-    res = _run(
-        pool,
+    res = map_chunks(
         _phase_b,
         [
             (
@@ -233,6 +222,7 @@ def _prove(
             )
             for s, e in chunks
         ],
+        pool,
     )
     chat = sum((x[0] for x in res), [])
     that = sum((x[1] for x in res), [])
