@@ -36,6 +36,7 @@ import numpy as np
 from protocols.base import Batches, BatchSpec, ShuffleProtocol
 from protocols.olh import (
     OLHFamily,
+    _inverses,
     olh_estimate_from_support,
     olh_family,
     olh_perturb,
@@ -240,9 +241,45 @@ def srr_reports(messages: np.ndarray, family: OLHFamily) -> tuple[np.ndarray, np
     return np.stack([a + 1, b, y[ok]], axis=1), ok
 
 
+def support_incremental(reports: np.ndarray, family: OLHFamily, chunk: int = 1 << 18) -> np.ndarray:
+    """S_v for all v by inverted voting with incremental votes (same counts as ``olh_support``).
+
+    Report (a, b, y) supports v_m = base + m step (mod P), m < ceil((P - y)/g) (see
+    :func:`protocols.olh.olh_support`). Instead of materialising a (users x votes) block with a
+    modulo per vote, keep one uint32 vote per user and advance it: cur += step, then
+    cur = min(cur, cur - P) (the subtraction wraps around when cur < P), one ``bincount`` per
+    step. About 2x faster than ``olh_support`` when g is small (many votes per report, e.g.
+    n = 1e6, d = 42,178, g = 12). Reports must be well formed (use :func:`srr_reports`).
+    """
+    r = np.asarray(reports, dtype=np.int64)
+    P, g, d = family.P, family.g, family.d
+    inv = _inverses(P)
+    M = -(-P // g)
+    counts = np.zeros(P, dtype=np.int64)
+    Pu = np.uint32(P)
+    for s in range(0, r.shape[0], chunk):
+        a, b, y = r[s : s + chunk, 0], r[s : s + chunk, 1], r[s : s + chunk, 2]
+        ai = inv[a]
+        cur = ((y - b) % P * ai % P).astype(np.uint32)
+        step = (g * ai % P).astype(np.uint32)
+        tmp = np.empty_like(cur)
+        for _ in range(M - 1):
+            counts += np.bincount(cur, minlength=P)
+            np.add(cur, step, out=cur)
+            np.subtract(cur, Pu, out=tmp)
+            np.minimum(cur, tmp, out=cur)
+        counts += np.bincount(cur[y + g * (M - 1) < P], minlength=P)  # the last vote, if any
+    return counts[:d]
+
+
+INCREMENTAL_MIN_VOTES = 16  # votes per report above which support_incremental is used
+
+
 def srr_support(messages: np.ndarray, family: OLHFamily) -> tuple[np.ndarray, int]:
     """(support counts S_v for every v, number of valid messages); malformed rows are dropped."""
     reports, ok = srr_reports(messages, family)
+    if -(-family.P // family.g) >= INCREMENTAL_MIN_VOTES:
+        return support_incremental(reports, family), int(ok.sum())
     return olh_support(reports, family), int(ok.sum())
 
 

@@ -223,3 +223,18 @@ def test_zipf_600k_mse_within_20pct_of_exact_variance() -> None:
         out = simulate(proto, ds.values, rng)
         ratios.append(mse(np.asarray(out["raw_frequencies"]), truth) / proto.variance(truth).mean())
     assert abs(np.mean(ratios) - 1) < 0.2
+
+
+@pytest.mark.parametrize(("d", "g"), [(600, 7), (42_178, 12), (1000, 3), (50, 2), (600, 601)])
+def test_incremental_support_equals_olh_support(d: int, g: int) -> None:
+    from protocols.hp_sdp import support_incremental
+    from protocols.olh import olh_support, olh_support_pairwise
+
+    fam = olh_family(d, g)
+    rng = np.random.default_rng(d + g)
+    m = srr_encode(rng.integers(0, d, 3000), fam, 2.0, rng)
+    rep, _ = srr_reports(m, fam)
+    ref = olh_support(rep, fam)
+    np.testing.assert_array_equal(support_incremental(rep, fam, chunk=1000), ref)
+    if d <= 1000:
+        np.testing.assert_array_equal(olh_support_pairwise(rep, fam), ref)
