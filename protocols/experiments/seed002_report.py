@@ -323,6 +323,15 @@ def write_report(res: dict[str, Any], out: Path) -> None:
             f"({'within' if ok else 'NOT within'} 20 %). POP lowers the MSE {h['pop_gain']:.2f}x "
             f"(to {_fmt(h['mse_after_pop'])}).",
         ]
+    for e in res.get("e1", []):
+        L += [
+            "",
+            f"**Erratum E1 (the paper's printed estimator, Eq. 19):** on {e['dataset']} at "
+            f"eps_c = {e['eps']}, delta = {e['delta']:g} (g = {e['g']}, gamma = {e['gamma']:.3f}) the "
+            f"same support counts give MSE {_fmt(e['mse_paper_estimator'])} with Eq. 19 (its predicted "
+            f"squared bias alone: {_fmt(e['predicted_bias_mse'])}) against "
+            f"{_fmt(e['mse_unbiased'])} with the unbiased OLH estimator used everywhere else.",
+        ]
     L += ["", "## 2. The paper's claims (spec 12/14), paper accounting", ""]
     L += claims(res, g)
     L += ["", "## 3. MSE versus eps_c, paper accounting", ""]
