@@ -10,7 +10,9 @@ Feasibility policies when the argument A = X - k_eff + 1 is small:
 
 * ``strict`` (default): infeasible if A <= 1 (eps_l <= 0);
 * ``paper_lenient``: infeasible only if A <= 0 (negative eps_l allowed, as the paper's Kosarak
-  eps_c = 0.2 entries suggest);
+  eps_c = 0.2 entries suggest). For reproduction only: RR with eps_l < 0 is |eps_l|-LDP and the
+  blanket decomposition behind the bound needs eps_l >= 0, so no central guarantee follows
+  (a warning is issued);
 * ``fallback`` (not in the paper): eps_l = max(eps_c, ln A), always feasible, since eps_c-LDP
   reports remain eps_c-DP after shuffling.
 
@@ -86,6 +88,13 @@ def calculate(
         return LocalBudget(
             None, False, policy, a, f"X - k + 1 = {a:.4g} <= {limit:g}: no local epsilon ({policy})"
         )
+    if solved is not None and solved < 0:
+        warnings.warn(
+            f"calculate: eps_l = {solved:.4g} < 0 under paper_lenient: RR is then |eps_l|-LDP and "
+            "the shuffle bound gives no guarantee (reproduction only)",
+            stacklevel=2,
+        )
+        return LocalBudget(solved, True, policy, a, "negative eps_l: no central guarantee")
     return LocalBudget(solved, True, policy, a, "closed-form Balle bound")
 
 

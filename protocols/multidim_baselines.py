@@ -20,6 +20,7 @@ Kosarak (threshold 0.4014: borderline, 0.4 itself is infeasible under the strict
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -41,7 +42,9 @@ def sue_calculate(eps_c: float, delta: float, n_eff: float, policy: str = "stric
 
     Unary encoding needs eps_l > 0, so a non-positive solution is infeasible under every policy.
     """
-    b = calculate(eps_c / 2, delta, n_eff, 2, policy)
+    with warnings.catch_warnings():  # a negative solution is rejected below anyway
+        warnings.filterwarnings("ignore", message="calculate: eps_l")
+        b = calculate(eps_c / 2, delta, n_eff, 2, policy)
     if b.eps_local is None or b.eps_local <= 0:
         return LocalBudget(None, False, policy, b.argument, f"SUE bound: {b.reason}")
     return LocalBudget(

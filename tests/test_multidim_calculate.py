@@ -35,6 +35,7 @@ def test_log_term():
     assert 14 * math.log(2 / DELTA_KOS) == pytest.approx(164.969, abs=5e-4)
 
 
+@pytest.mark.filterwarnings("ignore::UserWarning")
 @pytest.mark.parametrize("eps_c", sorted(TABLE_12_1))
 def test_table_12_1(eps_c):
     xs, srr, arr, psrr = TABLE_12_1[eps_c]
@@ -59,6 +60,12 @@ def test_eps_c_0_1():
     assert calculate_eps_local(0.1, DELTA_KOS, N_KOS, 16) is None
     # below zero argument even lenient gives nothing
     assert calculate(0.1, DELTA_KOS, N_KOS, 16, "paper_lenient").feasible is False
+
+
+def test_negative_lenient_warns():
+    with pytest.warns(UserWarning, match="no guarantee"):
+        b = calculate(0.2, DELTA_KOS, N_KOS / D_KOS, 2, "paper_lenient")
+    assert b.eps_local < 0 and "no central guarantee" in b.reason
 
 
 def test_fallback_policy():
