@@ -18,7 +18,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from protocols.txpub.model import TxData, composed_site_params, reference_solve, theta
+from protocols.txpub.model import (
+    TxData,
+    composed_site_params,
+    floor_counts,
+    reference_solve,
+    theta,
+)
 
 THETA_MODES = ("paper", "composed")
 
@@ -47,7 +53,7 @@ def solve_site(D_s: np.ndarray, eps: float, delta: float, theta_mode: str = "pap
     th = site_theta(eps, delta, theta_mode)
     t0 = time.perf_counter()
     x = reference_solve(np.asarray(D_s, bool), th)
-    return LocalResult(x, np.floor(x), th, time.perf_counter() - t0)
+    return LocalResult(x, floor_counts(x), th, time.perf_counter() - t0)
 
 
 def ls_solve(

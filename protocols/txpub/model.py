@@ -249,3 +249,8 @@ def utility_bound(th: float, avg_len: float) -> float:
     if avg_len <= 0:
         raise ValueError("utility_bound: average length must be positive")
     return -th / avg_len
+
+
+def floor_counts(x: np.ndarray) -> np.ndarray:
+    """Published counts: floor(max(x, 0)) (solver round-off below 0 must not become -1)."""
+    return np.floor(np.maximum(np.asarray(x, dtype=float), 0.0))

@@ -42,7 +42,7 @@ from mpc.scalar_product import (
 )
 from parties import codec
 from protocols.txpub import global_solution as gsol
-from protocols.txpub.model import TxData, check_feasible, reference_solve, theta
+from protocols.txpub.model import TxData, check_feasible, floor_counts, reference_solve, theta
 
 
 # ----------------------------------------------------------------------------- cost ledger
@@ -294,7 +294,7 @@ async def site_a(
     x = site.counts(res.X[: site.D.shape[1]])
     for h in history:
         h.update(oracle.iter_stats.get(h["iter"], {}))
-    return SiteResult(np.floor(x), x, res.X, res.summary(), history, oracle.stats.as_dict())
+    return SiteResult(floor_counts(x), x, res.X, res.summary(), history, oracle.stats.as_dict())
 
 
 async def site_b(ctx: Any, D_B: np.ndarray, *, peer: str = "A", form: str = "v") -> SiteResult:
@@ -315,7 +315,7 @@ async def site_b(ctx: Any, D_B: np.ndarray, *, peer: str = "A", form: str = "v")
             X = _get(req, "X")[-m2:]
             x = site.counts(X)
             return SiteResult(
-                np.floor(x), x, _get(req, "X"), {"converged": req["converged"]}, [], stats.as_dict()
+                floor_counts(x), x, _get(req, "X"), {"converged": req["converged"]}, [], stats.as_dict()
             )
         ctx.phase("lm", int(req.get("it", 0)))
         if op == "point":
@@ -440,13 +440,13 @@ def gs_plain(
         res = asyncio.run(gsol.lm_solve(o, th, "paper", tol=tol, max_iter=max_iter))
     x = o.to_counts(res.X)
     return {
-        "counts": np.floor(x),
+        "counts": floor_counts(x),
         "counts_real": x,
         "lm": res.summary(),
         "W": res.W,
         "seconds": time.perf_counter() - t0,
         "kkt": gsol.kkt_check(data.D, data.counts, th, x, res.W).as_dict(),
-        "feasible": check_feasible(data.D, np.floor(x), eps, delta).as_dict(),
+        "feasible": check_feasible(data.D, floor_counts(x), eps, delta).as_dict(),
     }
 
 
