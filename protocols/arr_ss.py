@@ -32,7 +32,14 @@ class ARRSS(MultidimProtocol):
     name = "arr-ss"
     estimators = ("paper",)
 
-    def __init__(self, domain_sizes, n, eps_c, delta, **kw: Any) -> None:  # noqa: ANN001
+    def __init__(
+        self,
+        domain_sizes: tuple[int, ...] | list[int],
+        n: int,
+        eps_c: float,
+        delta: float,
+        **kw: Any,
+    ) -> None:
         """``domain_sizes`` k_j, ``n`` users, target (eps_c, delta); see MultidimProtocol."""
         super().__init__(domain_sizes, n, eps_c, delta, **kw)
         self.K = int(sum(self.domain_sizes))

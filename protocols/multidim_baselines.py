@@ -72,7 +72,14 @@ class OUESampling(MultidimProtocol):
     name = "oue-ldp"
     estimators = ("paper", "observed")
 
-    def __init__(self, domain_sizes, n, eps_c, delta, **kw: Any) -> None:  # noqa: ANN001
+    def __init__(
+        self,
+        domain_sizes: tuple[int, ...] | list[int],
+        n: int,
+        eps_c: float,
+        delta: float,
+        **kw: Any,
+    ) -> None:
         """Same arguments as the shuffle protocols; ``accounting``/``policy`` are unused."""
         super().__init__(domain_sizes, n, eps_c, delta, **kw)
         self.eps_local = self.eps_c
@@ -121,7 +128,14 @@ class SUEMS(SRRMS):
 
     name = "sue-ms"
 
-    def __init__(self, domain_sizes, n, eps_c, delta, **kw: Any) -> None:  # noqa: ANN001
+    def __init__(
+        self,
+        domain_sizes: tuple[int, ...] | list[int],
+        n: int,
+        eps_c: float,
+        delta: float,
+        **kw: Any,
+    ) -> None:
         """Same arguments as :class:`SRRMS`; the local budget uses the SUE bound."""
         MultidimProtocol.__init__(self, domain_sizes, n, eps_c, delta, **kw)
         if self.accounting == "paper":

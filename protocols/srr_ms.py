@@ -33,7 +33,14 @@ class SRRMS(MultidimProtocol):
     name = "srr-ms"
     estimators = ("paper", "observed")
 
-    def __init__(self, domain_sizes, n, eps_c, delta, **kw: Any) -> None:  # noqa: ANN001
+    def __init__(
+        self,
+        domain_sizes: tuple[int, ...] | list[int],
+        n: int,
+        eps_c: float,
+        delta: float,
+        **kw: Any,
+    ) -> None:
         """``domain_sizes`` k_j, ``n`` users, target (eps_c, delta); see MultidimProtocol."""
         super().__init__(domain_sizes, n, eps_c, delta, **kw)
         n_eff = self.n / self.d if self.accounting == "paper" else self.n // self.d
