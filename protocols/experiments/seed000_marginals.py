@@ -403,7 +403,7 @@ EXPLAIN = """## Differences from the paper, explained
   Under tight accounting Calm_PSRR-SS is feasible over the whole grid.
 - **FT at eps_c = 0.1 on Kosarak** is below 1 here because the SSE is averaged over the 56
   marginals and each coefficient is normalised by its own report count; summed over the 56
-  marginals (or with the n/T normalisation) it exceeds 1 as in the paper.
+  marginals (29 at eps_c = 0.1) it exceeds 1 as in the paper.
 - **SGD feasibility**: the learning subset's pair marginals include income x feature tables of
   up to 90 cells; with m = 15 groups of ~10,700 users the closed-form bound gives
   X = eps_c^2 (n/m - 1) / (14 ln(2/delta)) ~ 60 eps_c^2 < 90, so Calm_SRR-MS has no local
