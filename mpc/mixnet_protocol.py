@@ -247,7 +247,12 @@ async def run_clients(
 
 
 async def receive_result(ctx: PartyContext, cfg: MixnetConfig) -> dict[str, np.ndarray]:
-    """Analyzer side: the shuffled plaintext batches (valid rows only); live servers must agree."""
+    """Analyzer side: the shuffled plaintext batches (valid rows only).
+
+    Every result received must be identical (aborts of a minority, e.g. a cheating server that
+    was excluded, are logged); with none, raises ``MixnetAbort``. The public verifier checks
+    the result against the record.
+    """
     ctx.phase("mix.result")
     got: dict[bytes, Any] = {}
     for raw in await recv_first_then_rest(
@@ -257,8 +262,11 @@ async def receive_result(ctx: PartyContext, cfg: MixnetConfig) -> dict[str, np.n
         if not (isinstance(msg, dict) and "delegated" in msg):
             got[raw] = msg
     aborts = {v["abort"] for v in got.values() if isinstance(v, dict) and "abort" in v}
+    got = {k: v for k, v in got.items() if not (isinstance(v, dict) and "abort" in v)}
     if aborts:
-        raise MixnetAbort(f"{ctx.name}: servers aborted: {sorted(aborts)}")
+        log.warning("%s: servers aborted: %s", ctx.name, sorted(aborts))
+    if not got:
+        raise MixnetAbort(f"{ctx.name}: no result; servers aborted: {sorted(aborts)}")
     if len(got) != 1:
         raise MixnetAbort(f"{ctx.name}: received {len(got)} different results from the servers")
     res = next(iter(got.values()))
@@ -528,8 +536,10 @@ async def _mix_server(
         except ValueError as exc:
             state.faults.append(f"server {j} decryption share malformed: {exc}")
             continue
-        if msg.get("digest") != digest:
-            raise MixnetAbort(f"{ctx.name}: server {j} decrypts different lists (equivocation)")
+        if msg.get("digest") != digest:  # it built on a rejected mix or saw other outputs
+            state.faults.append(f"server {j} decrypts different lists; its shares are ignored")
+            log.warning("%s: %s", ctx.name, state.faults[-1])
+            continue
         shares[j] = msg
     if not cfg.combine_all and min(shares) != me:  # the lowest live server combines
         state.delegated = min(shares)

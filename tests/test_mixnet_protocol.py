@@ -21,6 +21,7 @@ from mpc.mixnet_protocol import (
     run_local,
     run_mix_server,
 )
+from mpc.mixnet_schema import Ciphertexts
 from mpc.mixnet_verifier import verify_record
 from mpc.nizk import client_prove
 from parties.memlink import MemoryNetwork
@@ -219,6 +220,46 @@ def test_run_local_record_survives_cbor() -> None:
     assert _ms(shuffled["attr1"]) == _ms(batches["attr1"])
     again = codec.loads(codec.dumps(rec))
     assert verify_record(again).ok
+
+
+@pytest.mark.parametrize("cheat", ["replace", "duplicate", "drop"])
+def test_cheating_mix_server_skipped_by_honest_servers(monkeypatch, cheat: str) -> None:
+    """Server 2 mixes a modified list; servers 1 and 3 reject its step and finish without it."""
+    import mpc.mixnet_protocol as proto
+
+    real = proto.shuffle_and_prove
+    published: dict[str, dict] = {}
+
+    def cheating(sess, step, batch, pk, ct, gens, *args, **kw):
+        if step == 2 and batch == "attr0":
+            ct = copy.deepcopy(ct)
+            if cheat == "replace":
+                ct.a[0][0] = R.add(ct.a[0][0], R.G)
+            else:
+                ct.a[0][0], ct.b[0][0] = ct.a[0][1], ct.b[0][1]
+        out, proof = real(sess, step, batch, pk, ct, gens, *args, **kw)
+        if step == 2 and batch == "attr0" and cheat == "drop":
+            out = Ciphertexts([c[1:] for c in out.a], [c[1:] for c in out.b])
+        if step == 2:
+            published[batch] = {"output": out.to_obj(), "proof": proof}
+        return out, proof
+
+    monkeypatch.setattr(proto, "shuffle_and_prove", cheating)
+    cfg = _cfg(session_id=f"cheat-{cheat}")
+    batches = _batches(n=8)
+    res = asyncio.run(_run(cfg, batches))
+    assert not isinstance(res[0], BaseException), res[0]
+    rec = public_record(res[0])
+    assert [m["server"] for m in rec["mixes"]] == [1, 3]
+    assert any("server 2 mix rejected" in f for f in rec["faults"])
+    for name, rows in batches.items():
+        assert _ms(res[-1][name]) == _ms(rows)
+    assert verify_record(rec).ok
+    # publishing the cheater's step anyway is caught by the public verifier
+    bad = copy.deepcopy(rec)
+    bad["mixes"].insert(1, {"server": 2, "batches": published})
+    rep = verify_record(bad)
+    assert not rep.ok and "mix[2]" in rep.first_failure
 
 
 def test_dead_server_before_dkg_run_completes() -> None:
