@@ -403,7 +403,7 @@ EXPLAIN = """## Differences from the paper, explained
   Under tight accounting Calm_PSRR-SS is feasible over the whole grid.
 - **FT at eps_c = 0.1 on Kosarak** is below 1 here because the SSE is averaged over the 56
   marginals and each coefficient is normalised by its own report count; summed over the 56
-  marginals (29 at eps_c = 0.1) it exceeds 1 as in the paper.
+  marginals (see C10 above) it exceeds 1 as in the paper.
 - **SGD feasibility**: the learning subset's pair marginals include income x feature tables of
   up to 90 cells; with m = 15 groups of ~10,700 users the closed-form bound gives
   X = eps_c^2 (n/m - 1) / (14 ln(2/delta)) ~ 60 eps_c^2 < 90, so Calm_SRR-MS has no local
@@ -448,7 +448,9 @@ def claims_section(
             f"{_fmt(max(rf) if rf else None)}x; Calm_SRR-MS feasible from eps_c = "
             f"{_fmt(feasible_from(kos, 'srr-ms/paper', grid))}, Calm_ARR-SS from "
             f"{_fmt(feasible_from(kos, 'arr-ss/paper', grid))}; both below Calm and FT at eps_c in "
-            f"{beat or 'none'} (of those >= 0.6 in the grid); FT SSE at 0.1: {_fmt(ft01)}.",
+            f"{beat or 'none'} (of those >= 0.6 in the grid); FT SSE at 0.1: {_fmt(ft01)} "
+            f"(summed over the {math.comb(kos['d'], 3)} marginals: "
+            f"{_fmt(None if ft01 is None else ft01 * math.comb(kos['d'], 3))}).",
         ]
     cen = results["marginals"].get("census-income")
     if cen:
