@@ -697,15 +697,23 @@ def verify_record(
             err = fn()
         except VerifyError as exc:
             err = str(exc)
-        except (GroupError, ValueError, KeyError, TypeError, IndexError) as exc:
+        except (GroupError, ValueError, KeyError, TypeError, IndexError, AttributeError) as exc:
             err = f"malformed artifact: {type(exc).__name__}: {exc}"
         rep.checks.append(Check(name, count, err is None, err or "", time.perf_counter() - t0))
         say(name, 1.0)
         return err is None
 
-    params = rec.get("params", {})
-    k, t = int(params.get("k", 0)), int(params.get("t", 0))
-    sid = rec.get("session_id", "")
+    params = rec.get("params") if isinstance(rec, dict) else None
+    if not isinstance(params, dict) or not isinstance(params.get("batches"), list):
+        rep.checks.append(Check("record", 0, False, "record or its params are malformed"))
+        return rep
+    try:
+        k, t = int(params["k"]), int(params["t"])
+        specs = {b["name"]: b for b in params["batches"]}
+        sid = str(rec["session_id"])
+    except (KeyError, TypeError, ValueError) as exc:
+        rep.checks.append(Check("record", 0, False, f"malformed params: {exc}"))
+        return rep
     state: dict[str, Any] = {}
 
     def dkg_check() -> str | None:
@@ -718,14 +726,15 @@ def verify_record(
     if not run("dkg", k, dkg_check):
         return rep
     sess, pk = state["sess"], state["pk"]
-    specs = {b["name"]: b for b in params.get("batches", [])}
 
     # client submissions -> accepted input lists
     inputs: dict[str, Ciphertexts] = {}
 
     def clients_check() -> str | None:
-        accepted, _ = screen_submissions(sess, specs, rec["submissions"], workers, pool)
+        accepted, rejected = screen_submissions(sess, specs, rec["submissions"], workers, pool)
         claimed = rec["accepted"]
+        if [r["index"] for r in rec.get("rejected", [])] != [r["index"] for r in rejected]:
+            return "published rejections differ from the recomputed ones"
         for name, spec in specs.items():
             idx = accepted[name]
             if list(claimed.get(name, [])) != idx:
@@ -743,6 +752,9 @@ def verify_record(
 
     current = dict(inputs)
     mixes = rec.get("mixes", [])
+    if not isinstance(mixes, list) or not all(isinstance(m, dict) for m in mixes):
+        rep.checks.append(Check("mixes", 0, False, "mixes must be a list of maps"))
+        return rep
     for name in specs:
         servers = [m.get("server") for m in mixes]
         check_name = f"mixes {servers} of {name}"

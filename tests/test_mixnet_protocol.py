@@ -365,3 +365,31 @@ def test_run_local_scale() -> None:
     for name, rows in batches.items():
         assert _ms(shuffled[name]) == _ms(rows)
     assert verify_record(rec, workers=2).ok
+
+
+def test_malformed_records_never_crash_the_verifier() -> None:
+    cfg = _cfg(session_id="fuzz-run")
+    _, rec = run_local(cfg, _batches(n=4))
+    rng = np.random.default_rng(3)
+    junk = [None, 7, "x", b"\x00" * 5, [], {}, [1, 2], {"a": 1}]
+
+    def paths(obj, prefix=()):
+        yield prefix
+        if isinstance(obj, dict):
+            for k, v in obj.items():
+                yield from paths(v, prefix + (k,))
+        elif isinstance(obj, list) and obj:
+            yield from paths(obj[0], prefix + (0,))
+
+    all_paths = [p for p in paths(rec) if p]
+    for i in rng.choice(len(all_paths), size=60, replace=False):
+        path = all_paths[i]
+        bad = copy.deepcopy(rec)
+        node = bad
+        for key in path[:-1]:
+            node = node[key]
+        node[path[-1]] = junk[int(rng.integers(len(junk)))]
+        rep = verify_record(bad)  # must report, never raise
+        assert isinstance(rep.ok, bool)
+    assert not verify_record({"params": 3}).ok
+    assert not verify_record([]).ok  # type: ignore[arg-type]
