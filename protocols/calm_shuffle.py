@@ -159,7 +159,15 @@ class CalmShuffle(ShuffleProtocol):
         )
         model = shuffle_cell_variance(mechanism, self.n, self.eps_c, self.delta, **kw)
         if sets is None:
-            self.params = choose_parameters(self.domain_sizes, model, self.k, **choose)
+            try:
+                self.params = choose_parameters(self.domain_sizes, model, self.k, **choose)
+            except ValueError as exc:
+                raise ValueError(
+                    f"{self.name}: no feasible marginal set at eps_c={self.eps_c}, "
+                    f"delta={self.delta:.3g}, n={self.n} ({accounting} accounting, policy {policy}): "
+                    f"no candidate gets a local epsilon for every marginal ({exc}); raise epsilon, "
+                    "or use accounting=tight or policy=fallback"
+                ) from exc
         else:
             s = check_sets(self.domain_sizes, sets, self.name)
             var = model([cell_count(self.domain_sizes, x) for x in s])
