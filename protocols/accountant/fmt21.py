@@ -82,7 +82,7 @@ def fmt21_epsilon(
     if fmt21_stepped_delta(top, eps_local, n, step) >= delta:
         return None
     up = _bisect(lambda x: fmt21_stepped_delta(x, eps_local, n, step) < delta, 0.0, top, 2e-5)
-    return None if up >= top * (1 - 1e-6) else up
+    return None if up >= top * (1 - 1e-4) else up
 
 
 def fmt21_max_local_epsilon(

@@ -58,7 +58,8 @@ class PairParams:
     @property
     def nu(self) -> float:
         """Probability that the target user is neutral (identical under both inputs)."""
-        return max(0.0, 1.0 - self.a0 - self.a1)
+        nu = 1.0 - self.a0 - self.a1
+        return nu if nu > 1e-12 else 0.0  # rounding of a0 + a1 = 1 is not a neutral state
 
 
 @dataclass(frozen=True)
@@ -123,39 +124,57 @@ def _sf_half(m: np.ndarray, c: np.ndarray) -> np.ndarray:
     return out
 
 
+def _window(dist: stats.rv_discrete, top: int, tail: float) -> tuple[int, int]:
+    """[lo, hi] with Pr[C < lo] <= tail and Pr[C > hi] <= tail.
+
+    Starts from mean -/+ sqrt(2 ln(1/tail)) sd and widens until the exact binomial tails
+    (cdf/sf, accurate far out) are below ``tail`` (scipy's ppf/isf are not, e.g.
+    ``binom.isf(1e-18)`` may return the whole range).
+    """
+    mean, sd = float(dist.mean()), max(1.0, float(dist.std()))
+    z = math.sqrt(2.0 * math.log(1.0 / tail))
+    lo = int(max(0, math.floor(mean - z * sd)))
+    hi = int(min(top, math.ceil(mean + z * sd)))
+    step = max(1, int(sd / 2))
+    while lo > 0 and dist.cdf(lo - 1) > tail:
+        lo = max(0, lo - step)
+    while hi < top and dist.sf(hi) > tail:
+        hi = min(top, hi + step)
+    return lo, hi
+
+
 def _divergence_at(
     c: np.ndarray, eps: float, pair: PairParams, n: int, *, clip: bool = True
 ) -> np.ndarray:
-    """Contribution of clone count c to P(S) - e^eps Q(S), for an array of counts c.
+    """Per clone count c, for an array of counts c.
 
-    ``clip=False``: S is the optimal region of the joint view (a, t); the signed sum of these
-    terms weighted by Pr[C = c] is the exact divergence. ``clip=True``: max(0, .) per c, i.e.
-    the divergence when c is revealed to the observer: an upper bound, exact when the target is
-    never neutral (then t = c + 1 reveals c anyway), and non-increasing in c.
+    ``clip=False``: the contribution of c to P(S) - e^eps Q(S) with S the optimal region of the
+    joint view (a, t); weighted by Pr[C = c] these sum to the exact divergence (single terms may
+    be negative). ``clip=True``: the divergence when c is revealed to the observer (then t
+    reveals whether the target is neutral, and the neutral part cancels): an upper bound on the
+    joint one, equal to it when there is no neutral state, and non-increasing in c.
     """
     e = math.exp(eps)
     a0, a1, r, nu = pair.a0, pair.a1, pair.r, pair.nu
     cf = c.astype(np.float64)
     denom = (a0 - a1) * (1.0 + e)
+    with_neutral = nu > 0.0 and not clip
 
     def threshold(t: np.ndarray) -> np.ndarray:
-        neutral = 0.0 if nu == 0.0 else nu * (n - t) / (1.0 - 2.0 * r)
+        neutral = nu * (n - t) / (1.0 - 2.0 * r) if with_neutral else 0.0
         return (t * (e * a0 - a1) + r * (e - 1.0) * neutral) / denom
 
     def region_mass(thr: np.ndarray, shift: int) -> np.ndarray:
         # Pr[A + shift >= thr], A ~ Bin(c, 1/2)
         return _sf_half(np.ceil(thr).astype(np.int64) - shift, c)
 
-    t1 = cf + 1.0  # target non-neutral
-    s_plus = region_mass(threshold(t1), 1)
-    s_same = region_mass(threshold(t1), 0)
-    p_s = a0 * s_plus + a1 * s_same
-    q_s = a1 * s_plus + a0 * s_same
-    if nu > 0.0:
+    thr1 = threshold(cf + 1.0)  # target non-neutral: t = c + 1
+    s_plus = region_mass(thr1, 1)
+    s_same = region_mass(thr1, 0)
+    d = (a0 - e * a1) * s_plus + (a1 - e * a0) * s_same
+    if with_neutral:
         s_neu = region_mass(threshold(cf), 0)  # target neutral: t = c
-        p_s = p_s + nu * s_neu
-        q_s = q_s + nu * s_neu
-    d = p_s - e * q_s
+        d = d + (1.0 - e) * nu * s_neu
     return np.maximum(d, 0.0) if clip else d
 
 
@@ -166,16 +185,13 @@ def pair_delta(
     *,
     tail: float = 1e-20,
     max_points: int = 1500,
-    exact_points: int = 40_000,
 ) -> tuple[float, float]:
     """(lower, upper) bounds on delta(eps) of the dominating pair with n users.
 
     ``tail`` is the mass of C ~ Bin(n-1, 2r) left outside the evaluated window (added to the
     upper bound). Without a neutral target state the per-c terms are divergences, monotone in c,
-    and are bucketed to at most ``max_points`` evaluations. With a neutral state the exact
-    signed sum is evaluated at every c when the window has at most ``exact_points`` counts;
-    beyond that the upper bound reveals c to the observer (bucketed, rigorous but looser) and
-    the lower bound is NaN (not available).
+    bucketed to at most ``max_points`` evaluations (exact when the window is smaller). With a
+    neutral state the exact signed sum is evaluated at every c of the window (chunked).
     """
     if n < 2:
         raise ValueError(f"pair_delta: need n >= 2 users, got {n}")
@@ -183,13 +199,14 @@ def pair_delta(
         raise ValueError(f"pair_delta: eps must be >= 0, got {eps}")
     rate = min(1.0, 2.0 * pair.r)
     dist = stats.binom(n - 1, rate)
-    lo = int(max(0, dist.ppf(tail)))
-    hi = int(min(n - 1, dist.isf(tail)))
+    lo, hi = _window(dist, n - 1, tail)
     mass_left = float(dist.cdf(lo - 1))
     mass_right = float(dist.sf(hi))
-    if pair.nu > 0.0 and hi - lo + 1 <= exact_points:
-        c = np.arange(lo, hi + 1, dtype=np.int64)
-        signed = float(np.dot(dist.pmf(c), _divergence_at(c, eps, pair, n, clip=False)))
+    if pair.nu > 0.0:
+        signed = 0.0
+        for start in range(lo, hi + 1, 200_000):
+            c = np.arange(start, min(hi, start + 199_999) + 1, dtype=np.int64)
+            signed += float(np.dot(dist.pmf(c), _divergence_at(c, eps, pair, n, clip=False)))
         e = math.exp(eps)
         upper = signed + mass_left + mass_right
         lower = max(0.0, signed - e * (mass_left + mass_right))
@@ -203,8 +220,6 @@ def pair_delta(
     bucket_mass = np.maximum(np.diff(np.append(cdf_before, 1.0 - mass_right)), 0.0)
     # D non-increasing in c: a bucket's left end bounds it from above, the next point below
     upper = float(np.dot(bucket_mass, dvals) + mass_left + mass_right * dvals[-1])
-    if pair.nu > 0.0:
-        return math.nan, upper
     lower_d = dvals if width == 1 else np.append(dvals[1:], dvals[-1])
     return float(np.dot(bucket_mass, lower_d)), upper
 
@@ -246,6 +261,35 @@ def _threshold_search(
     return _bisect(lambda y: fn(y) <= delta, min(left, x), x, rel_tol)
 
 
+def _lower_search(
+    d_lo: Callable[[float], float], delta: float, hi: float, rel_tol: float
+) -> float | None:
+    """Largest x (to rel_tol) with d_lo(x) > delta in [0, hi], given d_lo(hi) <= delta.
+
+    The lower and upper delta bounds are close, so the bracket [hi (1 - 1e-3), hi] is tried
+    first; None when the lower bound is not available (NaN).
+    """
+    near = hi * (1 - 1e-3)
+    v = d_lo(near)
+    if math.isnan(v):
+        return None
+    if v > delta:
+        left = near
+    elif d_lo(0.0) > delta:
+        left = 0.0
+    else:
+        return 0.0
+
+    def g(x: float) -> float:
+        return math.log(max(d_lo(x), 1e-300)) - math.log(delta)
+
+    x = optimize.brentq(g, left, hi, xtol=1e-12, rtol=rel_tol / 4, maxiter=100)
+    x = max(left, x * (1 - rel_tol / 2))
+    while x > left and d_lo(x) <= delta:
+        x = max(left, x - rel_tol * x)
+    return x
+
+
 def pair_epsilon(
     eps_local: float,
     pair: PairParams,
@@ -263,34 +307,43 @@ def pair_epsilon(
     when the lower bound is not available.
     """
     tail = delta * 1e-6
+    cache: dict[float, tuple[float, float]] = {}
+
+    def both(x: float) -> tuple[float, float]:
+        if x not in cache:
+            cache[x] = pair_delta(x, pair, n, tail=tail, max_points=max_points)
+        return cache[x]
 
     def d_up(x: float) -> float:
-        return pair_delta(x, pair, n, tail=tail, max_points=max_points)[1]
+        return both(x)[1]
 
     def d_lo(x: float) -> float:
-        return pair_delta(x, pair, n, tail=tail, max_points=max_points)[0]
+        return both(x)[0]
 
     top = eps_local * (1 - 1e-9)
-    if d_up(top) > delta:
-        up = None
-    else:
-        up = _threshold_search(d_up, delta, 0.0, top, rel_tol)
-        if up >= top * (1 - 1e-6):
-            up = None  # the bound gives nothing below eps_local
+    up: float | None = None
+    if d_up(top) <= delta:
+        # bracket around a closed-form guess (strong-clone style), then Brent on log delta
+        e0 = math.exp(eps_local)
+        guess = math.log1p(
+            (e0 - 1) / (e0 + 1) * math.sqrt(16 * math.log(4 / delta) / (2 * pair.r * (n - 1)))
+        )
+        x_hi = min(top, max(guess, 1e-12))
+        x_lo = 0.0
+        while d_up(x_hi) > delta:
+            x_lo, x_hi = x_hi, min(top, 2 * x_hi)
+        if x_lo == 0.0:
+            x_lo = x_hi / 2
+            while x_lo > 1e-9 and d_up(x_lo) <= delta:
+                x_hi, x_lo = x_lo, x_lo / 2
+            if x_lo <= 1e-9:
+                x_lo = 0.0
+        up = _threshold_search(d_up, delta, x_lo, x_hi, rel_tol)
+        if up >= top * (1 - 1e-4):
+            up = None  # within the search tolerance of eps_local: no amplification
     low = None
     if lower:
-        hi = eps_local if up is None else up
-        first = d_lo(0.0)
-        if math.isnan(first):
-            low = None
-        elif first > delta:
-            x = _threshold_search(d_lo, delta, 0.0, hi, rel_tol)
-            # step back to a point where delta_lower > delta
-            while x > 0 and d_lo(x) <= delta:
-                x = max(0.0, x - rel_tol * max(x, 1e-6))
-            low = x
-        else:
-            low = 0.0
+        low = _lower_search(d_lo, delta, eps_local if up is None else up, rel_tol)
     return low, up
 
 
