@@ -107,3 +107,28 @@ def test_grr_audit_tight_with_1e7_samples():
     s, n_ev = grr_sampler(4, 1.0)
     r = audit_randomizer(s, 0, 1, n_ev, 1.0, n_samples=10_000_000, rng=rng)
     assert r.passed and r.eps_lower > 0.98
+
+
+def test_padding_sampling_and_geometric_pass():
+    """PS-GRR on neighbouring sets {0,1,2} vs {3} (ell=3) and the geometric mechanism on
+    neighbouring counts 0 vs 1 (atoms: noise values in [-12, 12] plus two tails)."""
+    from protocols.central import geometric_mechanism
+    from protocols.padding_sampling import csr_from_lists, ps_grr_perturb
+
+    rng = experiment_rng(3, "audit", "ps-geo")
+    eps, d, ell = 1.0, 6, 3
+    sets = {0: [0, 1, 2], 1: [3]}
+
+    def ps_sample(v, m, rng):
+        indptr, items = csr_from_lists([sets[v]] * m)
+        return ps_grr_perturb(indptr, items, d, ell, eps, rng)
+
+    r = audit_randomizer(ps_sample, 0, 1, d + 1, eps, n_samples=N, rng=rng)
+    assert r.passed, r
+
+    def geo_sample(v, m, rng):
+        z = geometric_mechanism(np.full(m, v), 1, eps, rng)
+        return np.clip(z, -13, 13) + 13
+
+    r = audit_randomizer(geo_sample, 0, 1, 27, eps, n_samples=N, rng=rng)
+    assert r.passed and r.eps_lower > 0.9 * eps

@@ -179,3 +179,23 @@ def test_bad_inputs_raise():
         hr_perturb(np.array([0]), 6, 1.0, rng)
     with pytest.raises(ValueError, match="indptr"):
         ps_grr_perturb(np.array([0, 3]), np.array([1, 2]), 4, 2, 1.0, rng)
+
+
+@pytest.mark.slow
+def test_olh_benchmark_setting_unbiased_exact_variance():
+    """d = 1024, g = 56, eps = 4 (the benchmark setting), n = 20000, R = 400."""
+    rng = experiment_rng(1, "test", "olh-slow")
+    d, n, R, eps = 1024, 20_000, 400, 4.0
+    w = 1.0 / np.arange(1, d + 1)
+    vals = population(n, w / w.sum())
+    f = np.bincount(vals, minlength=d) / n
+    fam = olh_family(d, 56)
+    est = np.stack(
+        [
+            olh_estimate_from_support(
+                olh_support(olh_perturb(vals, fam, eps, rng), fam), eps, fam, n
+            )
+            for _ in range(R)
+        ]
+    )
+    check_mean_var(est, f, olh_variance(f, eps, fam, n))
