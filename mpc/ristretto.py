@@ -169,10 +169,9 @@ def smul_many(scalars: Sequence[int], points: Sequence[bytes], where: str = "smu
     """Elementwise ``scalars[i] * points[i]``; errors name the failing index."""
     if len(scalars) != len(points):
         raise ValueError(f"{where}: {len(scalars)} scalars for {len(points)} elements")
-    f, buf, out = _smul, _buf, []
+    f, q, out = _smul, _buf(32), []  # one reused output buffer; .raw copies
     append = out.append
     for i, (s, p) in enumerate(zip(scalars, points)):
-        q = buf(32)
         if f(q, (s % L).to_bytes(32, "little"), p) != 0:
             raise GroupError(f"{where}[{i}]: invalid element or zero product")
         append(q.raw)
@@ -182,10 +181,9 @@ def smul_many(scalars: Sequence[int], points: Sequence[bytes], where: str = "smu
 
 def smul_base_many(scalars: Iterable[int]) -> list[bytes]:
     """``[s * G for s in scalars]`` (scalars must be nonzero mod L)."""
-    f, buf, out = _smul_base, _buf, []
+    f, q, out = _smul_base, _buf(32), []
     append = out.append
     for s in scalars:
-        q = buf(32)
         if f(q, (s % L).to_bytes(32, "little")) != 0:
             raise GroupError("smul_base: zero scalar")
         append(q.raw)
@@ -196,10 +194,9 @@ def smul_base_many(scalars: Iterable[int]) -> list[bytes]:
 def _binop_many(f, ps: Sequence[bytes], qs: Sequence[bytes], where: str) -> list[bytes]:  # noqa: ANN001
     if len(ps) != len(qs):
         raise ValueError(f"{where}: length mismatch {len(ps)} vs {len(qs)}")
-    buf, out = _buf, []
+    r, out = _buf(32), []
     append = out.append
     for i, (p, q) in enumerate(zip(ps, qs)):
-        r = buf(32)
         if f(r, p, q) != 0:
             raise GroupError(f"{where}[{i}]: invalid element")
         append(r.raw)
