@@ -12,7 +12,12 @@ from scipy.special import gammaln
 from scipy.stats import binom
 
 from protocols.accountant import FMT23_ERRATUM, amplify, max_local_epsilon
-from protocols.accountant.fmt21 import fmt21_closed_form, fmt21_epsilon, fmt21_max_local_epsilon
+from protocols.accountant.fmt21 import (
+    clone_pair,
+    fmt21_closed_form,
+    fmt21_epsilon,
+    fmt21_max_local_epsilon,
+)
 from protocols.accountant.variation_ratio import (
     PairParams,
     _divergence_at,
@@ -185,10 +190,12 @@ def _brute_delta(eps: float, pair: PairParams, n: int) -> float:
     return float(np.maximum(P - math.exp(eps) * Q, 0).sum())
 
 
-@pytest.mark.parametrize("mech,kw", [("generic", {}), ("grr", {"k": 7}), ("oue", {}), ("sue", {})])
+@pytest.mark.parametrize(
+    "mech,kw", [("generic", {}), ("grr", {"k": 7}), ("oue", {}), ("sue", {}), ("clone", {})]
+)
 def test_pair_delta_matches_enumeration(mech, kw):
     n = 40
-    pair = vr_parameters(2.0, mech, **kw).pair()
+    pair = clone_pair(2.0) if mech == "clone" else vr_parameters(2.0, mech, **kw).pair()
     for eps in (0.2, 0.6, 1.2):
         lo, up = pair_delta(eps, pair, n)
         brute = _brute_delta(eps, pair, n)

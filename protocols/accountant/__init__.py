@@ -95,7 +95,7 @@ def amplify(
     notes = [FMT23_ERRATUM] if mechanism == "generic" else []
     if up is None:
         notes.insert(0, "no amplification: bound is not below eps_local")
-    return Amplification(up, low, bound, up is not None, " ".join(notes))
+    return Amplification(up, low, bound, up is not None, "; ".join(notes))
 
 
 def max_local_epsilon(

@@ -269,6 +269,8 @@ def _lower_search(
     The lower and upper delta bounds are close, so the bracket [hi (1 - 1e-3), hi] is tried
     first; None when the lower bound is not available (NaN).
     """
+    if d_lo(hi) > delta:
+        return hi  # the lower bound already exceeds delta at the top of the range
     near = hi * (1 - 1e-3)
     v = d_lo(near)
     if math.isnan(v):
