@@ -52,3 +52,20 @@ def grr_variance(freqs: np.ndarray, k: int, eps: float, n: int) -> np.ndarray:
     p, q = grr_probabilities(k, eps)
     f = np.asarray(freqs, dtype=np.float64)
     return (q * (1 - q) + f * (p - q) * (1 - p - q)) / (n * (p - q) ** 2)
+
+
+def grr_sample_counts(true_counts: np.ndarray, eps: float, rng: np.random.Generator) -> np.ndarray:
+    """Histogram of the GRR reports of users with these true counts, sampled from its exact law.
+
+    The n_u users holding u report u w.p. p and each other value w.p. q: one multinomial per
+    true value, summed. Same distribution as ``bincount(grr_perturb(...))`` without
+    materializing one report per user (for simulations at scale; k x k memory).
+    """
+    c = np.asarray(true_counts, dtype=np.int64)
+    if c.ndim != 1 or (c < 0).any():
+        raise ValueError("grr_sample_counts: true_counts must be a 1-D array of counts >= 0")
+    k = c.size
+    p, q = grr_probabilities(k, eps)
+    pvals = np.full((k, k), q)
+    np.fill_diagonal(pvals, p)
+    return rng.multinomial(c, pvals).sum(axis=0)

@@ -7,6 +7,9 @@
   vectorized over leading axes.
 - ``norm_sub``: the iterative variant (HP-SDP Eq. 22 / Norm-Sub): subtract the mean excess from
   the positive set, drop entries that become negative, repeat. It reaches the same optimum.
+- ``norm_add`` (shift every entry by the same amount to sum to ``total``; keeps negatives) and
+  ``norm_mul`` (clip negatives, then rescale), the other consistency baselines of Wang et al.
+  (NDSS 2020).
 """
 
 from __future__ import annotations
@@ -54,3 +57,18 @@ def norm_sub(est: np.ndarray, total: float = 1.0, max_iter: int | None = None) -
             return out
         active &= ~neg
     raise ValueError("norm_sub: did not converge within max_iter iterations")
+
+
+def norm_add(est: np.ndarray, total: float = 1.0) -> np.ndarray:
+    """est + (total - sum est)/d along the last axis (may stay negative)."""
+    f = np.asarray(est, dtype=np.float64)
+    return f + (total - f.sum(axis=-1, keepdims=True)) / f.shape[-1]
+
+
+def norm_mul(est: np.ndarray, total: float = 1.0) -> np.ndarray:
+    """Clip negatives to zero, then rescale to sum to ``total`` (uniform if all clipped)."""
+    f = nonnegative(est)
+    s = f.sum(axis=-1, keepdims=True)
+    uniform = np.full_like(f, total / f.shape[-1])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(s > 0, f * total / s, uniform)

@@ -15,7 +15,8 @@ from protocols.central import (
     laplace_mechanism,
     laplace_variance,
 )
-from protocols.postprocess import nonnegative, norm_sub, project_simplex
+from protocols.grr import grr_probabilities, grr_sample_counts
+from protocols.postprocess import nonnegative, norm_add, norm_mul, norm_sub, project_simplex
 from protocols.rng import experiment_rng, secure_randbelow, secure_rng, spawn_rngs
 
 
@@ -81,3 +82,25 @@ def test_seeding_scheme_reproducible_and_independent():
     assert s1.integers(0, 2**62) != s2.integers(0, 2**62)
     r = secure_randbelow(10, 100)
     assert r.min() >= 0 and r.max() < 10
+
+
+def test_norm_add_and_norm_mul():
+    f = np.array([0.7, -0.2, 0.3, 0.4])
+    assert norm_add(f).sum() == pytest.approx(1.0)
+    assert np.allclose(np.diff(norm_add(f) - f), 0)
+    m = norm_mul(f)
+    assert m.sum() == pytest.approx(1.0) and m[1] == 0 and m[0] / m[2] == pytest.approx(7 / 3)
+    assert np.allclose(norm_mul(np.array([-1.0, -2.0])), [0.5, 0.5])
+
+
+def test_grr_sample_counts_law():
+    """Mean of the sampled histogram: n_v p + (n - n_v) q (z-test over 2000 draws)."""
+    rng = experiment_rng(4, "grr-counts")
+    true = np.array([500, 300, 150, 50])
+    draws = np.stack([grr_sample_counts(true, 1.0, rng) for _ in range(2000)])
+    assert (draws.sum(axis=1) == true.sum()).all()
+    p, q = grr_probabilities(4, 1.0)
+    mean = true * p + (true.sum() - true) * q
+    var = true * p * (1 - p) + (true.sum() - true) * q * (1 - q)
+    z = (draws.mean(axis=0) - mean) / np.sqrt(var / 2000)
+    assert np.abs(z).max() < 4.5
