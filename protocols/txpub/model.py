@@ -125,9 +125,17 @@ def y_from_x(x: np.ndarray, C: np.ndarray) -> np.ndarray:
 
 
 def reference_solve(
-    D: np.ndarray, th: float, C: np.ndarray | None = None, tol: float = 1e-13, maxiter: int = 2000
+    D: np.ndarray,
+    th: float,
+    C: np.ndarray | None = None,
+    tol: float = 1e-13,
+    maxiter: int = 2000,
+    chunk: int = 200,
 ) -> np.ndarray:
     """Centralized optimum x of problem (5) via the y-form, SLSQP plus an active-set polish.
+
+    SLSQP runs on a working set of (reduced) rows, grown by the ``chunk`` most violated rows
+    until all rows hold (constraint generation; the result is the optimum of the full problem).
 
     Items with c_j = 0 get x_j = 0. Returns the unique optimal x (float, not floored).
     """
@@ -149,15 +157,28 @@ def reference_solve(
             "reference_solve: unconstrained items (every live item needs a transaction)"
         )
     y0 = np.full(len(live), 0.5 * b / R.sum(axis=1).max())
-    res = optimize.minimize(
-        lambda y: -np.sum(c * -np.expm1(-y)),
-        y0,
-        jac=lambda y: -c * np.exp(-y),
-        method="SLSQP",
-        bounds=[(0.0, None)] * len(live),
-        constraints=[{"type": "ineq", "fun": lambda y: b - R @ y, "jac": lambda y: -R}],
-        options={"ftol": tol, "maxiter": maxiter},
-    )
+    # constraint generation: solve on a working set of rows, add the most violated rows, repeat
+    # (exact: stops only when every row of R holds to 1e-12 relative)
+    work = np.argsort(-R.sum(axis=1), kind="stable")[:chunk]
+    for _ in range(200):
+        Rw = R[work]
+        res = optimize.minimize(
+            lambda y: -np.sum(c * -np.expm1(-y)),
+            y0,
+            jac=lambda y: -c * np.exp(-y),
+            method="SLSQP",
+            bounds=[(0.0, None)] * len(live),
+            constraints=[
+                {"type": "ineq", "fun": lambda y, Rw=Rw: b - Rw @ y, "jac": lambda y, Rw=Rw: -Rw}
+            ],
+            options={"ftol": tol, "maxiter": maxiter},
+        )
+        y0 = np.maximum(res.x, 0.0)
+        viol = R @ y0 - b
+        bad = np.setdiff1d(np.flatnonzero(viol > 1e-12 * b), work)
+        if len(bad) == 0:
+            break
+        work = np.union1d(work, bad[np.argsort(-viol[bad])][:chunk])
     y = _polish(np.maximum(res.x, 0.0), R, c, b)
     x[live] = x_from_y(y, c)
     return x
