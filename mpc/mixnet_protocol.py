@@ -318,6 +318,14 @@ class ServerState:
     result: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)  # CPU-bound work per phase (s)
     delegated: int | None = None  # with combine_all=False: the server that combined
+    _gens: dict[tuple[str, int], tuple[bytes, list[bytes]]] = field(default_factory=dict)
+
+    def generators(self, batch: str, n: int) -> tuple[bytes, list[bytes]]:
+        """Shuffle generators of a batch, derived once per run (every step uses the same)."""
+        key = (batch, n)
+        if key not in self._gens:
+            self._gens[key] = shuffle_generators(self.sess, batch, n)
+        return self._gens[key]
 
     def tick(self, name: str, t0: float) -> float:
         """Add the time since ``t0`` to phase ``name``; returns now."""
@@ -348,7 +356,7 @@ def mix_all(
         if ct.n < 2:  # nothing to unlink; carried over unchanged
             step["batches"][name] = {"output": ct.to_obj(), "proof": None}
             continue
-        gens = shuffle_generators(state.sess, name, ct.n)
+        gens = state.generators(name, ct.n)
         out, proof = shuffle_and_prove(
             state.sess, state.me, name, pk, ct, gens, state.cfg.workers, pool
         )
@@ -378,7 +386,7 @@ def check_mix(
                     f"mix[{server}].{name}: a batch of < 2 messages must be carried over"
                 )
         elif state.cfg.verify_mixes:
-            gens = shuffle_generators(state.sess, name, ct.n)
+            gens = state.generators(name, ct.n)
             verify_shuffle(
                 state.sess,
                 server,
