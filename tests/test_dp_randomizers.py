@@ -74,6 +74,7 @@ F6 = np.array([0.45, 0.25, 0.15, 0.1, 0.05, 0.0])
 
 
 def test_grr_unbiased_exact_variance():
+    """GRR, R=3000: z-test on the mean and chi-square on the variance (module docstring)."""
     rng = experiment_rng(1, "test", "grr")
     n, R, k, eps = 1000, 3000, 6, 3.0
     vals = population(n, F6)
@@ -90,6 +91,7 @@ def test_grr_unbiased_exact_variance():
 
 @pytest.mark.parametrize("kind", ["oue", "sue"])
 def test_unary_encoding_unbiased_exact_variance(kind):
+    """OUE/SUE, R=2000, per-user bits and the direct count sampler: z-test and chi-square."""
     rng = experiment_rng(1, "test", kind)
     n, R, d, eps = 500, 2000, 6, 2.5
     vals = population(n, F6)
@@ -104,6 +106,7 @@ def test_unary_encoding_unbiased_exact_variance(kind):
 
 @pytest.mark.parametrize("d,g", [(6, 5), (40, 7), (3, 8)])
 def test_olh_unbiased_exact_variance(d, g):
+    """OLH with the exact-collision estimator, R=2000 (incl. d < g): z-test and chi-square."""
     rng = experiment_rng(1, "test", "olh", d, g)
     n, R, eps = 600, 2000, 2.0
     freqs = np.zeros(d)
@@ -117,6 +120,7 @@ def test_olh_unbiased_exact_variance(d, g):
 
 
 def test_hadamard_unbiased_exact_variance_and_brute_force():
+    """Hadamard response, R=2000: z-test and chi-square; FWHT equals the explicit sum."""
     rng = experiment_rng(1, "test", "hr")
     n, R, d, eps = 800, 2000, 6, 1.5
     m = hadamard_order(d)
@@ -140,7 +144,8 @@ def _sets(n: int, rng: np.random.Generator, d: int) -> list[list[int]]:
 
 
 def test_padding_sampling_grr_and_hadamard_exact_variance():
-    """With truncation (ell=3 < max size 5): E = ell * mean pi (under-counts truncated users)."""
+    """PS-GRR and PS-Hadamard, R=1500: z-test and chi-square against ell * mean pi and the exact
+    variance. With truncation (ell=3 < max size 5): E = ell * mean pi (under-counts truncated users)."""
     rng = experiment_rng(1, "test", "ps")
     d, n, R, ell, eps = 8, 500, 1500, 3, 2.0
     indptr, items = csr_from_lists(_sets(n, rng, d))
