@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 from protocols.accountant.balle import balle_epsilon, balle_max_local_epsilon
 from protocols.accountant.fmt21 import fmt21_epsilon, fmt21_max_local_epsilon
@@ -90,7 +91,21 @@ def amplify(
 ) -> Amplification:
     """Central (eps, delta) of n shuffled eps_local-LDP reports, by the chosen bound."""
     _check(eps_local, "eps_local", n, delta, bound, mechanism)
-    n = int(n)
+    return _amplify(float(eps_local), int(n), float(delta), bound, mechanism, k, g, d)
+
+
+@lru_cache(maxsize=1024)
+def _amplify(
+    eps_local: float,
+    n: int,
+    delta: float,
+    bound: str,
+    mechanism: str,
+    k: int | None,
+    g: int | None,
+    d: int | None,
+) -> Amplification:
+    """Cached body of ``amplify`` (arguments already validated)."""
     if bound == "balle":
         kk, why = _balle_k(mechanism, k, g)
         if kk is None:
@@ -124,7 +139,21 @@ def max_local_epsilon(
     Numeric bounds never return less than eps_central (no amplification needed for that).
     """
     _check(eps_central, "eps_central", n, delta, bound, mechanism)
-    n = int(n)
+    return _max_local(float(eps_central), int(n), float(delta), bound, mechanism, k, g, d)
+
+
+@lru_cache(maxsize=1024)
+def _max_local(
+    eps_central: float,
+    n: int,
+    delta: float,
+    bound: str,
+    mechanism: str,
+    k: int | None,
+    g: int | None,
+    d: int | None,
+) -> float | None:
+    """Cached body of ``max_local_epsilon`` (arguments already validated)."""
     if bound == "balle":
         kk, _ = _balle_k(mechanism, k, g)
         if kk is None:
