@@ -52,6 +52,7 @@ class TranscriptWriter:
         self._unsigned = 0
         self._scheduled = False
         self._closed = False
+        self._quote_cache: dict[str, str] = {}
         self.append({"dir": "open", "session": session.hex()})
         self.checkpoint()
 
@@ -87,6 +88,48 @@ class TranscriptWriter:
         self._index += 1
         self._unsigned += 1
         return h
+
+    def append_message(
+        self,
+        direction: str,
+        peer: str,
+        ph: str,
+        rd: int,
+        ty: str,
+        msg: int,
+        length: int,
+        dg: str,
+        pub: bool,
+        public_payload: bytes | memoryview | None = None,
+    ) -> str:
+        """Fast path of ``append`` for send/recv entries: the same canonical JSON, built directly
+        (keys in sorted order; strings escaped by ``json.dumps``)."""
+        if self._closed:
+            raise RuntimeError(f"transcript of {self.party} is closed")
+        if public_payload is not None:
+            self.store_blob(dg, public_payload)
+        q = self._quoted
+        body = (
+            f'{{"dg":"{dg}","dir":{q(direction)},"i":{self._index},"len":{length},"msg":{msg},'
+            f'"party":{q(self.party)},"peer":{q(peer)},"ph":{q(ph)},"prev":"{self._prev}",'
+            f'"pub":{"true" if pub else "false"},"rd":{rd},"t":{time.time_ns() // 1000},'
+            f'"ty":{q(ty)}}}'
+        )
+        h = hashlib.sha256(body.encode()).hexdigest()
+        self._file.write(body[:-1] + ',"hash":"' + h + '"}\n')
+        self._prev = h
+        self._index += 1
+        self._unsigned += 1
+        return h
+
+    def _quoted(self, text: str) -> str:
+        """JSON string literal (ASCII-escaped), cached: names and types repeat."""
+        out = self._quote_cache.get(text)
+        if out is None:
+            out = json.dumps(text, ensure_ascii=True)
+            if len(self._quote_cache) < 4096:
+                self._quote_cache[text] = out
+        return out
 
     def request_checkpoint(self) -> None:
         """Sign the chain head at the end of this event-loop tick (coalesces bursts)."""

@@ -554,37 +554,24 @@ class Node:
             if ch._paused:
                 await ch.drain()
         self.ledger.sent(ph, rd, 0, frames=0, messages=1)
-        self.transcript.append(
-            {
-                "dir": "send",
-                "peer": peer,
-                "ph": ph,
-                "rd": rd,
-                "ty": msg_type,
-                "msg": first,
-                "len": n,
-                "dg": digest.hex(),
-                "pub": public,
-            },
-            mv if public else None,
+        self.transcript.append_message(
+            "send", peer, ph, rd, msg_type, first, n, digest.hex(), public, mv if public else None
         )
 
     def deliver(self, ch: Channel, h: dict[str, Any], payload: bytes) -> None:
         peer = ch.peer
         assert peer is not None
         first_seq = h["sq"] - h["ci"]
-        self.transcript.append(
-            {
-                "dir": "recv",
-                "peer": peer,
-                "ph": h["ph"],
-                "rd": h["rd"],
-                "ty": h["ty"],
-                "msg": first_seq,
-                "len": h["ln"],
-                "dg": h["dg"].hex(),
-                "pub": h["pb"],
-            },
+        self.transcript.append_message(
+            "recv",
+            peer,
+            h["ph"],
+            h["rd"],
+            h["ty"],
+            first_seq,
+            h["ln"],
+            h["dg"].hex(),
+            h["pb"],
             payload if h["pb"] else None,
         )
         self.ledger.received(h["ph"], h["rd"], 0, frames=0, messages=1)
