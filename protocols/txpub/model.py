@@ -160,12 +160,13 @@ def reference_solve(
     # constraint generation: solve on a working set of rows, add the most violated rows, repeat
     # (exact: stops only when every row of R holds to 1e-12 relative)
     work = np.argsort(-R.sum(axis=1), kind="stable")[:chunk]
+    cs = c / (c.sum() * b)  # objective scaled to O(1) for SLSQP's line search
     for _ in range(200):
         Rw = R[work]
         res = optimize.minimize(
-            lambda y: -np.sum(c * -np.expm1(-y)),
+            lambda y: -np.sum(cs * -np.expm1(-y)),
             y0,
-            jac=lambda y: -c * np.exp(-y),
+            jac=lambda y: -cs * np.exp(-y),
             method="SLSQP",
             bounds=[(0.0, None)] * len(live),
             constraints=[
@@ -177,6 +178,8 @@ def reference_solve(
         viol = R @ y0 - b
         bad = np.setdiff1d(np.flatnonzero(viol > 1e-12 * b), work)
         if len(bad) == 0:
+            if viol.max() > 1e-9 * b:
+                raise RuntimeError(f"reference_solve: SLSQP failed ({res.message})")
             break
         work = np.union1d(work, bad[np.argsort(-viol[bad])][:chunk])
     y = _polish(np.maximum(res.x, 0.0), R, c, b)
