@@ -7,6 +7,7 @@ parser, so a command's imports (crypto, MPyC, matplotlib) are paid only when it 
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -29,6 +30,15 @@ def _usage() -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``sdp`` console script."""
+    try:
+        return _main(argv)
+    except BrokenPipeError:  # output piped into head & co.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
+
+
+def _main(argv: list[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] in ("-h", "--help"):
         print(_usage())
@@ -43,9 +53,6 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("sdp: interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:  # output piped into head & co.
-        sys.stderr.close()
-        return 0
 
 
 if __name__ == "__main__":
