@@ -62,11 +62,12 @@ def grid(d: TxData) -> list[dict]:
             th = theta(eps, dl)
             key = round(th, 12)
             if key not in cache:
-                gs = floor_counts(reference_solve(d.D, th))
+                gs_real = reference_solve(d.D, th)
                 ls = ls_solve(d, eps, dl, "paper")
                 lc = ls_solve(d, eps, dl, "composed")
-                cache[key] = (gs, ls, lc)
-            gs, ls, lc = cache[key]
+                cache[key] = (gs_real, ls, lc)
+            gs_real, ls, lc = cache[key]
+            gs = floor_counts(gs_real)
             rg, rl, rc = ratios(d, gs), ratios(d, ls["counts"]), ratios(d, lc["counts"])
             rows.append(
                 {
