@@ -163,28 +163,49 @@ def reference_solve(
     cs = c / (c.sum() * b)  # objective scaled to O(1) for SLSQP's line search
     for _ in range(200):
         Rw = R[work]
-        res = optimize.minimize(
-            lambda y: -np.sum(cs * -np.expm1(-y)),
-            y0,
-            jac=lambda y: -cs * np.exp(-y),
-            method="SLSQP",
-            bounds=[(0.0, None)] * len(live),
-            constraints=[
-                {"type": "ineq", "fun": lambda y, Rw=Rw: b - Rw @ y, "jac": lambda y, Rw=Rw: -Rw}
-            ],
-            options={"ftol": tol, "maxiter": maxiter},
-        )
-        y0 = np.maximum(res.x, 0.0)
+        load = float((Rw @ y0).max())
+        if load > b:  # feasible start for the working set (scale towards y = 0)
+            y0 = y0 * (b / load)
+        y0 = _solve_working_set(Rw, cs, b, y0, tol, maxiter)
         viol = R @ y0 - b
         bad = np.setdiff1d(np.flatnonzero(viol > 1e-12 * b), work)
         if len(bad) == 0:
             if viol.max() > 1e-9 * b:
-                raise RuntimeError(f"reference_solve: SLSQP failed ({res.message})")
+                raise RuntimeError("reference_solve: working-set solve left violated rows")
             break
         work = np.union1d(work, bad[np.argsort(-viol[bad])][:chunk])
-    y = _polish(np.maximum(res.x, 0.0), R, c, b)
+    y = _polish(y0, R, c, b)
     x[live] = x_from_y(y, c)
     return x
+
+
+def _solve_working_set(
+    Rw: np.ndarray, cs: np.ndarray, b: float, y0: np.ndarray, tol: float, maxiter: int
+) -> np.ndarray:
+    """max sum cs (1 - e^-y) s.t. Rw y <= b, y >= 0: SLSQP, falling back to trust-constr."""
+    res = optimize.minimize(
+        lambda y: -np.sum(cs * -np.expm1(-y)),
+        y0,
+        jac=lambda y: -cs * np.exp(-y),
+        method="SLSQP",
+        bounds=[(0.0, None)] * len(cs),
+        constraints=[{"type": "ineq", "fun": lambda y: b - Rw @ y, "jac": lambda y: -Rw}],
+        options={"ftol": tol, "maxiter": maxiter},
+    )
+    y = np.maximum(res.x, 0.0)
+    if res.success and (Rw @ y - b).max() <= 1e-9 * b:
+        return y
+    res = optimize.minimize(
+        lambda y: -np.sum(cs * -np.expm1(-y)),
+        y0,
+        jac=lambda y: -cs * np.exp(-y),
+        hess=lambda y: np.diag(cs * np.exp(-y)),
+        method="trust-constr",
+        bounds=optimize.Bounds(0.0, np.inf),
+        constraints=[optimize.LinearConstraint(Rw, -np.inf, b)],
+        options={"gtol": 1e-13, "xtol": 1e-15, "maxiter": 5000},
+    )
+    return np.maximum(res.x, 0.0)
 
 
 def _polish(y: np.ndarray, R: np.ndarray, c: np.ndarray, b: float) -> np.ndarray:
