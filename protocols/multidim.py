@@ -19,6 +19,7 @@ Estimate layout (JSON-serialisable, produced by every ``analyze``)::
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -53,19 +54,27 @@ def local_budget(
         raise ValueError(f"policy must be one of {POLICIES}, got {policy!r}")
     if accounting == "paper":
         return calculate(eps_c, delta, n_eff, k_eff, policy)
-    try:
-        from protocols.accountant import max_local_epsilon
-    except ImportError as exc:  # pragma: no cover - depends on the DP core being present
-        raise ValueError("tight accounting needs protocols.accountant (not available)") from exc
     if bound == "fmt21":  # generic clone bound: valid for every eps-LDP randomizer
         mechanism, k = "generic", None
-    eps = max_local_epsilon(eps_c, int(n_eff), delta, bound=bound, mechanism=mechanism, k=k)
+    eps = _certified_local_epsilon(float(eps_c), int(n_eff), float(delta), bound, mechanism, k)
     what = f"accountant bound={bound} mechanism={mechanism}" + (f" k={k}" if k else "")
     if policy == "fallback" and (eps is None or eps < eps_c):
         return LocalBudget(eps_c, True, policy, math.nan, f"fallback to eps_l = eps_c ({what})")
     if eps is None or eps <= 0:
         return LocalBudget(None, False, policy, math.nan, f"no local epsilon ({what})")
     return LocalBudget(float(eps), True, policy, math.nan, what)
+
+
+@lru_cache(maxsize=4096)
+def _certified_local_epsilon(
+    eps_c: float, n: int, delta: float, bound: str, mechanism: str, k: int | None
+) -> float | None:
+    """The accountant's inverse bound, memoised (it is a pure, comparatively slow function)."""
+    try:
+        from protocols.accountant import max_local_epsilon
+    except ImportError as exc:  # pragma: no cover - depends on the DP core being present
+        raise ValueError("tight accounting needs protocols.accountant (not available)") from exc
+    return max_local_epsilon(eps_c, n, delta, bound=bound, mechanism=mechanism, k=k)
 
 
 def check_records(records: np.ndarray, domain_sizes: tuple[int, ...], where: str) -> np.ndarray:
