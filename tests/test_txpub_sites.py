@@ -12,7 +12,7 @@ from protocols.txpub.model import TxData, theta
 from protocols.txpub.sites import gs_plain, reference_counts, run_gs_two_sites, site_a, site_b
 
 
-def _small(seed=7, n=80, m=6):
+def _small(seed=7, n=60, m=6):
     rng = np.random.default_rng(seed)
     return TxData(rng.random((n, m)) < rng.uniform(0.1, 0.5, m), m // 2)
 
@@ -44,7 +44,7 @@ def test_secure_paper_mode_runs_and_x_form():
 
 def test_mismatched_transactions_are_rejected():
     rng = np.random.default_rng(0)
-    net = MemoryNetwork(["A", "B"], timeout=5)
+    net = MemoryNetwork(["A", "B"], timeout=1)
 
     async def go():
         return await asyncio.gather(
