@@ -43,7 +43,6 @@ def test_secure_paper_mode_runs_and_x_form():
 
 
 def test_mismatched_transactions_are_rejected():
-    rng = np.random.default_rng(0)
     net = MemoryNetwork(["A", "B"], timeout=1)
 
     async def go():
@@ -70,3 +69,25 @@ def test_secure_gs_fimi_2000x20_equals_reference():
     sec = run_gs_two_sites(d, eps, delta, key_bits=2048)
     assert sec["lm"]["converged"]
     assert np.abs(sec["counts_real"] - ref).max() <= 1e-6 * ref.max()
+
+
+def test_publication_sample_matches_counts_and_ls_sites():
+    from protocols.txpub.sites import ls_site_a, ls_site_b
+
+    d = _small(5, 50, 4)
+    sec = run_gs_two_sites(d, np.log(2.0), 0.8, key_bits=512)
+    pub = sec["published"]
+    assert (pub["table"].sum(axis=0) == sec["counts"]).all()
+    assert (np.diff(pub["ids"]) > 0).all()
+    net = MemoryNetwork(["A", "B"], timeout=10)
+
+    async def go():
+        return await asyncio.gather(
+            ls_site_a(net.context("A"), d.site("A"), np.log(2.0), 0.8, d.ids, seed=1),
+            ls_site_b(net.context("B"), d.site("B"), np.log(2.0), 0.8, d.ids, seed=1),
+        )
+
+    ra, rb = asyncio.run(go())
+    assert (
+        ra.published["table"].sum(axis=0) == np.concatenate([ra.counts_floor, rb.counts_floor])
+    ).all()

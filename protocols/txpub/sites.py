@@ -42,6 +42,7 @@ from mpc.scalar_product import (
 )
 from parties import codec
 from protocols.txpub import global_solution as gsol
+from protocols.txpub.local_solution import join_sites, sample_site, solve_site
 from protocols.txpub.model import TxData, check_feasible, floor_counts, reference_solve, theta
 
 
@@ -250,6 +251,85 @@ class SiteResult:
     history: list[dict[str, Any]] = field(default_factory=list)
     protocol: dict[str, Any] = field(default_factory=dict)
     ledger: dict[str, Any] = field(default_factory=dict)
+    published: dict[str, Any] | None = None  # at A: joined sample (ids, table, counts)
+
+
+async def publish_a(
+    ctx: Any, peer: str, D_A: np.ndarray, counts_a: np.ndarray, ids: np.ndarray, seed: int | None
+) -> dict[str, Any]:
+    """Algorithm 1 steps 2-3 at A: sample A's items, receive B's sample and counts, join by id."""
+    ctx.phase("publish", 1)
+    O_a = sample_site(D_A, counts_a, np.random.default_rng(seed))
+    msg = codec.loads(await ctx.recv(peer, "txpub.sample"))
+    ids_b = codec.obj_to_array(msg["ids"])
+    O_b = codec.obj_to_array(msg["table"]).astype(bool)
+    counts_b = codec.obj_to_array(msg["counts"]).astype(float)
+    if O_b.shape != (len(ids_b), len(counts_b)) or (O_b.sum(axis=0) != counts_b).any():
+        raise ValueError(f"publish_a: {peer}'s sample does not match its published counts")
+    ids_o, table = join_sites(np.asarray(ids), O_a, ids_b, O_b)
+    return {"ids": ids_o, "table": table, "counts": np.concatenate([counts_a, counts_b])}
+
+
+async def publish_b(
+    ctx: Any, peer: str, D_B: np.ndarray, counts_b: np.ndarray, ids: np.ndarray, seed: int | None
+) -> None:
+    """Algorithm 1 step 2 at B: sample B's items and send the sample (it is published)."""
+    ctx.phase("publish", 1)
+    rng = np.random.default_rng(None if seed is None else seed + 1)
+    O_b = sample_site(D_B, counts_b, rng)
+    await ctx.send(
+        peer,
+        "txpub.sample",
+        codec.dumps(
+            {
+                "ids": codec.array_to_obj(np.asarray(ids, dtype="<i8")),
+                "table": codec.array_to_obj(O_b.astype("|u1")),
+                "counts": codec.array_to_obj(np.asarray(counts_b, dtype="<f8")),
+            }
+        ),
+        public=True,
+    )
+
+
+async def ls_site_a(
+    ctx: Any,
+    D_A: np.ndarray,
+    eps: float,
+    delta: float,
+    ids: np.ndarray,
+    *,
+    peer: str = "B",
+    theta_mode: str = "paper",
+    seed: int | None = None,
+) -> SiteResult:
+    """LS at A: solve locally (no protocol), sample, receive B's sample, join by id."""
+    ctx.phase("ls", 0)
+    r = solve_site(D_A, eps, delta, theta_mode)
+    out = SiteResult(
+        r.counts_floor, r.counts, r.counts, {"seconds": r.seconds, "theta_s": r.theta_s}
+    )
+    out.published = await publish_a(ctx, peer, D_A, r.counts_floor, ids, seed)
+    return out
+
+
+async def ls_site_b(
+    ctx: Any,
+    D_B: np.ndarray,
+    eps: float,
+    delta: float,
+    ids: np.ndarray,
+    *,
+    peer: str = "A",
+    theta_mode: str = "paper",
+    seed: int | None = None,
+) -> SiteResult:
+    """LS at B: solve locally, sample, send the sample to A."""
+    ctx.phase("ls", 0)
+    r = solve_site(D_B, eps, delta, theta_mode)
+    await publish_b(ctx, peer, D_B, r.counts_floor, ids, seed)
+    return SiteResult(
+        r.counts_floor, r.counts, r.counts, {"seconds": r.seconds, "theta_s": r.theta_s}
+    )
 
 
 async def site_a(
@@ -265,8 +345,14 @@ async def site_a(
     max_iter: int = 2000,
     tol: float = 1e-10,
     exp_bits: int = 256,
+    ids: np.ndarray | None = None,
+    seed: int | None = None,
 ) -> SiteResult:
-    """Site A (master): key generation, the LM loop, publication of the final iterate."""
+    """Site A (master): key generation, the LM loop, publication of the final iterate.
+
+    With ``ids`` (the transaction ids, same order at both sites) the sites also sample their
+    items (Algorithm 1 step 2) and A joins the samples by id (``SiteResult.published``).
+    """
     ctx.phase("setup", 0)
     site = SiteState(D_A, form)
     fp = FastPaillier.generate(key_bits, exp_bits)
@@ -294,10 +380,21 @@ async def site_a(
     x = site.counts(res.X[: site.D.shape[1]])
     for h in history:
         h.update(oracle.iter_stats.get(h["iter"], {}))
-    return SiteResult(floor_counts(x), x, res.X, res.summary(), history, oracle.stats.as_dict())
+    out = SiteResult(floor_counts(x), x, res.X, res.summary(), history, oracle.stats.as_dict())
+    if ids is not None:
+        out.published = await publish_a(ctx, peer, site.D, out.counts_floor, ids, seed)
+    return out
 
 
-async def site_b(ctx: Any, D_B: np.ndarray, *, peer: str = "A", form: str = "v") -> SiteResult:
+async def site_b(
+    ctx: Any,
+    D_B: np.ndarray,
+    *,
+    peer: str = "A",
+    form: str = "v",
+    ids: np.ndarray | None = None,
+    seed: int | None = None,
+) -> SiteResult:
     """Site B: answers A's requests with its local parts; joins the Paillier protocols."""
     ctx.phase("setup", 0)
     site = SiteState(D_B, form)
@@ -314,9 +411,17 @@ async def site_b(ctx: Any, D_B: np.ndarray, *, peer: str = "A", form: str = "v")
             ctx.phase("publish", 0)
             X = _get(req, "X")[-m2:]
             x = site.counts(X)
-            return SiteResult(
-                floor_counts(x), x, _get(req, "X"), {"converged": req["converged"]}, [], stats.as_dict()
+            out = SiteResult(
+                floor_counts(x),
+                x,
+                _get(req, "X"),
+                {"converged": req["converged"]},
+                [],
+                stats.as_dict(),
             )
+            if ids is not None:
+                await publish_b(ctx, peer, site.D, out.counts_floor, ids, seed)
+            return out
         ctx.phase("lm", int(req.get("it", 0)))
         if op == "point":
             ok = site.set_point(_get(req, "X"), _get(req, "W"))
@@ -366,8 +471,15 @@ def run_gs_two_sites(
     max_iter: int = 2000,
     tol: float = 1e-10,
     timeout: float = 3600.0,
+    seed: int | None = 0,
 ) -> dict[str, Any]:
-    """Run site A and site B over an in-memory network; return published counts and metrics."""
+    """Run site A and site B over an in-memory network; return published counts and metrics.
+
+    Keys: counts (floored, A then B), counts_real, lm (solver summary), history (per LM
+    iteration: seconds, bytes_A, bytes_B, messages, gram_calls, ...), seconds, protocol_A/B
+    (Paillier operation counts), ledger (bytes/messages per party, phase, round), feasible,
+    published (the joined sampled table: ids, table, counts).
+    """
     from parties.memlink import MemoryNetwork
 
     th = theta(eps, delta)
@@ -386,8 +498,10 @@ def run_gs_two_sites(
                 protocol=protocol,
                 max_iter=max_iter,
                 tol=tol,
+                ids=data.ids,
+                seed=seed,
             ),
-            site_b(cb, data.site("B"), form=form),
+            site_b(cb, data.site("B"), form=form, ids=data.ids, seed=seed),
         )
 
     t0 = time.perf_counter()
@@ -411,6 +525,7 @@ def run_gs_two_sites(
         "seconds": seconds,
         "protocol_A": ra.protocol,
         "protocol_B": rb.protocol,
+        "published": ra.published,
         "ledger": {
             f"{who}:{ph}:{r}": v
             for who, c in (("A", ca), ("B", cb))
