@@ -151,7 +151,7 @@ class SecureOracle:
         self.n, self.m = site.D.shape[0], self.m1 + m2
         self.protocol = protocol
         self.stats = ProtocolStats()
-        self.iteration = 0
+        self.iteration = -1  # first set_point marks phase ("lm", 0)
         self.iter_stats: dict[int, dict[str, float]] = {}
 
     async def _ask(self, op: str, **arrays: np.ndarray) -> dict:
