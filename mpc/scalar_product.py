@@ -18,14 +18,14 @@ public non-negative weight vectors c^(1..r) (n) the A x B blocks
 Gamma_jk(c) = sum_i c_i G_ij G_ik (j in A, k in B) of the weighted Gram matrices used by the LM
 step, where G_ij = D_ij |beta_j|: B's columns are 0/1 columns scaled by one private number |beta_k|.
 1. A quantizes the n x (r m1) matrix c_i |beta_j| D_ij column-wise (public power-of-two column
-   scales, 2^-52 relative precision), packs K values per plaintext (128-bit slots) and sends one
+   scales, 2^-40 relative precision), packs K values per plaintext (96-bit slots) and sends one
    *fresh* encryption per packed row chunk: n ceil(r m1 / K) encryptions per LM iteration,
    instead of the per-entry protocol's two fresh vectors per entry;
 2. B, for each of its items k, multiplies the ciphertexts of the transactions containing k
    (homomorphic sums over a 0/1 column: additions only), raises the result to its quantized
    |beta_k| (public power-of-two scale), re-randomizes it and returns m2 ceil(r m1 / K) ciphertexts;
 3. A decrypts and unpacks Gamma_AB(c) for all r weights.
-Outputs are the same numbers as the per-entry protocol's (up to fixed-point rounding, 2^-52
+Outputs are the same numbers as the per-entry protocol's (up to fixed-point rounding, 2^-40
 relative). The paper's additive masks v1, v2 are omitted here: every output entry is one scalar
 product whose value A learns anyway, so they would hide nothing; B's returned ciphertexts are
 re-randomized instead. B does not receive R (it does not need it), so B learns less than in the
@@ -52,7 +52,7 @@ from mpc.paillier import (
 )
 from parties import codec
 
-SLOT_BYTES = 16  # 128-bit slots
+SLOT_BYTES = 12  # 96-bit slots
 
 
 @dataclass
@@ -181,9 +181,9 @@ async def ssp_bob(
 # ----------------------------------------------------------------------------- packing
 def _layout(n_rows: int, n_bits: int) -> tuple[int, int]:
     """(value_bits V, slots per plaintext K) so that sums of n_rows products of two V-bit
-    values fit a 128-bit slot, and K slots fit below N."""
+    values fit a 96-bit slot, and K slots fit below N."""
     log_n = max(1, math.ceil(math.log2(n_rows + 1)))
-    V = min(52, (8 * SLOT_BYTES - 1 - log_n) // 2)
+    V = min(40, (8 * SLOT_BYTES - 1 - log_n) // 2)
     if V < 20:
         raise ValueError(f"too many rows ({n_rows}) for {8 * SLOT_BYTES}-bit slots")
     K = (n_bits - 2) // (8 * SLOT_BYTES)
@@ -193,7 +193,7 @@ def _layout(n_rows: int, n_bits: int) -> tuple[int, int]:
 
 
 def pack_rows(Q: np.ndarray, K: int) -> list[int]:
-    """Pack each row of a non-negative int64 matrix (n, S) into ceil(S/K) integers, 128-bit slots."""
+    """Pack each row of a non-negative int64 matrix (n, S) into ceil(S/K) integers (slots)."""
     n, S = Q.shape
     T = -(-S // K)
     buf = np.zeros((n, T * K, SLOT_BYTES), dtype=np.uint8)
