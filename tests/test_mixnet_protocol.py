@@ -220,6 +220,18 @@ def test_run_local_record_survives_cbor() -> None:
     assert _ms(shuffled["attr1"]) == _ms(batches["attr1"])
     again = codec.loads(codec.dumps(rec))
     assert verify_record(again).ok
+    import tempfile
+
+    from mpc.mixnet_verifier import verify_file
+
+    with tempfile.NamedTemporaryFile(suffix=".cbor") as fh:
+        fh.write(codec.dumps(rec))
+        fh.flush()
+        assert verify_file(fh.name, show_progress=True).ok
+        fh.seek(0)
+        fh.write(b"\xff\x00")
+        fh.flush()
+        assert not verify_file(fh.name, show_progress=False).ok
 
 
 @pytest.mark.parametrize("cheat", ["replace", "duplicate", "drop"])
