@@ -22,12 +22,20 @@ homomorphic results must go through ``obfuscate`` / ``PublicFixedBase.rerandomiz
 
 from __future__ import annotations
 
+import multiprocessing
 import secrets
+from concurrent.futures import ProcessPoolExecutor
 
 import gmpy2
 from phe import paillier
 
 WINDOW = 8
+_POOL_KEY = None  # the FastPaillier a forked encryption worker uses
+
+
+def _encrypt_chunk(ms: list[int]) -> list[gmpy2.mpz]:
+    """Worker: encrypt a chunk with the key inherited through fork (fresh OS randomness)."""
+    return [_POOL_KEY.encrypt_int(m) for m in ms]
 
 
 class _FixedBase:
@@ -144,9 +152,18 @@ class FastPaillier:
         g_m = 1 + self.n * (gmpy2.mpz(m) % self.n)  # < N^2 since m < N
         return gmpy2.f_mod(g_m * self._rn(), self.nsq)
 
-    def encrypt_ints(self, ms: list[int]) -> list[gmpy2.mpz]:
-        """Raw ciphertexts of many integers."""
-        return [self.encrypt_int(m) for m in ms]
+    def encrypt_ints(self, ms: list[int], workers: int = 1) -> list[gmpy2.mpz]:
+        """Raw ciphertexts of many integers; ``workers > 1`` forks a process pool (POSIX)."""
+        if workers <= 1 or len(ms) < 4 * workers * 64:
+            return [self.encrypt_int(m) for m in ms]
+        global _POOL_KEY
+        _POOL_KEY = self
+        chunks = [ms[k : k + 1024] for k in range(0, len(ms), 1024)]
+        ctx = multiprocessing.get_context("fork")
+        with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as ex:
+            parts = list(ex.map(_encrypt_chunk, chunks))
+        _POOL_KEY = None
+        return [c for part in parts for c in part]
 
     def encrypt(self, m: int) -> paillier.EncryptedNumber:
         """A phe ``EncryptedNumber`` (exponent 0, i.e. an integer plaintext)."""

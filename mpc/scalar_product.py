@@ -217,8 +217,11 @@ async def gram_cross_alice(
     GA_abs: np.ndarray,
     tag: str = "gram",
     stats: ProtocolStats | None = None,
+    workers: int = 1,
 ) -> np.ndarray:
-    """A's side: returns Gamma_AB (r, m1, m2) for the r public weight rows (r, n) >= 0."""
+    """A's side: returns Gamma_AB (r, m1, m2) for the r public weight rows (r, n) >= 0.
+
+    ``workers > 1`` encrypts in a forked process pool."""
     stats = stats if stats is not None else ProtocolStats()
     t0 = time.perf_counter()
     weights = np.atleast_2d(np.asarray(weights, float))
@@ -233,7 +236,7 @@ async def gram_cross_alice(
     vals = (weights[:, :, None] * GA_abs[None, :, :]).transpose(1, 0, 2).reshape(n, r * m1)
     Q, e = quantize_columns(vals, V)
     plains = pack_rows(Q, K)
-    cts = fp.encrypt_ints(plains)
+    cts = fp.encrypt_ints(plains, workers=workers)
     stats.encryptions += len(cts)
     T = -(-(r * m1) // K)
     await _send(

@@ -47,6 +47,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sp-length", type=int, default=10_000)
     ap.add_argument("--samples", type=int, default=2000, help="fast encryptions to time")
     ap.add_argument("--phe-samples", type=int, default=60)
+    ap.add_argument("--workers", type=int, default=2, help="processes for batch encryption")
     ap.add_argument("--json", action="store_true", help="print JSON only")
     args = ap.parse_args(argv)
 
@@ -56,6 +57,9 @@ def main(argv: list[str] | None = None) -> int:
     N = int(fp.n)
     fast_enc = _rate(lambda i: fp.encrypt_int(i), args.samples)
     phe_enc = _rate(lambda i: fp.public_key.encrypt(i), args.phe_samples)
+    t0 = time.perf_counter()
+    fp.encrypt_ints(list(range(4 * args.samples)), workers=args.workers)
+    fast_enc_pool = 4 * args.samples / (time.perf_counter() - t0)
     cts = fp.encrypt_ints(list(range(50)))
     dec = _rate(lambda i: fp.decrypt_int(cts[i % 50]), 200)
     rerand = _rate(lambda i: fp.public.rerandomize(cts[i % 50]), 300)
@@ -110,6 +114,7 @@ def main(argv: list[str] | None = None) -> int:
             "fast_key_owner": fast_enc,
             "phe": phe_enc,
             "speedup": fast_enc / phe_enc,
+            f"fast_key_owner_batch_{args.workers}_workers": fast_enc_pool,
         },
         "decrypt_per_s": dec,
         "rerandomize_per_s": rerand,

@@ -150,3 +150,10 @@ def test_phe_key_reuse():
     assert priv.decrypt(f.encrypt(123)) == 123
     with pytest.raises(ValueError):
         FastPaillier(pub, priv, exp_bits=64)
+
+
+def test_parallel_encryption_matches(fp):
+    ms = list(range(600))
+    cts = fp.encrypt_ints(ms, workers=2)
+    assert [fp.decrypt_int(c) for c in cts] == ms
+    assert len({int(c) for c in cts}) == len(ms)

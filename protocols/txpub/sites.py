@@ -141,6 +141,7 @@ class SecureOracle:
         fp: FastPaillier,
         m2: int,
         protocol: str = "optimized",
+        workers: int = 1,
     ) -> None:
         if protocol not in ("optimized", "per_entry"):
             raise ValueError(
@@ -150,6 +151,7 @@ class SecureOracle:
         self.m1, self.m2 = site.D.shape[1], m2
         self.n, self.m = site.D.shape[0], self.m1 + m2
         self.protocol = protocol
+        self.workers = workers
         self.stats = ProtocolStats()
         self.iteration = -1  # first set_point marks phase ("lm", 0)
         self.iter_stats: dict[int, dict[str, float]] = {}
@@ -205,7 +207,13 @@ class SecureOracle:
         GA_abs = self.site.Df * np.abs(self.site.beta)[None, :]
         if self.protocol == "optimized":
             cross = await gram_cross_alice(
-                self.ctx, self.peer, self.fp, stack, GA_abs, stats=self.stats
+                self.ctx,
+                self.peer,
+                self.fp,
+                stack,
+                GA_abs,
+                stats=self.stats,
+                workers=self.workers,
             )
         else:
             cross = await gram_cross_per_entry_alice(
@@ -347,6 +355,7 @@ async def site_a(
     exp_bits: int = 256,
     ids: np.ndarray | None = None,
     seed: int | None = None,
+    workers: int = 1,
 ) -> SiteResult:
     """Site A (master): key generation, the LM loop, publication of the final iterate.
 
@@ -361,7 +370,7 @@ async def site_a(
     n_b, m2 = int(hello["n"]), int(hello["m2"])
     if n_b != site.D.shape[0]:
         raise ValueError(f"site_a: B holds {n_b} transactions, A holds {site.D.shape[0]}")
-    oracle = SecureOracle(ctx, peer, site, fp, m2, protocol)
+    oracle = SecureOracle(ctx, peer, site, fp, m2, protocol, workers)
     history: list[dict[str, Any]] = []
     res = (
         await gsol.gs_solve(oracle, th, mode, tol=tol, max_iter=max_iter, on_iter=history.append)
@@ -472,6 +481,7 @@ def run_gs_two_sites(
     tol: float = 1e-10,
     timeout: float = 3600.0,
     seed: int | None = 0,
+    workers: int = 1,
 ) -> dict[str, Any]:
     """Run site A and site B over an in-memory network; return published counts and metrics.
 
@@ -500,6 +510,7 @@ def run_gs_two_sites(
                 tol=tol,
                 ids=data.ids,
                 seed=seed,
+                workers=workers,
             ),
             site_b(cb, data.site("B"), form=form, ids=data.ids, seed=seed),
         )
