@@ -66,7 +66,7 @@ def test_secure_gs_fimi_2000x20_equals_reference():
     d = load_fimi(n=2000, m=20)
     eps, delta = 0.336, 0.5
     ref = reference_counts(d, eps, delta)
-    sec = run_gs_two_sites(d, eps, delta, key_bits=2048)
+    sec = run_gs_two_sites(d, eps, delta, key_bits=2048, workers=2)
     assert sec["lm"]["converged"]
     assert np.abs(sec["counts_real"] - ref).max() <= 1e-6 * ref.max()
 
