@@ -29,8 +29,9 @@ possible). The paper gives no parameters for any baseline; ours, and where they 
 * **mixDUMP** (same paper): GRR with blanket gamma plus s dummies; blanket condition
   gamma (n-1)/d + s (n-1)/d >= 14 ln(2/delta)/eps^2; s >= 1 is chosen in [1, s_pure] to minimise
   the exact variance (our policy; the paper fixes s per experiment). Tight accounting: the GRR part
-  alone is calibrated by the variation-ratio bound (dummies are a data-independent
-  post-processing, so they cost no privacy but are not credited) and s = 1.
+  alone calibrated by the variation-ratio bound (dummies are a data-independent post-processing:
+  they cost no privacy but are not credited) with s = 1, or the blanket configuration above,
+  whichever has the smaller exact MSE (both certificates are valid).
 * **Laplace** (central DP): counts + Lap(2/eps) each, frequencies = counts/n. Sensitivity
   convention: replace-one neighbours (the paper's relation) move one unit between two bins, L1
   sensitivity 2; MSE = 8/(n^2 eps^2). Not a shuffle protocol: :func:`laplace_histogram`.
@@ -317,14 +318,14 @@ class MixDUMPProtocol(_Baseline):
         self, d: int, n: int, eps_c: float, delta: float, accounting: str = "paper"
     ) -> None:
         super().__init__(d, n, eps_c, delta, accounting)
-        if accounting == "tight":
+        s_pure = max(1, math.ceil(self.B * d / (n - 1)))
+        best = min(range(1, s_pure + 1), key=lambda s: self._mean_var(s, self._gamma_for(s)))
+        self.s, self.gamma, self.certificate = best, self._gamma_for(best), "blanket"
+        if accounting == "tight":  # the better of the two certificates (both valid)
             sh = SHProtocol(d, n, eps_c, delta, "tight")
-            self.s, self.gamma, self.feasible = 1, sh.gamma, sh.feasible
-        else:
-            s_pure = max(1, math.ceil(self.B * d / (n - 1)))
-            best = min(range(1, s_pure + 1), key=lambda s: self._mean_var(s, self._gamma_for(s)))
-            self.s, self.gamma = best, self._gamma_for(best)
-            self.feasible = self.gamma < 1.0
+            if sh.feasible and self._mean_var(1, sh.gamma) < self._mean_var(self.s, self.gamma):
+                self.s, self.gamma, self.certificate = 1, sh.gamma, "vr"
+        self.feasible = self.gamma < 1.0
 
     def _gamma_for(self, s: int) -> float:
         return min(1.0, max(0.0, (self.B - s * (self.n - 1) / self.d) * self.d / (self.n - 1)))

@@ -16,8 +16,9 @@ other users plus the fakes must satisfy (n-1)/(e^eps_l + g - 1) + n_r'/g >= 14 l
 where n_r' = r (n - 1) counts only the other users' fakes. (g, r) are chosen to minimise the
 variance at f = 0, r on MURS's search range [0, 2] (``init_search_eps`` searches n_r up to 2n), g on
 a log grid refined locally; MURS's own code instead fixes g = round(e^(eps_l/2) + 1). Tight
-accounting: the real reports alone are calibrated by the variation-ratio bound (the fakes are a
-data-independent post-processing and are not credited), so r = 0 and MURS equals HP-SM (tight).
+accounting: the better (smaller exact MSE) of that configuration and the real reports alone
+calibrated by the variation-ratio bound (the fakes, a data-independent post-processing, are then
+not credited: r = 0 and MURS equals HP-SM under tight accounting).
 """
 
 from __future__ import annotations
@@ -94,13 +95,16 @@ class MURSProtocol(ShuffleProtocol):
             delta,
             accounting,
         )
-        if accounting == "paper":
-            self.g, self.r, self.eps_l = murs_parameters(self.n, self.d, float(eps_c), float(delta))
-        elif accounting == "tight":
-            p = calibrate(eps_c, delta, n, accounting="tight", d=self.d)
-            self.g, self.r, self.eps_l = p.g, 0.0, p.eps_l
-        else:
+        if accounting not in ("paper", "tight"):
             raise ValueError(f"MURS: accounting must be 'paper' or 'tight', got {accounting!r}")
+        self.g, self.r, self.eps_l = murs_parameters(self.n, self.d, float(eps_c), float(delta))
+        self.certificate = "blanket"
+        if accounting == "tight":  # the better of the two certificates (both valid)
+            p = calibrate(eps_c, delta, n, accounting="tight", d=self.d)
+            if _mean_var(self.n, self.d, p.g, 0.0, p.eps_l) < _mean_var(
+                self.n, self.d, self.g, self.r, self.eps_l
+            ):
+                self.g, self.r, self.eps_l, self.certificate = p.g, 0.0, p.eps_l, "vr"
         self.family = olh_family(self.d, self.g)
         self._eps_use = min(self.eps_l, 700.0)  # eps_l = inf (fakes suffice) -> always truthful
 
@@ -175,7 +179,7 @@ class MURSProtocol(ShuffleProtocol):
             "g": self.g,
             "fake_rate": self.r,
             "bound": "blanket_naive_fn (MURS)"
-            if self.accounting == "paper"
+            if self.certificate == "blanket"
             else "vr(olh), fakes not credited",
             "mechanism": f"solh(g={self.g}) + fakes",
         }

@@ -134,3 +134,12 @@ def test_workload_methods_report() -> None:
         rep = w.report(simulate(w.protocol, w.records, np.random.default_rng(7)))
         assert rep["method"] == method and len(rep["table"]["rows"]) == 20
         assert rep["mse"] > 0 and rep["expected_mse_before_pop"] > 0
+
+
+@pytest.mark.parametrize("cls", [MixDUMPProtocol, MURSProtocol])
+def test_tight_never_worse_than_paper(cls: type) -> None:
+    f = np.full(600, 1 / 600)
+    for eps in (0.2, 1.0):
+        paper = cls(600, 600_000, eps, 1e-6, "paper")
+        tight = cls(600, 600_000, eps, 1e-6, "tight")
+        assert tight.variance(f).mean() <= paper.variance(f).mean() * (1 + 1e-12)

@@ -396,5 +396,11 @@ def write_report(res: dict[str, Any], out: Path) -> None:
             else:
                 cells.append(f"{p['messages']:.3g} msg / {p['bits']:.0f} b")
         L.append(f"| {s} | " + " | ".join(cells) + " |")
-    L += ["", "Laplace is central: one value in the clear to a trusted curator.", ""]
+    L += [
+        "",
+        "Laplace is central: one value in the clear to a trusted curator. HP-SDP/HP-SM and SH "
+        "are the only single-message shuffle methods; MURS, pureDUMP and mixDUMP send fake or "
+        "dummy messages, AUE sends its value in the clear (not LDP) plus noise messages.",
+        "",
+    ]
     (out / "report.md").write_text("\n".join(L) + "\n")
