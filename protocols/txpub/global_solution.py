@@ -331,6 +331,9 @@ async def lm_solve(
     while not converged and it < max_iter:
         it += 1
         t0 = time.perf_counter()
+        begin = getattr(oracle, "begin_iteration", None)
+        if begin is not None:  # lets a networked oracle attribute costs to this iteration
+            begin(iter_offset + it)
         alpha = mu * np.sqrt(phi)
         dX, dW, _ = await lm_step(oracle, pt, alpha, mode)
         t_step = 1.0

@@ -162,6 +162,10 @@ class SecureOracle:
         await self.ctx.send(self.peer, "txpub.req", codec.dumps(body))
         return codec.loads(await self.ctx.recv(self.peer, "txpub.resp"))
 
+    def begin_iteration(self, iteration: int) -> None:
+        """Called by the LM loop before computing the step of ``iteration``."""
+        self._mark(iteration)
+
     def _mark(self, iteration: int) -> None:
         if iteration != self.iteration:
             self.iteration = iteration
