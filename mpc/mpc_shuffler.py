@@ -1006,10 +1006,7 @@ async def run_analyzer_role(node: Any, cluster: Any) -> None:
     public state (clients and servers) or, after the last round, publish the estimate and
     write ``result.json``. Nothing is published if a server failed (``analyzer_collect``
     raises first)."""
-    import json
-    from pathlib import Path
-
-    from parties.shuffle_roles import dump_batches, load_workload
+    from parties.shuffle_roles import dump_batches, load_workload, publish_result
 
     cfg = config_from_cluster(cluster)
     workload = load_workload(cluster)
@@ -1045,31 +1042,25 @@ async def run_analyzer_role(node: Any, cluster: Any) -> None:
             for peer in (*cfg.clients, *cfg.servers):
                 await node.send(peer, MSG_STATE, payload, public=True)
             public = codec.loads(payload)
-    node.phase("publish", proto.n_rounds - 1)
-    digest = node.publish("estimate", codec.dumps(result))
-    res = {
-        "protocol": cluster.protocol,
-        "shuffler": cluster.shuffler,
-        "session": cluster.session,
-        "params": dict(cluster.params),
-        "estimate": result,
-        "estimate_sha256": digest,
-        "privacy": _jsonable(proto.privacy()),
-        "messages": rounds[-1]["messages"],
-        "invalid_messages": rounds[-1]["invalid_messages"],
-        "mpc": {
-            "mode": cfg.mode,
-            "servers": list(cfg.servers),
-            "threshold": cfg.threshold,
-            "mpyc_tls": cluster.params.get("mpc_tls_dir") is not None,
-            "rounds": rounds,
-            "trust": "semi-honest, honest majority (t < m/2); output correctness is not provable",
+    publish_result(
+        node,
+        cluster,
+        workload,
+        result,
+        rounds[-1]["messages"],
+        rounds[-1]["invalid_messages"],
+        {
+            "mpc": {
+                "mode": cfg.mode,
+                "servers": list(cfg.servers),
+                "threshold": cfg.threshold,
+                "mpyc_tls": cluster.params.get("mpc_tls_dir") is not None,
+                "rounds": rounds,
+                "trust": "semi-honest, honest majority (t < m/2); output correctness is not "
+                "provable",
+            }
         },
-    }
-    path = Path(node.run_dir) / "result.json"
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(res, indent=1))
-    tmp.replace(path)
+    )
 
 
 # ---------------------------------------------------------------------------------------------

@@ -117,11 +117,12 @@ def publish_result(
     cluster: Cluster,
     workload: Workload,
     estimate: dict[str, Any],
-    shuffled: Batches,
+    messages: dict[str, int],
     invalid: dict[str, int],
     extra: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Publish the final estimate in the transcript and write ``result.json``."""
+    """Publish the final estimate in the transcript, run the workload's artifact hook
+    (e.g. synthetic data) and write ``result.json``. Shared by every shuffler backend."""
     node.phase("publish")
     estimate = to_jsonable(estimate)
     digest = node.publish("estimate", codec.dumps(estimate))
@@ -133,7 +134,7 @@ def publish_result(
         "estimate": estimate,
         "estimate_sha256": digest,
         "privacy": to_jsonable(workload.protocol.privacy()),
-        "messages": {k: int(v.shape[0]) for k, v in shuffled.items()},
+        "messages": messages,
         "invalid_messages": invalid,
         **(extra or {}),
     }

@@ -177,4 +177,5 @@ async def run_analyzer(node: Any, cluster: Cluster) -> None:
                 await node.send(peer, "state", state, public=True)
             public = result
         else:
-            publish_result(node, cluster, workload, result, shuffled, invalid_total)
+            messages = {k: int(v.shape[0]) for k, v in shuffled.items()}
+            publish_result(node, cluster, workload, result, messages, invalid_total)
