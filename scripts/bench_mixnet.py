@@ -3,6 +3,7 @@
     python scripts/bench_mixnet.py --n 10000 --json            # one core, width 1
     python scripts/bench_mixnet.py --n 10000 --workers 2 --json
     python scripts/bench_mixnet.py --n 10000 --e2e --json      # + 3 servers end to end, verified
+    python scripts/bench_mixnet.py --n 100 --e2e --e2e-n 100000 --workers 2 --fast-servers --json
 
 The hardware limit is the throughput if a core did nothing but the counted libsodium group
 operations (V variable-base, F fixed-base multiplications, A additions) at the rates measured
