@@ -91,3 +91,30 @@ def test_publication_sample_matches_counts_and_ls_sites():
     assert (
         ra.published["table"].sum(axis=0) == np.concatenate([ra.counts_floor, rb.counts_floor])
     ).all()
+
+
+def test_party_main_roles_over_memlink():
+    from protocols.txpub.sites import PARTY_DEFAULTS, load_dataset, party_main
+
+    params = {
+        "dataset": "synthetic",
+        "transactions": 150,
+        "items": 6,
+        "epsilon": 0.336,
+        "delta": 0.5,
+        "key_bits": 512,
+    }
+    net = MemoryNetwork(["A", "B"], timeout=30)
+
+    async def go():
+        return await asyncio.gather(
+            party_main(net.context("A"), "A", params), party_main(net.context("B"), "B", params)
+        )
+
+    ra, rb = asyncio.run(go())
+    d = load_dataset({**PARTY_DEFAULTS, **params})
+    ref = np.floor(reference_counts(d, 0.336, 0.5) + 1e-9)
+    assert np.abs(np.array(ra["counts"]) - ref).max() <= 1
+    assert ra["feasible"]["ok"] and ra["counts"][3:] == rb["counts_own"]
+    with pytest.raises(ValueError, match="unknown parameters"):
+        asyncio.run(party_main(net.context("A"), "A", {"bogus": 1}))

@@ -583,3 +583,102 @@ def gs_plain(
 def reference_counts(data: TxData, eps: float, delta: float) -> np.ndarray:
     """Centralized reference optimum (unfloored)."""
     return reference_solve(data.D, theta(eps, delta))
+
+
+# ----------------------------------------------------------------------------- runtime entry
+PARTY_DEFAULTS: dict[str, Any] = {
+    "dataset": "t10i4d100k",
+    "transactions": 2000,
+    "items": 20,
+    "epsilon": 0.336,
+    "delta": 0.5,
+    "solver": "gs",
+    "mode": "fb",
+    "form": "v",
+    "key_bits": 2048,
+    "protocol": "optimized",
+    "theta_mode": "paper",
+    "seed": 0,
+    "workers": 1,
+}
+
+
+def load_dataset(params: dict[str, Any]) -> TxData:
+    """The table both parties derive deterministically from ``params`` (each keeps its columns)."""
+    from protocols.txpub.data import generate, load_fimi
+
+    n, m, seed = int(params["transactions"]), int(params["items"]), int(params["seed"])
+    if params["dataset"] == "t10i4d100k":
+        return load_fimi(n=n, m=m, seed=seed)
+    if params["dataset"] == "synthetic":
+        scale = m / 50.0
+        return generate(n=n, m=m, avg_a=5.66 * scale, avg_b=4.13 * scale, seed=seed)
+    raise ValueError(f"txpub: unknown dataset {params['dataset']!r} (t10i4d100k | synthetic)")
+
+
+async def party_main(ctx: Any, role: str, params: dict[str, Any]) -> dict[str, Any]:
+    """Entry point for the party runtime: ``role`` 'A' or 'B'; returns a JSON-able result.
+
+    Each party loads the table from ``params`` (see ``PARTY_DEFAULTS``) and keeps only its own
+    columns; A's result holds the published counts, the joined sample size, the LM summary and
+    per-iteration history (seconds, bytes, Paillier operation counts).
+    """
+    p = {**PARTY_DEFAULTS, **params}
+    unknown = set(params) - set(PARTY_DEFAULTS)
+    if unknown:
+        raise ValueError(f"txpub: unknown parameters {sorted(unknown)}")
+    if role not in ("A", "B"):
+        raise ValueError(f"txpub: role must be 'A' or 'B', got {role!r}")
+    data = load_dataset(p)
+    eps, delta = float(p["epsilon"]), float(p["delta"])
+    peer = "B" if role == "A" else "A"
+    cols = data.site(role)
+    if p["solver"] == "ls":
+        fn = ls_site_a if role == "A" else ls_site_b
+        r = await fn(
+            ctx,
+            cols,
+            eps,
+            delta,
+            data.ids,
+            peer=peer,
+            theta_mode=p["theta_mode"],
+            seed=int(p["seed"]),
+        )
+    elif p["solver"] == "gs":
+        if role == "A":
+            r = await site_a(
+                ctx,
+                cols,
+                theta(eps, delta),
+                peer=peer,
+                mode=p["mode"],
+                form=p["form"],
+                key_bits=int(p["key_bits"]),
+                protocol=p["protocol"],
+                ids=data.ids,
+                seed=int(p["seed"]),
+                workers=int(p["workers"]),
+            )
+        else:
+            r = await site_b(
+                ctx, cols, peer=peer, form=p["form"], ids=data.ids, seed=int(p["seed"])
+            )
+    else:
+        raise ValueError(f"txpub: solver must be 'gs' or 'ls', got {p['solver']!r}")
+    out: dict[str, Any] = {
+        "role": role,
+        "counts_own": r.counts_floor.tolist(),
+        "lm": r.lm,
+        "protocol": r.protocol,
+    }
+    if r.published is not None:
+        out["counts"] = r.published["counts"].tolist()
+        out["published_rows"] = int(len(r.published["ids"]))
+        out["feasible"] = (
+            check_feasible(data.D, r.published["counts"], eps, delta).as_dict()
+            if role == "A"
+            else None
+        )  # evaluation only (the launcher's 'truth'), not a party step
+        out["history"] = r.history
+    return out
