@@ -55,12 +55,13 @@ def _encoder_sampler(protocol_round: int, sets: list[list[int]], ell: int):
     """Runs the protocol's own encoder on many copies of one of two sets; atom = (j, bit)."""
 
     def sample(which: int, count: int, rng: np.random.Generator) -> np.ndarray:
-        rec = from_lists([sets[which]] * count, width=max(ell, len(sets[which])))
         if protocol_round == 0:
-            p = LDPMiner(16, 2, ell, 2 * EPS)  # every user reports in round 0, eps/2 = EPS
-            b = p.encode_round(0, rec, rng, {}, {})["phase1"]
+            # GFIM's own encoder: 2 * count users, half of them (group 1) report in round 0
+            rec = from_lists([sets[which]] * (2 * count), width=max(ell, len(sets[which])))
+            b = GFIM(16, 2, ell, EPS).encode_round(0, rec, rng, {}, {})["phase1"]
         else:
-            p = LDPMiner(16, 2, ell, 2 * EPS, k_max=8)
+            rec = from_lists([sets[which]] * count, width=max(ell, len(sets[which])))
+            p = LDPMiner(16, 2, ell, 2 * EPS, k_max=8)  # all users report in round 1
             loc = {"group1": np.ones(count, dtype=bool)}
             pub = {"candidates": [0, 1, 2, 3, 4, 5, 6, 7]}
             b = p.encode_round(1, rec, rng, pub, loc)["phase2"]
