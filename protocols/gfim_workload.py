@@ -67,7 +67,7 @@ def build_protocol(params: dict[str, Any], data: SetData, method: str) -> Any:
         raise ValueError(f"gfim: k must lie in [1, {data.d // 2}] for {data.name}, got {k}")
     k_max = params.get("k_max")
     k_max = None if k_max is None else int(k_max)
-    ell = int(params.get("ell") or data.ell(0.9))
+    ell = int(params["ell"]) if params.get("ell") is not None else data.ell(0.9)
     eps = float(params.get("epsilon", 1.0))
     comb = str(params.get("combination", "thesis"))
     if not _flag(params.get("shuffle", False)):
