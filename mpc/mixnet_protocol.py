@@ -35,7 +35,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from concurrent.futures import Executor, ProcessPoolExecutor
+from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -64,6 +64,7 @@ from mpc.mixnet_verifier import (
     verify_shuffle,
 )
 from mpc.nizk import client_prove, dec_share_prove
+from mpc.pools import process_pool
 from mpc.ristretto import chunk_ranges, map_chunks, smul_many
 from mpc.shuffle_proof import shuffle_and_prove
 from parties import codec
@@ -229,7 +230,7 @@ async def run_clients(
     """
     pk, sess, _ = await receive_key(ctx, cfg)
     ctx.phase("mix.submit")
-    own = ProcessPoolExecutor(cfg.workers) if pool is None and cfg.workers > 1 else None
+    own = process_pool(cfg.workers) if pool is None and cfg.workers > 1 else None
     try:
         subs = make_submissions(cfg, sess, pk, batches, owners, cfg.workers, pool or own)
     finally:
@@ -414,7 +415,7 @@ async def run_mix_server(
     Raises ``MixnetAbort`` when the dead-server policy says the run cannot complete (after
     telling the analyzer, which then aborts too).
     """
-    own = ProcessPoolExecutor(cfg.workers) if pool is None and cfg.workers > 1 else None
+    own = process_pool(cfg.workers) if pool is None and cfg.workers > 1 else None
     try:
         return await _mix_server(ctx, cfg, me, pool or own)
     except MixnetAbort as exc:
@@ -672,7 +673,7 @@ def run_local(
 
     names = list(cfg.servers) + [cfg.clients, cfg.analyzer]
     net = MemoryNetwork(names, timeout=timeout)
-    pool = ProcessPoolExecutor(cfg.workers) if cfg.workers > 1 else None
+    pool = process_pool(cfg.workers) if cfg.workers > 1 else None
 
     async def main() -> list[Any]:
         return await asyncio.gather(

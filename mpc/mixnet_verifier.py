@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import Executor, ProcessPoolExecutor
+from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,6 +36,7 @@ from mpc.mixnet_schema import (
     shuffle_challenge,
     shuffle_generators,
 )
+from mpc.pools import process_pool
 from mpc.ristretto import (
     IDENTITY,
     G,
@@ -427,7 +428,7 @@ def screen_submissions(
     order = sorted(parsed)
     own = None
     if pool is None and workers > 1 and len(jobs) > 1:
-        pool = own = ProcessPoolExecutor(workers)
+        pool = own = process_pool(workers)
     try:
         if pool is None:
             verdicts = _client_proofs_chunk(sess, jobs)
@@ -685,7 +686,7 @@ def verify_record(
     spreads the group operations over a process pool (``pool`` if given).
     """
     if pool is None and workers > 1:
-        with ProcessPoolExecutor(workers) as own:
+        with process_pool(workers) as own:
             return verify_record(rec, workers, progress, analyzer, own)
     rep = Report()
     say = progress or (lambda name, frac: None)

@@ -18,9 +18,11 @@ import ctypes
 import hashlib
 import os
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import Executor, ProcessPoolExecutor
+from concurrent.futures import Executor
 
 from rbcl.rbcl import _sodium
+
+from mpc.pools import process_pool
 
 L = 2**252 + 27742317777372353535851937790883648493  # group order
 IDENTITY = bytes(32)
@@ -264,7 +266,7 @@ def msm_parallel(
     """
     own = None
     if pool is None and workers > 1:
-        pool = own = ProcessPoolExecutor(workers)
+        pool = own = process_pool(workers)
     try:
         nchunks = (workers if pool is not None else 1) * (8 if tick else 1)
         jobs: list[list[tuple[list[int], list[bytes], str]]] = [[] for _ in range(nchunks)]

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Sequence
-from concurrent.futures import Executor, ProcessPoolExecutor
+from concurrent.futures import Executor
 from typing import Any
 
 from mpc.mixnet_schema import (
@@ -35,6 +35,7 @@ from mpc.mixnet_schema import (
     scalars_blob,
     shuffle_challenge,
 )
+from mpc.pools import process_pool
 from mpc.ristretto import (
     IDENTITY,
     L,
@@ -139,7 +140,7 @@ def shuffle_and_prove(
         raise ValueError(f"shuffle {batch!r}: perm is not a permutation of 0..{n - 1}")
     own_pool = None
     if pool is None and workers > 1:
-        pool = own_pool = ProcessPoolExecutor(workers)
+        pool = own_pool = process_pool(workers)
     try:
         return _prove(sess, step, batch, pk, inp, h, hs, psi, pool, max(1, workers))
     finally:

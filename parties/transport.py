@@ -42,8 +42,9 @@ from parties.transcript import TranscriptWriter
 CHUNK = 4 << 20
 MAX_MESSAGE = 8 << 30
 SEAL_EVERY = 4096  # frames between forced seals inside long bursts
-# Fault injection for tests: SDP_FAULT_KILL=PARTY:PHASE kills PARTY (SIGKILL) on entering PHASE.
-FAULT = os.environ.get("SDP_FAULT_KILL", "")
+# Fault injection for tests: SDP_FAULT_KILL=PARTY:PHASE[,PARTY:PHASE...] kills PARTY (SIGKILL,
+# with its process group) on entering PHASE.
+FAULT = set(filter(None, os.environ.get("SDP_FAULT_KILL", "").split(",")))
 
 
 def log(party: str, text: str) -> None:
@@ -479,7 +480,9 @@ class Node:
     def phase(self, name: str, round: int = 0) -> None:
         """Enter a phase/round (attribution of costs; frames carry it)."""
         self.ledger.enter(name, round)
-        if FAULT and FAULT == f"{self.name}:{name}":  # test hook: crash like a killed process
+        if FAULT and f"{self.name}:{name}" in FAULT:  # test hook: the party's host dies
+            if os.getpgid(0) == os.getpid():  # started by the launcher as its own group
+                os.killpg(os.getpid(), signal.SIGKILL)
             os.kill(os.getpid(), signal.SIGKILL)
 
     def progress(self, label: str, done: int, total: int) -> None:

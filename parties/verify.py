@@ -71,6 +71,7 @@ class Transcript:
     party: str
     entries: list[dict[str, Any]]
     status: str = "?"
+    unsigned_tail: int = 0  # entries after the last checkpoint of a party that failed
 
 
 def _canonical(obj: dict[str, Any]) -> bytes:
@@ -94,6 +95,7 @@ def check_transcript(
     session: bytes,
     key: ed25519.Ed25519PublicKey,
     tick: Callable[[], None] | None = None,
+    allow_unsigned_tail: bool = False,
 ) -> tuple[Transcript, str | None]:
     """Verify one party's chain, hashes, signatures and blobs; returns (transcript, failure)."""
     path = run_dir / "transcripts" / f"{party}.jsonl"
@@ -147,6 +149,10 @@ def check_transcript(
                 tick()
     if not t.entries:
         return t, f"{party}: empty transcript"
+    if covered != t.entries[-1]["i"] and allow_unsigned_tail and covered >= 0:
+        t.unsigned_tail = len(t.entries) - covered - 1
+        t.entries = t.entries[: covered + 1]
+        return t, None
     if covered != t.entries[-1]["i"]:
         return t, (
             f"{party} entry {covered + 1}: entries {covered + 1}..{t.entries[-1]['i']} "
@@ -155,7 +161,9 @@ def check_transcript(
     return t, None
 
 
-def check_consistency(transcripts: dict[str, Transcript], report: Report) -> Check:
+def check_consistency(
+    transcripts: dict[str, Transcript], report: Report, faulted: frozenset[str] = frozenset()
+) -> Check:
     """What A logged as sent to B equals what B logged as received from A."""
     sends: dict[tuple[str, str, int], dict[str, Any]] = {}
     recvs: dict[tuple[str, str, int], dict[str, Any]] = {}
@@ -169,6 +177,12 @@ def check_consistency(transcripts: dict[str, Transcript], report: Report) -> Che
     for key, r in sorted(recvs.items(), key=lambda kv: (kv[0][1], kv[1]["i"])):
         s = sends.get(key)
         if key[0] not in transcripts:
+            continue
+        if s is None and key[0] in faulted:
+            report.warnings.append(
+                f"{key[1]} entry {r['i']}: message {key[2]} from {key[0]} "
+                f"(which failed) is not in {key[0]}'s signed transcript"
+            )
             continue
         if s is None:
             return Check(
@@ -269,9 +283,21 @@ def verify_run(run_dir: Path, progress: bool = True) -> Report:
     failure = None
     entries = 0
     aborted = (run_dir / "ABORTED.json").exists()
+    faulted: frozenset[str] = frozenset()
+    try:
+        faulted = frozenset(json.loads((run_dir / "result.json").read_text()).get("faults", {}))
+    except (OSError, ValueError):
+        pass
     try:
         for n in names:
-            t, err = check_transcript(run_dir, n, session, keys[n], tick)
+            t, err = check_transcript(
+                run_dir, n, session, keys[n], tick, allow_unsigned_tail=n in faulted
+            )
+            if t.unsigned_tail:
+                report.warnings.append(
+                    f"{n} failed during the run: its last {t.unsigned_tail} "
+                    "transcript entries are not signed and were ignored"
+                )
             if err and aborted and "missing" in err:
                 report.warnings.append(err + " (aborted run)")
                 continue
@@ -295,7 +321,7 @@ def verify_run(run_dir: Path, progress: bool = True) -> Report:
     )
     if failure:
         return report
-    report.add(check_consistency(transcripts, report))
+    report.add(check_consistency(transcripts, report, faulted))
     if aborted:
         report.add(
             Check(

@@ -1,0 +1,167 @@
+"""``sdp verify`` checks of mix-net runs.
+
+1. Exactly one public record was published (by the server that combined the shares).
+2. The record is the one on the wire: its DKG record, the client submissions, every mix step,
+   every other server's decryption shares and the plaintexts the analyzer received are
+   byte-for-byte the public messages logged in the transcripts (whose chains, signatures and
+   cross-party consistency were checked before).
+3. ``mpc.mixnet_verifier.verify_record`` re-checks every proof (DKG, client proofs of
+   knowledge, proofs of shuffle, decryption-share proofs) and the decryption. It shares only
+   group arithmetic and the schema with the prover.
+4. The analyzer's published estimate is recomputed from the decrypted multiset.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from parties import codec
+from parties.verify import Check, Report, Transcript
+from parties.verify_shuffle import _blob, recompute_estimate
+
+RECORD_TYPE = "mixnet.record"
+
+
+def _sent(t: Transcript, ty: str) -> list[dict[str, Any]]:
+    return [e for e in t.entries if e["dir"] == "send" and e["ty"] == ty and e["pub"]]
+
+
+def _digest(obj: Any) -> str:
+    return hashlib.sha256(codec.dumps(obj)).hexdigest()
+
+
+def _tie_to_wire(
+    run_dir: Path,
+    rec: dict[str, Any],
+    publisher: str,
+    servers: list[str],
+    client: str,
+    analyzer: str,
+    transcripts: dict[str, Transcript],
+) -> str | None:
+    """None if every artifact of the record is a logged public message, else what is not."""
+    if _digest(rec["submissions"]) not in {
+        e["dg"] for e in _sent(transcripts[client], "mix.submissions")
+    }:
+        return f"the record's submissions are not what {client} sent"
+    if _digest({"dkg": rec["dkg"]}) not in {
+        e["dg"] for e in _sent(transcripts[publisher], "mix.key")
+    }:
+        return f"the record's DKG is not the key {publisher} announced"
+    for n, step in enumerate(rec["mixes"]):
+        mixer = servers[int(step["server"]) - 1]
+        logged = {e["dg"] for e in _sent(transcripts[mixer], "mix.output")}
+        if len(servers) > 1 and _digest(step) not in logged:
+            return f"mix step {n} (server {step['server']}) is not what {mixer} sent"
+    me = servers.index(publisher) + 1
+    for batch, by_server in rec["decryption"].items():
+        for j, shares in by_server.items():
+            if int(j) == me:
+                continue  # the publisher's own shares never travel
+            msgs = [
+                codec.loads(_blob(run_dir, servers[int(j) - 1], e["dg"]))
+                for e in _sent(transcripts[servers[int(j) - 1]], "mix.decshare")
+            ]
+            if not any(m.get("batches", {}).get(batch) == shares for m in msgs):
+                return f"decryption shares of server {j} for batch {batch!r} were never sent"
+    results = [
+        codec.loads(_blob(run_dir, analyzer, e["dg"]))
+        for e in transcripts[analyzer].entries
+        if e["dir"] == "recv" and e["ty"] == "mix.result"
+    ]
+    results = [
+        r for r in results if isinstance(r, dict) and "delegated" not in r and "abort" not in r
+    ]
+    if len(results) != 1:
+        return f"the analyzer logged {len(results)} plaintext results (expected 1)"
+    for batch, obj in results[0].items():
+        rows = codec.obj_to_array(obj["rows"])
+        valid = codec.obj_to_array(obj["valid"]).astype(bool)
+        plain = rec["plaintexts"].get(batch)
+        if plain is None or len(plain) != rows.shape[0]:
+            return f"batch {batch!r}: the analyzer's plaintexts differ from the record's"
+        mine = [None if not v else [int(x) for x in r] for r, v in zip(rows.tolist(), valid)]
+        if mine != [None if p is None else [int(x) for x in p] for p in plain]:
+            return f"batch {batch!r}: the analyzer's plaintexts differ from the record's"
+    return None
+
+
+def check_mixnet_run(
+    run_dir: Path, cluster: dict[str, Any], transcripts: dict[str, Transcript], report: Report
+) -> None:
+    """All mix-net checks of a run directory (appended to ``report``)."""
+    from mpc.mixnet_verifier import verify_record
+
+    parties = cluster["party"]
+    servers = [p["name"] for p in parties if p["role"] == "mix-server"]
+    client = next(p["name"] for p in parties if p["role"] == "client")
+    analyzer = next(p["name"] for p in parties if p["role"] == "analyzer")
+    pubs = [
+        (s, e)
+        for s in servers
+        if s in transcripts
+        for e in transcripts[s].entries
+        if e["dir"] == "publish" and e["ty"] == RECORD_TYPE
+    ]
+    if len(pubs) != 1:
+        report.add(
+            Check(
+                "mix-net public record",
+                False,
+                len(pubs),
+                f"{len(pubs)} servers published a record (expected exactly 1)",
+            )
+        )
+        return
+    publisher, entry = pubs[0]
+    try:
+        rec = codec.loads(_blob(run_dir, publisher, entry["dg"]))
+        problem = _tie_to_wire(run_dir, rec, publisher, servers, client, analyzer, transcripts)
+    except (ValueError, KeyError, TypeError, AttributeError, IndexError) as exc:
+        problem = f"malformed record or message: {type(exc).__name__}: {exc}"
+    report.add(
+        Check(
+            "mix-net record matches the wire",
+            problem is None,
+            len(rec.get("submissions", [])) if isinstance(rec, dict) else 0,
+            problem
+            or f"record published by {publisher}: DKG, submissions, {len(rec['mixes'])} mix steps, "
+            "decryption shares and plaintexts are the logged messages",
+        )
+    )
+    if problem:
+        return
+    bar, progress = None, None
+    if sys.stderr.isatty():
+        from rich.progress import Progress
+
+        bar = Progress(transient=True)
+        bar.start()
+        task = bar.add_task("verifying proofs", total=1.0)
+
+        def progress(check: str, fraction: float) -> None:
+            bar.update(task, completed=fraction, description=f"verifying: {check}")
+
+    try:
+        vr = verify_record(rec, workers=os.cpu_count() or 1, progress=progress)
+    finally:
+        if bar is not None:
+            bar.stop()
+    for c in vr.checks:
+        report.add(Check(f"mix-net: {c.name}", c.ok, c.count, c.detail or f"{c.seconds:.2f} s"))
+    if not vr.ok:
+        return
+    batches = {}
+    for name, rows in rec["plaintexts"].items():
+        width = next(b["width"] for b in rec["params"]["batches"] if b["name"] == name)
+        good = [r for r in rows if r is not None]
+        batches[name] = np.asarray(good, dtype=np.int64).reshape(len(good), width)
+    recompute_estimate(
+        run_dir, cluster, transcripts[analyzer], "mix.result", report, inputs=[batches]
+    )

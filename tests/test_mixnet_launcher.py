@@ -1,0 +1,169 @@
+"""The verifiable mix-net through the launcher: real processes, DKG, mixing, threshold
+decryption, the public record tied to the wire, and the dead-server policy."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+from conftest import sdp
+
+from parties import codec
+from parties.verify import verify_run
+
+
+@pytest.fixture(scope="module")
+def mixnet_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("mix") / "run"
+    sdp(
+        "run",
+        "grr",
+        "--shuffler",
+        "mixnet",
+        "--mix-servers",
+        "3",
+        "--threshold",
+        "2",
+        "--users",
+        "400",
+        "--seed",
+        "1",
+        "--out",
+        str(out),
+        "--quiet",
+        check=True,
+        timeout=600,
+    )
+    return out
+
+
+def test_mixnet_run_verifies_every_proof(mixnet_run):
+    res = json.loads((mixnet_run / "result.json").read_text())
+    assert res["verified"] and res["messages"]["reports"] == 400
+    report = json.loads(sdp("verify", str(mixnet_run), "--json", check=True).stdout)
+    names = [c["name"] for c in report["checks"]]
+    assert "mix-net record matches the wire" in names
+    assert any(n.startswith("mix-net: mixes") for n in names)
+    assert any(n.startswith("mix-net: decryption") for n in names)
+    assert "recompute estimate" in names
+
+
+def _forge_record(run, mutate):
+    """Rewrite the publisher's record and re-sign its whole transcript with its own key."""
+    from parties.keys import load_private_key
+    from parties.signing import Signer
+    from parties.transcript import CHECKPOINT_DOMAIN, entry_hash
+
+    for path in (run / "transcripts").glob("mix-*.jsonl"):
+        entries = [json.loads(x) for x in path.read_text().splitlines()]
+        pub = [e for e in entries if e["dir"] == "publish" and e["ty"] == "mixnet.record"]
+        if pub:
+            break
+    party = path.stem
+    blobs = run / "transcripts" / f"{party}.blobs"
+    rec = codec.loads((blobs / pub[0]["dg"]).read_bytes())
+    mutate(rec)
+    data = codec.dumps(rec)
+    import hashlib
+
+    dg = hashlib.sha256(data).hexdigest()
+    (blobs / dg).write_bytes(data)
+    pub[0]["dg"], pub[0]["len"] = dg, len(data)
+    signer = Signer(load_private_key(run / "keys", party))
+    prev = entries[0]["prev"]
+    for e in entries:
+        e["prev"] = prev
+        e.pop("sig", None)
+        e["hash"] = entry_hash(e)
+        if e["dir"] == "checkpoint":
+            e["sig"] = signer.sign(CHECKPOINT_DOMAIN + bytes.fromhex(e["hash"])).hex()
+        prev = e["hash"]
+    path.write_text("".join(json.dumps(e) + "\n" for e in entries))
+
+
+def _swap_outputs(rec):
+    out = rec["mixes"][-1]["batches"]["reports"]["output"]
+    for comp in ("a", "b"):
+        col = out[comp][0]
+        out[comp][0] = col[32:64] + col[:32] + col[64:]
+
+
+def _change_share(rec):
+    batch = rec["decryption"]["reports"]
+    j = next(iter(batch))
+    d = batch[j]["d"][0]
+    batch[j]["d"][0] = d[32:64] + d[:32] + d[64:]
+
+
+def _drop_plaintext(rec):
+    rec["plaintexts"]["reports"][0] = None
+
+
+@pytest.mark.parametrize(
+    "mutate,step",
+    [
+        (_swap_outputs, "mix-net record matches the wire: mix step"),
+        # the publisher's own shares never travel: its DLEQ proof catches the change
+        (_change_share, "mix-net: decryption reports: server 1: decryption-share proof"),
+        (
+            _drop_plaintext,
+            "mix-net record matches the wire: batch 'reports': the analyzer's plaintexts",
+        ),
+    ],
+    ids=["swap-two-outputs", "decryption-share", "plaintext"],
+)
+def test_forged_record_is_caught_and_named(mixnet_run, tmp_path, mutate, step):
+    run = tmp_path / "run"
+    shutil.copytree(mixnet_run, run)
+    _forge_record(run, mutate)
+    report = verify_run(run, progress=False)
+    assert not report.ok
+    assert report.first_failure.startswith(step), report.first_failure
+
+
+def test_one_dead_mix_server_is_tolerated(tmp_path):
+    out = tmp_path / "run"
+    proc = sdp(
+        "run",
+        "grr",
+        "--shuffler",
+        "mixnet",
+        "--users",
+        "200",
+        "--out",
+        str(out),
+        "--quiet",
+        "--phase-timeout",
+        "20",
+        env={"SDP_FAULT_KILL": "mix-3:mix.shuffle"},
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr
+    res = json.loads((out / "result.json").read_text())
+    assert "mix-3" in res["faults"] and res["verified"]
+    assert "tolerated" in proc.stderr
+
+
+def test_too_many_dead_servers_abort_cleanly(tmp_path):
+    out = tmp_path / "run"
+    proc = sdp(
+        "run",
+        "grr",
+        "--shuffler",
+        "mixnet",
+        "--users",
+        "200",
+        "--out",
+        str(out),
+        "--quiet",
+        "--phase-timeout",
+        "15",
+        env={"SDP_FAULT_KILL": "mix-2:mix.shuffle,mix-3:mix.shuffle"},
+        timeout=600,
+    )
+    assert proc.returncode != 0
+    assert not (out / "result.json").exists()
+    aborted = json.loads((out / "ABORTED.json").read_text())
+    assert {"mix-2", "mix-3"} <= set(aborted["failed_parties"])
+    assert "Traceback" not in proc.stderr
