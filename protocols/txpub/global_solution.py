@@ -395,6 +395,10 @@ async def gs_solve(
     1e-13, each stage an LM run (at most ``stage_iter`` iterations, stopping at
     ||F_nu||_inf < max(tol, 0.1 nu)) warm-started from the previous stage, then a final LM run on
     the unsmoothed FB system to ``tol``. The total is capped at ``max_iter`` LM iterations.
+
+    Measured (plaintext): T10I4D100K 2,000 x 20 converges in about 170 iterations, 5,000 x 50 in
+    about 380; at 20,000 x 50 3,000 iterations stopped at ||F||_inf = 1.4e-2 (not converged):
+    the iteration count grows with n and the full size is out of reach of this globalization.
     """
     if mode == "paper":
         return await lm_solve(oracle, th, "paper", tol=tol, max_iter=max_iter, on_iter=on_iter)
