@@ -167,3 +167,15 @@ def test_too_many_dead_servers_abort_cleanly(tmp_path):
     aborted = json.loads((out / "ABORTED.json").read_text())
     assert {"mix-2", "mix-3"} <= set(aborted["failed_parties"])
     assert "Traceback" not in proc.stderr
+
+
+def test_main_job_defaults_to_psrr_ss_on_adult_over_the_mixnet(tmp_path):
+    """Plain ``sdp run`` (here on a 3,000-user subset of the bundled Adult data)."""
+    out = tmp_path / "run"
+    sdp("run", "--users", "3000", "--bound", "tight", "--out", str(out), "--quiet",
+        check=True, timeout=600)
+    res = json.loads((out / "result.json").read_text())
+    assert (res["protocol"], res["shuffler"], res["params"]["dataset"]) == (
+        "psrr-ss", "mixnet", "adult")
+    assert res["verified"] and res["privacy"]["eps_c"] == 1.0
+    assert res["evaluation"]["sse_total"] < 5 * res["evaluation"]["expected_sse"]
