@@ -76,6 +76,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="amplification bound used to calibrate the local epsilon",
     )
     ap.add_argument("--dataset", help="dataset name (protocol specific)")
+    ap.add_argument("--transactions", type=int, help="txpub: transactions drawn")
+    ap.add_argument("--items", type=int, help="txpub: items (split evenly between the sites)")
+    ap.add_argument("--solver", choices=["gs", "ls"], help="txpub: global (secure LM) or local")
     ap.add_argument("--seed", type=int, help="seed for reproducible client randomness")
     ap.add_argument(
         "--clients", type=int, default=2, help="client-population processes (the mix-net uses one)"
@@ -110,7 +113,19 @@ def _parse_value(v: str) -> Any:
 def collect_params(args: argparse.Namespace) -> dict[str, Any]:
     """Protocol parameters from the options (unset options are left to the workload)."""
     params: dict[str, Any] = {}
-    for key in ("users", "domain", "epsilon", "local_epsilon", "delta", "bound", "dataset", "seed"):
+    for key in (
+        "users",
+        "domain",
+        "epsilon",
+        "local_epsilon",
+        "delta",
+        "bound",
+        "dataset",
+        "seed",
+        "transactions",
+        "items",
+        "solver",
+    ):
         v = getattr(args, key)
         if v is not None:
             params[key] = v
@@ -300,10 +315,14 @@ def main(argv: list[str]) -> int:
         params = collect_params(args)
         if main_job:
             params = {**MAIN_JOB["params"], **params}
-        from protocols.workloads import get_workload
-
-        workload = get_workload(protocol, dict(params))
         plan = plan_for(protocol, shuffler)
+        if hasattr(plan, "validate"):  # protocol-specific plans (txpub) are not workloads
+            plan.validate(params)
+            workload = None
+        else:
+            from protocols.workloads import get_workload
+
+            workload = get_workload(protocol, dict(params))
         layout = plan.layout(
             {
                 "clients": args.clients,
@@ -393,7 +412,10 @@ def main(argv: list[str]) -> int:
         print(f"sdp run: every party exited cleanly but {result_path} is missing", file=sys.stderr)
         return 1
     result = json.loads(result_path.read_text())
-    result["evaluation"] = workload.report(result["estimate"])
+    if workload is not None:
+        result["evaluation"] = workload.report(result["estimate"])
+    else:
+        result["evaluation"] = plan.evaluate(params, {**result, "_run_dir": str(run_dir)})
     result["evaluation_note"] = (
         "computed by the launcher from the true data after the run; not part of the protocol"
     )

@@ -669,6 +669,7 @@ async def party_main(ctx: Any, role: str, params: dict[str, Any]) -> dict[str, A
     out: dict[str, Any] = {
         "role": role,
         "counts_own": r.counts_floor.tolist(),
+        "counts_own_continuous": np.asarray(r.counts, dtype=float).tolist(),
         "lm": r.lm,
         "protocol": r.protocol,
     }
