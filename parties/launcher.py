@@ -76,6 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="amplification bound used to calibrate the local epsilon",
     )
     ap.add_argument("--dataset", help="dataset name (protocol specific)")
+    ap.add_argument("--k", type=int, help="top-k size (gfim, ldpminer)")
     ap.add_argument("--transactions", type=int, help="txpub: transactions drawn")
     ap.add_argument("--items", type=int, help="txpub: items (split evenly between the sites)")
     ap.add_argument("--solver", choices=["gs", "ls"], help="txpub: global (secure LM) or local")
@@ -125,6 +126,7 @@ def collect_params(args: argparse.Namespace) -> dict[str, Any]:
         "transactions",
         "items",
         "solver",
+        "k",
     ):
         v = getattr(args, key)
         if v is not None:
