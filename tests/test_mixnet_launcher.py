@@ -179,3 +179,13 @@ def test_main_job_defaults_to_psrr_ss_on_adult_over_the_mixnet(tmp_path):
         "psrr-ss", "mixnet", "adult")
     assert res["verified"] and res["privacy"]["eps_c"] == 1.0
     assert res["evaluation"]["sse_total"] < 5 * res["evaluation"]["expected_sse"]
+
+
+def test_splitmix_sum_over_the_mixnet(tmp_path):
+    out = tmp_path / "run"
+    sdp("run", "splitmix-sum", "--shuffler", "mixnet", "--users", "200", "--out", str(out),
+        "--quiet", check=True, timeout=600)
+    res = json.loads((out / "result.json").read_text())
+    assert res["verified"]
+    shares = res["privacy"]["shares"]
+    assert res["messages"]["shares"] == 200 * shares  # s shares per user, all through the mix
