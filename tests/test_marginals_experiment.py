@@ -9,7 +9,7 @@ import pytest
 
 from protocols import datasets as D
 from protocols.experiments import seed000_marginals as E
-from tests.conftest import DATASETS
+from conftest import DATASETS
 
 
 def small_dataset() -> D.CategoricalDataset:

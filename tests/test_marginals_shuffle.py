@@ -11,7 +11,7 @@ from protocols.calm_shuffle import CalmShuffle, published_tables
 from protocols.fourier_marginals import FourierMarginals
 from protocols.sgd_models import design_matrix, evaluate_models, income_bins, labels, sgd_train
 from protocols.synthetic_data import marginal_fit, synthesize, write_csv
-from tests.conftest import DATASETS
+from conftest import DATASETS
 
 KS = (3, 2, 4, 2, 3)
 
