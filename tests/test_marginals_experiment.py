@@ -6,10 +6,10 @@ import json
 
 import numpy as np
 import pytest
+from conftest import DATASETS
 
 from protocols import datasets as D
 from protocols.experiments import seed000_marginals as E
-from conftest import DATASETS
 
 
 def small_dataset() -> D.CategoricalDataset:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import DATASETS
 
 from protocols.base import simulate, validate_batches
 from protocols.calm import kway_queries, kway_sse, marginal_cells, marginal_table, true_marginals
@@ -11,7 +12,6 @@ from protocols.calm_shuffle import CalmShuffle, published_tables
 from protocols.fourier_marginals import FourierMarginals
 from protocols.sgd_models import design_matrix, evaluate_models, income_bins, labels, sgd_train
 from protocols.synthetic_data import marginal_fit, synthesize, write_csv
-from conftest import DATASETS
 
 KS = (3, 2, 4, 2, 3)
 
