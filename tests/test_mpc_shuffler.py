@@ -10,6 +10,7 @@ import pytest
 from mpc import mpc_shuffler as ms
 from mpc import permute_reshare as pr
 from mpc import shamir
+from parties import mpc_run
 from parties.memlink import MemoryNetwork
 from protocols.base import BatchSpec
 
@@ -209,7 +210,7 @@ async def test_roles_run_grr_end_to_end(tmp_path, monkeypatch, mode):
 
     from parties.cluster import Cluster, PartySpec
 
-    plan = ms.MpcPlan()
+    plan = mpc_run.MpcPlan()
     layout = plan.layout({"servers": 3, "clients": 2})
     cluster = Cluster(
         session="ab" * 16,
@@ -222,8 +223,8 @@ async def test_roles_run_grr_end_to_end(tmp_path, monkeypatch, mode):
     net = MemoryNetwork([n for n, _ in layout], timeout=20)
     rts = pr.LocalMPCNetwork(3, 1).runtimes()
 
-    monkeypatch.setattr(ms, "serve_rounds", _fake_serve_rounds(rts))
-    monkeypatch.setattr(ms, "mpc_addresses", lambda c: [("h", 1)] * 3)
+    monkeypatch.setattr(mpc_run, "serve_rounds", _fake_serve_rounds(rts))
+    monkeypatch.setattr(mpc_run, "mpc_addresses", lambda c: [("h", 1)] * 3)
     nodes = {n: _Node(net.context(n), tmp_path) for n, _ in layout}
     await asyncio.gather(*(plan.run(nodes[n], cluster) for n, _ in layout))
     res = json.loads((tmp_path / "result.json").read_text())
@@ -231,11 +232,11 @@ async def test_roles_run_grr_end_to_end(tmp_path, monkeypatch, mode):
     assert abs(sum(res["estimate"]["frequencies"]) - 1) < 1e-9
     from parties.shuffle_roles import load_batches
 
-    published, meta = load_batches(nodes["analyzer"].published[ms.PUBLISHED_INPUT])
+    published, meta = load_batches(nodes["analyzer"].published[mpc_run.PUBLISHED_INPUT])
     assert published["reports"].shape == (3000, 1) and meta["mode"] == mode
     monkeypatch.undo()
     with pytest.raises(ValueError, match="mpc_ports"):
-        ms.mpc_addresses(cluster)
+        mpc_run.mpc_addresses(cluster)
 
 
 class _TwoRounds(__import__("protocols.base", fromlist=["ShuffleProtocol"]).ShuffleProtocol):
@@ -277,7 +278,7 @@ async def test_roles_run_a_two_round_protocol(tmp_path, monkeypatch):
 
     records = np.arange(50)
     WORKLOADS["test-two-rounds"] = lambda params: Workload(_TwoRounds(), records)
-    plan = ms.MpcPlan()
+    plan = mpc_run.MpcPlan()
     layout = plan.layout({"servers": 3, "clients": 2})
     cluster = Cluster(
         session="cd" * 16,
@@ -287,8 +288,10 @@ async def test_roles_run_a_two_round_protocol(tmp_path, monkeypatch):
         params={"seed": 3},
     )
     net = MemoryNetwork([n for n, _ in layout], timeout=20)
-    monkeypatch.setattr(ms, "serve_rounds", _fake_serve_rounds(pr.LocalMPCNetwork(3, 1).runtimes()))
-    monkeypatch.setattr(ms, "mpc_addresses", lambda c: [("h", 1)] * 3)
+    monkeypatch.setattr(
+        mpc_run, "serve_rounds", _fake_serve_rounds(pr.LocalMPCNetwork(3, 1).runtimes())
+    )
+    monkeypatch.setattr(mpc_run, "mpc_addresses", lambda c: [("h", 1)] * 3)
     nodes = {n: _Node(net.context(n), tmp_path) for n, _ in layout}
     try:
         await asyncio.gather(*(plan.run(nodes[n], cluster) for n, _ in layout))
