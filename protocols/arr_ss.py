@@ -21,7 +21,7 @@ import numpy as np
 
 from protocols.base import Batches, BatchSpec
 from protocols.grr import grr_perturb, grr_probabilities
-from protocols.multidim import MultidimProtocol, local_budget
+from protocols.multidim import MultidimProtocol
 
 BATCH = "reports"
 
@@ -44,30 +44,7 @@ class ARRSS(MultidimProtocol):
         super().__init__(domain_sizes, n, eps_c, delta, **kw)
         self.K = int(sum(self.domain_sizes))
         self.offsets = np.concatenate([[0], np.cumsum(self.domain_sizes)[:-1]]).astype(np.int64)
-        self.budget = local_budget(
-            self.eps_c,
-            self.delta,
-            self.n,
-            self.K,
-            accounting=self.accounting,
-            bound=self.tight_bound,
-            policy=self.policy,
-            mechanism="grr",
-            k=self.K,
-        )
-        self.eps_local = self.budget.eps_local
-
-    @property
-    def feasible(self) -> bool:
-        return self.budget.feasible
-
-    def _require_feasible(self) -> float:
-        if self.eps_local is None:
-            raise ValueError(
-                f"arr-ss: no feasible local epsilon at eps_c={self.eps_c}, delta={self.delta:.3g}, "
-                f"n={self.n}, K={self.K}: {self.budget.reason}"
-            )
-        return self.eps_local
+        self.single_rr_budget(self.K, f"K={self.K}")
 
     def locate(self, theta: np.ndarray, value: np.ndarray) -> np.ndarray:
         """Combined-domain cell of (attribute, value)."""
@@ -77,6 +54,10 @@ class ARRSS(MultidimProtocol):
         """(attribute, value) of a combined-domain cell."""
         theta = np.searchsorted(self.offsets, cell, side="right") - 1
         return theta, cell - self.offsets[theta]
+
+    @property
+    def feasible(self) -> bool:
+        return self.budget.feasible
 
     def batch_specs(self) -> list[BatchSpec]:
         return [BatchSpec(BATCH, 2, max(self.d, max(self.domain_sizes)))]

@@ -147,6 +147,31 @@ class MultidimProtocol(ShuffleProtocol):
             raise ValueError(f"{self.name}: {len(names)} attribute names for d={self.d}")
         self.attributes = names
 
+    def single_rr_budget(self, k: int, label: str) -> None:
+        """Budget of the protocols where every user runs one k-ary RR (ARR-SS: k = sum k_j;
+        PSRR-SS: k = k_max); ``label`` names k in error messages."""
+        self.budget = local_budget(
+            self.eps_c,
+            self.delta,
+            self.n,
+            k,
+            accounting=self.accounting,
+            bound=self.tight_bound,
+            policy=self.policy,
+            mechanism="grr",
+            k=k,
+        )
+        self.eps_local = self.budget.eps_local
+        self._budget_label = label
+
+    def _require_feasible(self) -> float:
+        if self.eps_local is None:
+            raise ValueError(
+                f"{self.name}: no feasible local epsilon at eps_c={self.eps_c}, "
+                f"delta={self.delta:.3g}, n={self.n}, {self._budget_label}: {self.budget.reason}"
+            )
+        return self.eps_local
+
     def check(self, records: np.ndarray) -> np.ndarray:
         """Validated int64 (n, d) records."""
         return check_records(records, self.domain_sizes, f"{self.name}.encode")

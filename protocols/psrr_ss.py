@@ -22,7 +22,7 @@ import numpy as np
 
 from protocols.base import Batches, BatchSpec
 from protocols.grr import grr_estimate_from_counts, grr_perturb, grr_probabilities
-from protocols.multidim import MultidimProtocol, local_budget, sampled_attribute_variance
+from protocols.multidim import MultidimProtocol, sampled_attribute_variance
 
 BATCH = "reports"
 
@@ -44,30 +44,11 @@ class PSRRSS(MultidimProtocol):
         """``domain_sizes`` k_j, ``n`` users, target (eps_c, delta); see MultidimProtocol."""
         super().__init__(domain_sizes, n, eps_c, delta, **kw)
         self.k_max = max(self.domain_sizes)
-        self.budget = local_budget(
-            self.eps_c,
-            self.delta,
-            self.n,
-            self.k_max,
-            accounting=self.accounting,
-            bound=self.tight_bound,
-            policy=self.policy,
-            mechanism="grr",
-            k=self.k_max,
-        )
-        self.eps_local = self.budget.eps_local
+        self.single_rr_budget(self.k_max, f"k_max={self.k_max}")
 
     @property
     def feasible(self) -> bool:
         return self.budget.feasible
-
-    def _require_feasible(self) -> float:
-        if self.eps_local is None:
-            raise ValueError(
-                f"psrr-ss: no feasible local epsilon at eps_c={self.eps_c}, delta={self.delta:.3g}, "
-                f"n={self.n}, k_max={self.k_max}: {self.budget.reason}"
-            )
-        return self.eps_local
 
     def batch_specs(self) -> list[BatchSpec]:
         return [BatchSpec(BATCH, 2, max(self.d, self.k_max))]
