@@ -47,12 +47,6 @@ def calibrate_round(
                 f"gfim-shuffle: the {bound} bound certifies no local epsilon for eps_c={eps_c} "
                 f"with {n_round} users per round and delta={delta}; raise n or eps_c"
             )
-        # the inverse is a numeric search: step down until the forward bound meets the target
-        for _ in range(100):
-            amp = amplify(eps_local, n_round, delta, bound=bound, mechanism=MECHANISM)
-            if amp.valid and amp.eps_central is not None and amp.eps_central <= eps_c:
-                break
-            eps_local *= 1 - 1e-5
     amp = amplify(eps_local, n_round, delta, bound=bound, mechanism=MECHANISM)
     return float(eps_local), {
         "eps_local": float(eps_local),

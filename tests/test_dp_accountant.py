@@ -284,3 +284,16 @@ def test_cli_prints_erratum_and_rejects_bad_input(capsys):
     assert "FMT23 erratum" in capsys.readouterr().out
     assert cli_main("--n 100000 --delta 2 --eps-local 4".split()) == 2
     assert "delta" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("bound,mech,k", [("vr", "grr", 10), ("vr", "hadamard", None),
+                                          ("fmt21", "generic", None), ("balle", "grr", 2)])
+def test_inverse_never_overshoots_the_target(bound, mech, k):
+    """The forward bound of the returned local epsilon never exceeds the central target."""
+    from protocols.accountant import amplify, max_local_epsilon
+
+    for n, eps_c in [(10_000, 0.5), (150_000, 0.5), (100_000, 1.0)]:
+        eps_l = max_local_epsilon(eps_c, n, 1e-6, bound=bound, mechanism=mech, k=k)
+        assert eps_l is not None
+        amp = amplify(eps_l, n, 1e-6, bound=bound, mechanism=mech, k=k)
+        assert amp.valid and amp.eps_central <= eps_c

@@ -152,6 +152,9 @@ def test_agrees_with_accountant_balle():
                         eps_c, n_eff, 1 / n, bound="balle", mechanism="grr", k=k
                     )
                     if theirs is not None:  # the accountant also enforces validity conditions
-                        assert ours == pytest.approx(theirs, rel=1e-12)
+                        # the accountant steps below float rounding so its forward bound
+                        # never exceeds eps_c: agreement to 1e-8, never above the closed form
+                        assert ours == pytest.approx(theirs, rel=1e-8)
+                        assert theirs <= ours
                     else:
                         assert ours is None or ours <= eps_c or eps_c > 1

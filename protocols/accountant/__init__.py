@@ -139,7 +139,18 @@ def max_local_epsilon(
     Numeric bounds never return less than eps_central (no amplification needed for that).
     """
     _check(eps_central, "eps_central", n, delta, bound, mechanism)
-    return _max_local(float(eps_central), int(n), float(delta), bound, mechanism, k, g, d)
+    args = (int(n), float(delta), bound, mechanism, k, g, d)
+    eps_l = _max_local(float(eps_central), *args)
+    # The inverse is a numeric search: never return a local epsilon whose forward bound
+    # exceeds the target (step down by growing relative amounts until it does not).
+    for i in range(60):
+        if eps_l is None:
+            return None
+        amp = _amplify(eps_l, *args)
+        if amp.valid and amp.eps_central is not None and amp.eps_central <= eps_central:
+            return eps_l
+        eps_l *= 1 - 1e-9 * 2**i
+    return None
 
 
 @lru_cache(maxsize=1024)
