@@ -217,17 +217,16 @@ def _polish(y: np.ndarray, R: np.ndarray, c: np.ndarray, b: float) -> np.ndarray
         if len(act) == 0:
             return y
         A = R[np.ix_(act, free)]
-        # Newton-KKT for max sum c(1-e^-y) on free coords s.t. A y_free = b (least-norm if rank-def.)
+        # Newton-KKT for max sum c(1-e^-y) on free coords s.t. A y_free = b:
+        # H d + A^T lam = g, A d = r, by the Schur complement (A H^-1 A^T) lam = A H^-1 g - r
+        # (a least-squares solve if A is rank-deficient); more accurate than the full KKT lstsq
         yf = y[free]
         H = c[free] * np.exp(-yf)  # minus Hessian diagonal of the objective
         g = c[free] * np.exp(-yf)
         r = b - A @ yf
-        K = np.block([[np.diag(H), A.T], [A, np.zeros((len(act), len(act)))]])
-        rhs = np.concatenate([g, r])
-        sol, *_ = np.linalg.lstsq(K, rhs, rcond=1e-12)
-        # sol solves H d + A^T lam = g, A d = r  -> d is the Newton step for y_free
-        d = sol[: len(yf)]
-        lam = sol[len(yf) :]
+        AH = A / H[None, :]
+        lam, *_ = np.linalg.lstsq(AH @ A.T, AH @ g - r, rcond=1e-13)
+        d = (g - A.T @ lam) / H
         ynew = np.zeros_like(y)
         ynew[free] = yf + d
         if (

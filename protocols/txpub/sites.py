@@ -360,8 +360,11 @@ async def site_a(
     ids: np.ndarray | None = None,
     seed: int | None = None,
     workers: int = 1,
+    method: str = "newton",
 ) -> SiteResult:
     """Site A (master): key generation, the LM loop, publication of the final iterate.
+
+    ``method`` selects the FB-mode globalization (``global_solution.gs_solve``).
 
     With ``ids`` (the transaction ids, same order at both sites) the sites also sample their
     items (Algorithm 1 step 2) and A joins the samples by id (``SiteResult.published``).
@@ -377,7 +380,9 @@ async def site_a(
     oracle = SecureOracle(ctx, peer, site, fp, m2, protocol, workers)
     history: list[dict[str, Any]] = []
     res = (
-        await gsol.gs_solve(oracle, th, mode, tol=tol, max_iter=max_iter, on_iter=history.append)
+        await gsol.gs_solve(
+            oracle, th, mode, tol=tol, max_iter=max_iter, on_iter=history.append, method=method
+        )
         if mode == "fb"
         else await gsol.lm_solve(
             oracle, th, "paper", tol=tol, max_iter=max_iter, on_iter=history.append
@@ -486,6 +491,7 @@ def run_gs_two_sites(
     timeout: float = 3600.0,
     seed: int | None = 0,
     workers: int = 1,
+    method: str = "newton",
 ) -> dict[str, Any]:
     """Run site A and site B over an in-memory network; return published counts and metrics.
 
@@ -515,6 +521,7 @@ def run_gs_two_sites(
                 ids=data.ids,
                 seed=seed,
                 workers=workers,
+                method=method,
             ),
             site_b(cb, data.site("B"), form=form, ids=data.ids, seed=seed),
         )
@@ -559,13 +566,15 @@ def gs_plain(
     form: str = "v",
     max_iter: int = 2000,
     tol: float = 1e-10,
+    method: str = "newton",
 ) -> dict[str, Any]:
-    """Plaintext GS ('simulated parties', same solver, ``PlainOracle``)."""
+    """Plaintext GS ('simulated parties', same solver, ``PlainOracle``); ``method`` as in
+    ``global_solution.gs_solve``."""
     th = theta(eps, delta)
     o = gsol.PlainOracle(data.D, form=form)
     t0 = time.perf_counter()
     if mode == "fb":
-        res = asyncio.run(gsol.gs_solve(o, th, "fb", tol=tol, max_iter=max_iter))
+        res = asyncio.run(gsol.gs_solve(o, th, "fb", tol=tol, max_iter=max_iter, method=method))
     else:
         res = asyncio.run(gsol.lm_solve(o, th, "paper", tol=tol, max_iter=max_iter))
     x = o.to_counts(res.X)
@@ -600,6 +609,7 @@ PARTY_DEFAULTS: dict[str, Any] = {
     "theta_mode": "paper",
     "seed": 0,
     "workers": 1,
+    "method": "newton",
 }
 
 
@@ -659,6 +669,7 @@ async def party_main(ctx: Any, role: str, params: dict[str, Any]) -> dict[str, A
                 ids=data.ids,
                 seed=int(p["seed"]),
                 workers=int(p["workers"]),
+                method=p["method"],
             )
         else:
             r = await site_b(
