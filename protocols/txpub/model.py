@@ -160,7 +160,7 @@ def reference_solve(
     # constraint generation: solve on a working set of rows, add the most violated rows, repeat
     # (exact: stops only when every row of R holds to 1e-12 relative)
     work = np.argsort(-R.sum(axis=1), kind="stable")[:chunk]
-    cs = c / (c.sum() * b)  # objective scaled to O(1) for SLSQP's line search
+    cs = c / (c.sum() * b)  # objective O(1) for SLSQP (it solves in z = y / b)
     for _ in range(200):
         Rw = R[work]
         load = float((Rw @ y0).max())
@@ -182,30 +182,42 @@ def reference_solve(
 def _solve_working_set(
     Rw: np.ndarray, cs: np.ndarray, b: float, y0: np.ndarray, tol: float, maxiter: int
 ) -> np.ndarray:
-    """max sum cs (1 - e^-y) s.t. Rw y <= b, y >= 0: SLSQP, falling back to trust-constr."""
+    """max sum cs (1 - e^-y) s.t. Rw y <= b, y >= 0: SLSQP, falling back to trust-constr.
+
+    Solved in z = y / b (constraints Rw z <= 1): for small |theta| SLSQP otherwise stops far
+    from the optimum (measured: e^eps = 1.01, 20,000 x 50, objective 1e-3 below the optimum).
+    """
+
+    def f(z):
+        return -np.sum(cs * -np.expm1(-b * z))
+
+    def jac(z):
+        return -cs * b * np.exp(-b * z)
+
+    z0 = y0 / b
     res = optimize.minimize(
-        lambda y: -np.sum(cs * -np.expm1(-y)),
-        y0,
-        jac=lambda y: -cs * np.exp(-y),
+        f,
+        z0,
+        jac=jac,
         method="SLSQP",
         bounds=[(0.0, None)] * len(cs),
-        constraints=[{"type": "ineq", "fun": lambda y: b - Rw @ y, "jac": lambda y: -Rw}],
+        constraints=[{"type": "ineq", "fun": lambda z: 1.0 - Rw @ z, "jac": lambda z: -Rw}],
         options={"ftol": tol, "maxiter": maxiter},
     )
-    y = np.maximum(res.x, 0.0)
-    if res.success and (Rw @ y - b).max() <= 1e-9 * b:
-        return y
+    z = np.maximum(res.x, 0.0)
+    if res.success and (Rw @ z - 1.0).max() <= 1e-9:
+        return z * b
     res = optimize.minimize(
-        lambda y: -np.sum(cs * -np.expm1(-y)),
-        y0,
-        jac=lambda y: -cs * np.exp(-y),
-        hess=lambda y: np.diag(cs * np.exp(-y)),
+        f,
+        z0,
+        jac=jac,
+        hess=lambda z: np.diag(cs * b * b * np.exp(-b * z)),
         method="trust-constr",
         bounds=optimize.Bounds(0.0, np.inf),
-        constraints=[optimize.LinearConstraint(Rw, -np.inf, b)],
+        constraints=[optimize.LinearConstraint(Rw, -np.inf, 1.0)],
         options={"gtol": 1e-13, "xtol": 1e-15, "maxiter": 5000},
     )
-    return np.maximum(res.x, 0.0)
+    return np.maximum(res.x, 0.0) * b
 
 
 def _polish(y: np.ndarray, R: np.ndarray, c: np.ndarray, b: float) -> np.ndarray:
