@@ -281,7 +281,7 @@ def run(out: Path, quick: bool, seed: int, gs_check_n: int | None = None) -> dic
         eps, dl = float(np.log(1.4)), 0.5
         dc = d if gs_check_n is None or gs_check_n >= d.n else _live(_subset(d, n=gs_check_n))
         ref = reference_solve(dc.D, theta(eps, dl))
-        gp = gs_plain(dc, eps, dl, max_iter=3000)
+        gp = gs_plain(dc, eps, dl, max_iter=1000)
         gs_check = {
             "rel_err_vs_reference": float(
                 np.abs(gp["counts_real"] - ref).max() / max(ref.max(), 1e-300)
@@ -431,13 +431,12 @@ def main(argv: list[str]) -> int:
         "--gs-check-n",
         type=int,
         default=None,
-        help="transactions for the LM-GS vs reference check (default: all in "
-        "--quick, 2000 otherwise; plaintext LM at n = 20,000 takes long)",
+        help="transactions for the LM-GS vs reference check (default: all; the FB-mode GS "
+        "converges at n = 20,000 in about 60 iterations, about a second in plaintext)",
     )
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
-    gcn = args.gs_check_n if args.gs_check_n is not None else (None if args.quick else 2000)
-    summary = run(Path(args.out), args.quick, args.seed, gcn)
+    summary = run(Path(args.out), args.quick, args.seed, args.gs_check_n)
     print(
         json.dumps(
             {

@@ -15,6 +15,8 @@ transactions; the exact LM step uses 4 weighted Grams Gamma(c) = G^T diag(c) G, 
 vectors, G of 3 m-vectors and (G o G) tau^2 -- an *oracle*. ``PlainOracle`` computes them in the
 clear; the secure two-site oracle (``protocols.txpub.sites``) computes the A x B blocks of Gamma
 with Paillier. Always run ``kkt_check``: paper mode converges to spurious roots (w < 0, g > 0).
+``gs_solve`` in FB mode uses the globalization of ``protocols.txpub.globalize`` (undamped steps
+by row elimination, Armijo search, this module's damped step as fallback) by default.
 """
 
 from __future__ import annotations
