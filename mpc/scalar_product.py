@@ -376,3 +376,27 @@ def per_entry_cost(n: int, m: int, unit: dict[str, float], ct_bytes: int) -> dic
     )
     byts = calls * ((2 * L + 2) * ct_bytes + 3 * ct_bytes // 2)
     return {"calls": calls, "seconds": sec, "bytes": byts, "hours": sec / 3600.0}
+
+
+def per_entry_gram_cost(
+    n: int,
+    m1: int,
+    m2: int,
+    r: int,
+    unit: dict[str, float],
+    ct_bytes: int,
+    nnz_b: int | None = None,
+) -> dict[str, float]:
+    """Cost of the cross-Gram blocks Gamma_AB(c) for r weight vectors with the per-entry protocol.
+
+    One faithful call per entry (w, j, k), ``gram_cross_per_entry_*``: A encrypts the n values
+    c_w o G_A[:, j], B raises them to G_B[:, k] (zero exponents skipped: nnz_b / m2 per call on
+    average, n if ``nnz_b`` is None) and adds one fresh masking encryption, A decrypts one.
+    These are the same outputs as the optimized packed protocol's; the undamped GS step needs
+    r = 1, the damped step r = 4.
+    """
+    calls = r * m1 * m2
+    exps = n if nnz_b is None else nnz_b / m2
+    sec = calls * (n * unit["enc"] + exps * unit["exp"] + unit["enc_nonowner"] + unit["dec"])
+    byts = calls * ((n + 1) * ct_bytes + 3 * ct_bytes // 2)
+    return {"calls": calls, "seconds": sec, "bytes": byts, "hours": sec / 3600.0}

@@ -29,7 +29,14 @@ import gmpy2  # noqa: E402
 import numpy as np  # noqa: E402
 
 from mpc.paillier import FastPaillier  # noqa: E402
-from mpc.scalar_product import ProtocolStats, _layout, per_entry_cost, ssp_alice, ssp_bob  # noqa: E402
+from mpc.scalar_product import (  # noqa: E402
+    ProtocolStats,
+    _layout,
+    per_entry_cost,
+    per_entry_gram_cost,
+    ssp_alice,
+    ssp_bob,
+)
 from parties.memlink import MemoryNetwork  # noqa: E402
 
 
@@ -96,20 +103,26 @@ def main(argv: list[str] | None = None) -> int:
     ct_bytes = (int(fp.nsq).bit_length() + 7) // 8
     n, m, m1, nnz_b = 20_000, 50, 25, 82_600
     V, K = _layout(n, N.bit_length())
-    T = math.ceil(4 * m1 / K)
-    opt_iter = {
-        "encryptions_A": n * T,
-        "multiplications_B": nnz_b * T,
-        "exponentiations_B": (m - m1) * T,
-        "decryptions_A": (m - m1) * T,
-        "bytes": (n * T + (m - m1) * T) * ct_bytes,
-    }
-    opt_iter["seconds_estimate"] = (
-        opt_iter["encryptions_A"] / fast_enc
-        + opt_iter["multiplications_B"] / mul
-        + opt_iter["exponentiations_B"] * (1 / exp60 + 1 / rerand)
-        + opt_iter["decryptions_A"] / dec
-    )
+
+    def optimized(r: int) -> dict[str, float]:
+        """One GS iteration's cross-Gram with r weight vectors (packed protocol)."""
+        T = math.ceil(r * m1 / K)
+        it = {
+            "weights": r,
+            "encryptions_A": n * T,
+            "multiplications_B": nnz_b * T,
+            "exponentiations_B": (m - m1) * T,
+            "decryptions_A": (m - m1) * T,
+            "bytes": (n * T + (m - m1) * T) * ct_bytes,
+        }
+        it["seconds_estimate"] = (
+            it["encryptions_A"] / fast_enc
+            + it["multiplications_B"] / mul
+            + it["exponentiations_B"] * (1 / exp60 + 1 / rerand)
+            + it["decryptions_A"] / dec
+        )
+        return it
+
     out = {
         "bits": args.bits,
         "exp_bits": args.exp_bits,
@@ -139,7 +152,14 @@ def main(argv: list[str] | None = None) -> int:
             "m": m,
             "slots_per_ciphertext": K,
             "value_bits": V,
-            "optimized": opt_iter,
+            # undamped step (globalize.newton_step, default): one weight vector per iteration;
+            # damped Marquardt step (lm_step, fallback and method="lm"): four
+            "optimized": optimized(1),
+            "optimized_damped_step": optimized(4),
+            "per_entry_same_outputs": per_entry_gram_cost(n, m1, m - m1, 1, unit, ct_bytes, nnz_b),
+            "per_entry_same_outputs_damped_step": per_entry_gram_cost(
+                n, m1, m - m1, 4, unit, ct_bytes, nnz_b
+            ),
             "per_entry_estimate": per_entry_cost(n, m, unit, ct_bytes),
         },
     }

@@ -134,3 +134,13 @@ def test_full_size_20000x50_equals_reference(dataset, exp_eps):
     assert res.converged and res.iterations <= 200
     assert np.abs(x - x_ref).max() <= 1e-6 * x_ref.max()
     assert gs.kkt_check(d.D, d.D.sum(0), th, x, res.W).ok
+
+
+def test_per_entry_gram_cost_formula():
+    from mpc.scalar_product import per_entry_gram_cost
+
+    unit = {"enc": 1e-3, "exp": 1e-4, "dec": 2e-3, "enc_nonowner": 1e-3}
+    c = per_entry_gram_cost(100, 3, 2, 1, unit, 512, nnz_b=40)
+    assert c["calls"] == 6
+    assert c["seconds"] == pytest.approx(6 * (100 * 1e-3 + 20 * 1e-4 + 1e-3 + 2e-3))
+    assert per_entry_gram_cost(100, 3, 2, 4, unit, 512)["calls"] == 24
