@@ -228,7 +228,9 @@ def _polish(y: np.ndarray, R: np.ndarray, c: np.ndarray, b: float) -> np.ndarray
         free = y > 1e-8 * max(y.max(), 1e-300)
         if len(act) == 0:
             return y
-        A = R[np.ix_(act, free)]
+        # rows equal on the free coordinates are one constraint (at tight theta thousands of
+        # rows can be active on a single free item)
+        A = np.unique(R[np.ix_(act, free)], axis=0)
         # Newton-KKT for max sum c(1-e^-y) on free coords s.t. A y_free = b:
         # H d + A^T lam = g, A d = r, by the Schur complement (A H^-1 A^T) lam = A H^-1 g - r
         # (a least-squares solve if A is rank-deficient); more accurate than the full KKT lstsq
