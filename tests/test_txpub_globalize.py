@@ -144,3 +144,20 @@ def test_per_entry_gram_cost_formula():
     assert c["calls"] == 6
     assert c["seconds"] == pytest.approx(6 * (100 * 1e-3 + 20 * 1e-4 + 1e-3 + 2e-3))
     assert per_entry_gram_cost(100, 3, 2, 4, unit, 512)["calls"] == 24
+
+
+@pytest.mark.parametrize("protocol", ["optimized", "per_entry"])
+def test_secure_two_sites_undamped_steps_match_plaintext(protocol):
+    from protocols.txpub.model import TxData
+    from protocols.txpub.sites import gs_plain, reference_counts, run_gs_two_sites
+
+    rng = np.random.default_rng(12)
+    d = TxData(rng.random((40, 4)) < rng.uniform(0.2, 0.5, 4), 2)
+    eps, delta = np.log(1.4), 0.5
+    sec = run_gs_two_sites(d, eps, delta, key_bits=512, protocol=protocol)
+    plain = gs_plain(d, eps, delta)
+    ref = reference_counts(d, eps, delta)
+    assert sec["lm"]["converged"] and plain["lm"]["converged"]
+    assert np.abs(sec["counts_real"] - ref).max() <= 1e-6 * ref.max()
+    assert abs(sec["lm"]["iterations"] - plain["lm"]["iterations"]) <= 3
+    assert all(h["kind"] == "newton" and h["gram_calls"] == 1 for h in sec["history"])
