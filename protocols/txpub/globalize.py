@@ -148,7 +148,19 @@ async def fb_solve(
     return gsol.LMResult(pt.X, pt.W, None, res0 < tol, it, res0, history, "fb")
 
 
-async def _search(oracle, pt, th, nu, dX, dW, phi, slope, sigma, max_backtracks, it):
+async def _search(
+    oracle: gsol.Oracle,
+    pt: Any,
+    th: float,
+    nu: float,
+    dX: np.ndarray,
+    dW: np.ndarray,
+    phi: float,
+    slope: float,
+    sigma: float,
+    max_backtracks: int,
+    it: int,
+) -> tuple[Any, float]:
     """Backtracking: first t in 1, 1/2, ... with ||F(z + t d)||^2 <= phi + 2 sigma t slope
     (strict decrease when sigma = 0); returns (point, t), or (None, 0) with the oracle reset to
     ``pt``."""
