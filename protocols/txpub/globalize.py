@@ -21,8 +21,12 @@ is obtained:
 * If the undamped step is not a good descent direction (singular system, F.(J d) > -rho ||F||^2)
   or its search fails, the damped Marquardt step of ``lm_step`` is used instead, with
   alpha = mu ||F|| and the old mu schedule.
-* Continuation: nu0, nu0 f, nu0 f^2, ... (nu is tightened when ||F_nu||_inf < 0.1 nu, or after
-  ``stage_iter`` iterations), then nu = 0; stop when the *unsmoothed* ||F_0||_inf < tol.
+* Continuation: nu0, nu0 f, nu0 f^2, ... (nu is tightened when ||F_nu||_inf < nu_tol nu, or
+  after ``stage_iter`` iterations), then nu = 0; stop when the *unsmoothed* ||F_0||_inf < tol.
+  Measured at 20,000 x 50 (T10I4D100K | synthetic): 55 | 64 iterations with the defaults
+  (nu0 0.1, f 0.01, nu_tol 0.1); 48-73 | 58-67 over nu0 in [0.01, 1], f in [1e-4, 0.1],
+  nu_tol in [0.1, 10]; without smoothing (nu0 = 0) 215 | 306. The Armijo search shortens the
+  step mostly in the first iterations after nu is tightened.
 """
 
 from __future__ import annotations
@@ -73,6 +77,7 @@ async def fb_solve(
     max_backtracks: int = 30,
     mu0: float = 1e-2,
     a_floor: float = 1e-10,
+    nu_tol: float = 0.1,
     start: tuple | None = None,
     on_iter: Any = None,
 ) -> gsol.LMResult:
@@ -100,7 +105,7 @@ async def fb_solve(
     res0 = float(np.abs(gsol._refresh(pt, th, "fb", 0.0).F).max())
     while res0 >= tol and it < max_iter:
         # continuation: tighten the smoothing once the smoothed system is solved well enough
-        while nu > 0 and (float(np.abs(pt.F).max()) < 0.1 * nu or stage >= stage_iter):
+        while nu > 0 and (float(np.abs(pt.F).max()) < nu_tol * nu or stage >= stage_iter):
             nu = nu * nu_factor if nu * nu_factor >= nu_min else 0.0
             pt, stage = gsol._refresh(pt, th, "fb", nu), 0
         it += 1
