@@ -179,3 +179,26 @@ def _combine_chunk(a: list[bytes], ds: list[list[bytes]], lam: list[int]) -> lis
     for lk, d in zip(lam, ds):
         acc = sub_many(acc, smul_many([lk] * len(d), d, "combine"))
     return acc
+
+
+def combine_weighted_shares(
+    ct: Ciphertexts,
+    shares: Sequence[list[list[bytes]]],
+    workers: int = 1,
+    pool: Executor | None = None,
+) -> list[list[bytes]]:
+    """Plaintext elements ``a - sum_k d_k`` from shares pre-weighted by Lagrange coefficients."""
+    ranges = chunk_ranges(ct.n, 4 * workers if pool else 1)
+    out = []
+    for j in range(ct.w):
+        args = [(ct.a[j][s:e], [d[j][s:e] for d in shares]) for s, e in ranges]
+        out.append(sum(map_chunks(_sub_chunk, args, pool), []))
+    return out
+
+
+def _sub_chunk(a: list[bytes], ds: list[list[bytes]]) -> list[bytes]:
+    """``a - sum_k d_k`` for a chunk (module level for process pools)."""
+    acc = a
+    for d in ds:
+        acc = sub_many(acc, d, "combine")
+    return acc

@@ -13,11 +13,12 @@ Flow (message types, all public except ``dkg.share``):
 3. Servers mix in index order: the server whose turn it is re-encrypts and permutes every
    batch, proves the shuffle and sends ``mix.output`` to the other servers, which verify it
    (``cfg.verify_mixes``) before building on it.
-4. Every live server sends ``mix.decshare`` (shares of the final ciphertexts with a batched
-   Chaum-Pedersen proof and the digest of the lists it decrypts); any ``t`` valid shares give
-   the plaintexts, which every server sends to the analyzer as ``mix.result`` (with
-   ``combine_all=False`` only the lowest-index live server verifies shares and decrypts; the
-   others send ``{"delegated": index}``).
+4. Threshold decryption (``mpc.mixnet_decrypt``): the ``t`` lowest-index live servers send
+   ``mix.decshare`` (shares pre-weighted by their Lagrange coefficients, a batched
+   Chaum-Pedersen proof and the digest of the lists they decrypt); the combiner (the lowest
+   of them; every server with ``combine_all``) verifies them, adds them up and sends the
+   plaintexts to the analyzer as ``mix.result`` (the others send ``{"delegated": index}``).
+   A member that fails or cheats is replaced by the next live server.
 
 Cost switches for a one-box run: ``verify_mixes=False`` (servers do not re-verify each
 other's proofs; the public verifier still does) and ``combine_all=False``.
@@ -36,90 +37,36 @@ import asyncio
 import logging
 import time
 from concurrent.futures import Executor
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from mpc.dkg import DkgResult, recv_all, recv_patient, run_dkg
-from mpc.elgamal import (
-    combine_shares,
-    decode_rows,
-    encode_rows,
-    encrypt_points,
-    message_layout,
-)
-from mpc.mixnet_schema import (
-    Ciphertexts,
-    blob_points,
-    dkg_digest,
-    session_digest,
-    shuffle_generators,
-)
-from mpc.mixnet_verifier import (
-    VerifyError,
-    screen_submissions,
-    verify_dec_shares,
-    verify_dkg,
-    verify_shuffle,
-)
-from mpc.nizk import client_prove, dec_share_prove
+from mpc.dkg import recv_all, recv_patient, run_dkg
+from mpc.elgamal import encode_rows, encrypt_points
+from mpc.mixnet_decrypt import send_public, threshold_decrypt
+from mpc.mixnet_schema import Ciphertexts
+from mpc.mixnet_state import MixnetAbort, MixnetConfig, ServerState, session_of
+from mpc.mixnet_verifier import VerifyError, screen_submissions, verify_dkg, verify_shuffle
+from mpc.nizk import client_prove
 from mpc.pools import process_pool
-from mpc.ristretto import chunk_ranges, map_chunks, smul_many
+from mpc.ristretto import chunk_ranges, map_chunks
 from mpc.shuffle_proof import shuffle_and_prove
 from parties import codec
 from parties.link import PartyContext, PeerError
-from protocols.base import BatchSpec
+
+__all__ = [
+    "MixnetAbort",
+    "MixnetConfig",
+    "ServerState",
+    "public_record",
+    "receive_result",
+    "run_clients",
+    "run_local",
+    "run_mix_server",
+    "session_of",
+]
 
 log = logging.getLogger("mpc.mixnet")
-
-
-class MixnetAbort(RuntimeError):
-    """The run cannot complete under the dead-server policy; nothing is published."""
-
-
-@dataclass
-class MixnetConfig:
-    """Parameters shared by every party of a mix-net run."""
-
-    session_id: str
-    servers: list[str]
-    specs: list[BatchSpec]
-    t: int = 2
-    clients: str = "clients"
-    analyzer: str = "analyzer"
-    workers: int = 1
-    verify_mixes: bool = True
-    patience: int = 4  # receive timeouts tolerated when waiting on a slow phase of another party
-    mix_patience: int = 100  # timeouts tolerated while another server mixes
-    combine_all: bool = True  # every server verifies t shares and decrypts; else the lowest
-
-    def params(self) -> dict[str, Any]:
-        """The public parameters (hashed into every challenge)."""
-        return {
-            "k": len(self.servers),
-            "t": self.t,
-            "servers": list(self.servers),
-            "batches": [
-                {
-                    "name": s.name,
-                    "width": s.width,
-                    "bound": s.bound,
-                    "components": message_layout(s.width, s.bound)[1],
-                }
-                for s in self.specs
-            ],
-        }
-
-    def spec_map(self) -> dict[str, dict[str, Any]]:
-        """Batch name -> public batch parameters."""
-        return {b["name"]: b for b in self.params()["batches"]}
-
-
-def session_of(cfg: MixnetConfig, dkg_record: dict[str, Any]) -> bytes:
-    """Session digest from the public DKG record."""
-    comms = {i: dkg_record["commitments"][i] for i in dkg_record["qual"]}
-    return session_digest(cfg.session_id, cfg.params(), dkg_record["pk"], dkg_digest(comms))
 
 
 # ------------------------------------------------------------------ clients
@@ -292,47 +239,16 @@ async def recv_first_then_rest(
     for t_ in pending:
         t_.cancel()
     if pending:
-        await asyncio.gather(*pending, return_exceptions=True)
-        late = await recv_all(ctx, [tasks[t_] for t_ in pending], msg_type, rest)
+        # a task may have received its message before the cancel took effect: keep it
+        got = await asyncio.gather(*pending, return_exceptions=True)
+        out += [g for g in got if isinstance(g, bytes)]
+        missing = [tasks[t_] for t_, g in zip(pending, got) if not isinstance(g, bytes)]
+        late = await recv_all(ctx, missing, msg_type, rest)
         out += [v for v in late.values() if not isinstance(v, PeerError)]
     return out
 
 
 # ------------------------------------------------------------------ servers
-
-
-@dataclass
-class ServerState:
-    """What a server knows at the end of a run (source of the public record)."""
-
-    cfg: MixnetConfig
-    me: int
-    dkg: DkgResult | None = None
-    sess: bytes = b""
-    submissions: list[dict[str, Any]] = field(default_factory=list)
-    accepted: dict[str, list[int]] = field(default_factory=dict)
-    rejected: list[dict[str, Any]] = field(default_factory=list)
-    mixes: list[dict[str, Any]] = field(default_factory=list)
-    faults: list[str] = field(default_factory=list)
-    decryption: dict[str, dict[int, Any]] = field(default_factory=dict)
-    plaintexts: dict[str, list[list[int] | None]] = field(default_factory=dict)
-    result: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
-    timings: dict[str, float] = field(default_factory=dict)  # CPU-bound work per phase (s)
-    delegated: int | None = None  # with combine_all=False: the server that combined
-    _gens: dict[tuple[str, int], tuple[bytes, list[bytes]]] = field(default_factory=dict)
-
-    def generators(self, batch: str, n: int) -> tuple[bytes, list[bytes]]:
-        """Shuffle generators of a batch, derived once per run (every step uses the same)."""
-        key = (batch, n)
-        if key not in self._gens:
-            self._gens[key] = shuffle_generators(self.sess, batch, n)
-        return self._gens[key]
-
-    def tick(self, name: str, t0: float) -> float:
-        """Add the time since ``t0`` to phase ``name``; returns now."""
-        now = time.perf_counter()
-        self.timings[name] = self.timings.get(name, 0.0) + now - t0
-        return now
 
 
 def _inputs(state: ServerState) -> dict[str, Ciphertexts]:
@@ -403,10 +319,6 @@ def check_mix(
     return out
 
 
-def _digest_all(current: dict[str, Ciphertexts]) -> bytes:
-    return b"".join(current[n].digest() for n in sorted(current))
-
-
 async def run_mix_server(
     ctx: PartyContext, cfg: MixnetConfig, me: int, pool: Executor | None = None
 ) -> ServerState:
@@ -420,7 +332,7 @@ async def run_mix_server(
         return await _mix_server(ctx, cfg, me, pool or own)
     except MixnetAbort as exc:
         log.error("%s", exc)
-        await _send(ctx, cfg.analyzer, "mix.result", codec.dumps({"abort": str(exc)}))
+        await send_public(ctx, cfg.analyzer, "mix.result", codec.dumps({"abort": str(exc)}))
         raise
     finally:
         if own is not None:
@@ -443,7 +355,7 @@ async def _mix_server(
     state.sess = session_of(cfg, state.dkg.record)
 
     ctx.phase("mix.key")
-    await _send(ctx, cfg.clients, "mix.key", codec.dumps({"dkg": state.dkg.record}))
+    await send_public(ctx, cfg.clients, "mix.key", codec.dumps({"dkg": state.dkg.record}))
     ctx.phase("mix.submit")
     raw = await recv_patient(ctx, cfg.clients, "mix.submissions", 2 * cfg.patience)
     if isinstance(raw, PeerError):
@@ -478,7 +390,7 @@ async def _mix_server(
             payload = codec.dumps(step)
             for jj, s in others:
                 if jj not in dead:
-                    await _send(ctx, s, "mix.output", payload)
+                    await send_public(ctx, s, "mix.output", payload)
             current = _outputs(step)
             state.mixes.append(step)
             continue
@@ -500,123 +412,11 @@ async def _mix_server(
     if not state.mixes:
         raise MixnetAbort(f"{ctx.name}: no server mixed")
 
-    # threshold decryption
-    ctx.phase("mix.decrypt")
-    t0 = time.perf_counter()
-    digest = _digest_all(current)
-    mine = {"server": me, "digest": digest, "batches": {}}
-    nch = 4 * cfg.workers if pool else 1
-    for name, ct in current.items():
-        ds = [
-            sum(
-                map_chunks(
-                    _shares_chunk,
-                    [(state.dkg.x, col[s:e]) for s, e in chunk_ranges(ct.n, nch)],
-                    pool,
-                ),
-                [],
-            )
-            for col in ct.b
-        ]
-        mine["batches"][name] = {
-            "d": [b"".join(c) for c in ds],
-            "proof": dec_share_prove(
-                state.sess, me, name, state.dkg.x, ct.b, ds, cfg.workers, pool
-            ),
-        }
-    payload = codec.dumps(mine)
-    state.tick("decryption shares + proof", t0)
-    for j, s in others:
-        if j not in dead:
-            await _send(ctx, s, "mix.decshare", payload)
-    shares = {me: mine}
-    got = await recv_all(
-        ctx, [s for j, s in others if j not in dead], "mix.decshare", 2 * cfg.patience
-    )
-    for j, s in others:
-        if j in dead:
-            continue
-        if isinstance(got[s], PeerError):
-            dead.add(j)
-            state.faults.append(f"server {j} gave no decryption share: {got[s]}")
-            continue
-        try:
-            msg = codec.loads(got[s])
-        except ValueError as exc:
-            state.faults.append(f"server {j} decryption share malformed: {exc}")
-            continue
-        if msg.get("digest") != digest:  # it built on a rejected mix or saw other outputs
-            state.faults.append(f"server {j} decrypts different lists; its shares are ignored")
-            log.warning("%s: %s", ctx.name, state.faults[-1])
-            continue
-        shares[j] = msg
-    if not cfg.combine_all and min(shares) != me:  # the lowest live server combines
-        state.delegated = min(shares)
-        await _send(ctx, cfg.analyzer, "mix.result", codec.dumps({"delegated": state.delegated}))
-        return state
-    t0 = time.perf_counter()
-    valid: dict[int, dict[str, list[list[bytes]]]] = {}
-    # own shares first (correct by construction), then others' until t verified shares
-    for j, msg in sorted(shares.items(), key=lambda kv: (kv[0] != me, kv[0])):
-        if len(valid) >= cfg.t:
-            break
-        if j == me:
-            valid[j] = {
-                name: [blob_points(x, ct.n, "own share") for x in msg["batches"][name]["d"]]
-                for name, ct in current.items()
-            }
-            continue
-        try:
-            dd = {}
-            for name, ct in current.items():
-                b = msg["batches"][name]
-                ds = [blob_points(x, ct.n, f"share of server {j}") for x in b["d"]]
-                err = verify_dec_shares(
-                    state.sess, j, name, state.dkg.vks[j], ct.b, ds, b["proof"], cfg.workers, pool
-                )
-                if err:
-                    raise ValueError(err)
-                dd[name] = ds
-            valid[j] = dd
-        except (ValueError, KeyError, TypeError) as exc:
-            state.faults.append(f"server {j} decryption share rejected: {exc}")
-    if len(valid) < cfg.t:
-        raise MixnetAbort(
-            f"{ctx.name}: only {len(valid)} valid decryption shares, threshold {cfg.t}"
-        )
-    use = sorted(valid)[: cfg.t]
-    specs = {s.name: s for s in cfg.specs}
-    result = {}
-    for name, ct in current.items():
-        state.decryption[name] = {j: shares[j]["batches"][name] for j in sorted(valid)}
-        pts = combine_shares(ct, {j: valid[j][name] for j in use}, cfg.workers, pool)
-        rows, ok = decode_rows(pts, specs[name].width, specs[name].bound)
-        state.result[name] = (rows, ok)
-        state.plaintexts[name] = [r.tolist() if v else None for r, v in zip(rows, ok)]
-        result[name] = {
-            "rows": codec.array_to_obj(rows),
-            "valid": codec.array_to_obj(ok.astype(np.uint8)),
-        }
-    state.tick("verify shares + combine + decode", t0)
-    ctx.phase("mix.result")
-    await _send(ctx, cfg.analyzer, "mix.result", codec.dumps(result))
-    return state
-
-
-def _shares_chunk(x: int, pts: list[bytes]) -> list[bytes]:
-    """Decryption shares ``x * b`` of a chunk (module level for process pools)."""
-    return smul_many([x] * len(pts), pts, "decryption share")
+    return await threshold_decrypt(ctx, state, current, dead, pool)
 
 
 def _outputs(step: dict[str, Any]) -> dict[str, Ciphertexts]:
     return {name: Ciphertexts.from_obj(b["output"]) for name, b in step["batches"].items()}
-
-
-async def _send(ctx: PartyContext, peer: str, msg_type: str, payload: bytes) -> None:
-    try:
-        await ctx.send(peer, msg_type, payload, public=True)
-    except PeerError as exc:
-        log.warning("%s: could not send %s to %s: %s", ctx.name, msg_type, peer, exc)
 
 
 def public_record(state: ServerState) -> dict[str, Any]:
@@ -634,7 +434,9 @@ def public_record(state: ServerState) -> dict[str, Any]:
     - ``mixes``: ``[{server, batches: {name: {output: Ciphertexts.to_obj(), proof:
       shuffle proof (see mixnet_schema) | None for < 2 messages}}}]`` in mixing order;
       ``faults``: skipped servers with reasons;
-    - ``decryption``: ``{batch: {server: {d: [w blobs of n elements], proof: {e, s}}}}``;
+    - ``decryption_set``: the ``t`` servers whose shares decrypted (ascending);
+      ``decryption``: ``{batch: {server in the set: {d: [w blobs of n elements], proof: {e,
+      s}}}}`` with ``d = (lambda_j x_j) b`` (``lambda_j`` its Lagrange coefficient in the set);
     - ``plaintexts``: ``{batch: [row (list of int) | None if not a valid message]}`` in the
       order of the last mix output.
 
@@ -653,6 +455,7 @@ def public_record(state: ServerState) -> dict[str, Any]:
         "rejected": state.rejected,
         "mixes": state.mixes,
         "faults": state.faults,
+        "decryption_set": state.dec_set,
         "decryption": state.decryption,
         "plaintexts": state.plaintexts,
     }

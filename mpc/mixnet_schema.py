@@ -26,6 +26,7 @@ scalars each, as blobs of 32-byte little-endian). Challenges: ``u_i = perm_chall
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -210,10 +211,20 @@ def client_challenge(
 
 
 def dec_share_seed(
-    sess: bytes, server: int, batch: str, bs: list[list[bytes]], ds: list[list[bytes]]
+    sess: bytes,
+    server: int,
+    batch: str,
+    dset: Sequence[int],
+    bs: list[list[bytes]],
+    ds: list[list[bytes]],
 ) -> bytes:
-    """Seed of the random linear combination in a batched decryption-share proof."""
+    """Seed of the random linear combination in a batched decryption-share proof.
+
+    ``dset`` is the decryption set (the ``t`` servers whose Lagrange-weighted shares combine),
+    so a share made for one set cannot be replayed in another.
+    """
     h = hashlib.sha512(DOMAIN + b"dec-rlc|" + sess + server.to_bytes(8, "little") + batch.encode())
+    h.update(b"|set|" + b"".join(int(j).to_bytes(8, "little") for j in dset))
     for col in bs:
         h.update(b"".join(col))
     for col in ds:

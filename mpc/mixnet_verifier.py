@@ -496,12 +496,20 @@ def verify_dec_shares(
     proof: Any,
     workers: int = 1,
     pool: Executor | None = None,
+    *,
+    dset: Sequence[int],
 ) -> str | None:
-    """``None`` if server ``server``'s shares ``ds`` of ``bs`` verify against its key ``y``."""
+    """``None`` if server ``server``'s shares ``ds`` of ``bs`` verify against the key ``y``.
+
+    ``y`` is the key the shares were made with: ``lambda_j Y_j`` for a share weighted for the
+    decryption set ``dset`` (``weighted_key``).
+    """
     try:
         if len(ds) != len(bs) or any(len(d) != len(b) for d, b in zip(ds, bs)):
             return "share count does not match ciphertexts"
-        seed = dec_share_seed(sess, server, batch, [list(c) for c in bs], [list(c) for c in ds])
+        seed = dec_share_seed(
+            sess, server, batch, dset, [list(c) for c in bs], [list(c) for c in ds]
+        )
         flat_b = [p for col in bs for p in col]
         flat_d = [p for col in ds for p in col]
         rho = scalar_vector(seed, len(flat_b))
@@ -514,6 +522,13 @@ def verify_dec_shares(
     if not verify_dleq("dec", seed, G, y, bsum, dsum, e, s):
         return "decryption-share proof (DLEQ) fails"
     return None
+
+
+def weighted_key(vk: bytes, server: int, dset: Sequence[int]) -> bytes:
+    """``lambda_server Y_server``: the key of a share weighted for decryption set ``dset``."""
+    if server not in dset:
+        raise ValueError(f"server {server} is not in the decryption set {list(dset)}")
+    return smul(lagrange0(list(dset))[list(dset).index(server)], vk, f"verification key {server}")
 
 
 def lagrange0(xs: Sequence[int]) -> list[int]:
@@ -748,7 +763,8 @@ def verify_record(
             )
         return None
 
-    if not run("client submissions", len(rec.get("submissions", [])), clients_check):
+    subs_ = rec.get("submissions")
+    if not run("client submissions", len(subs_) if isinstance(subs_, list) else 0, clients_check):
         return rep
 
     current = dict(inputs)
@@ -796,30 +812,43 @@ def verify_record(
         rep.checks.append(Check("mixes", 0, False, "no mix server mixed"))
         return rep
 
+    dset = rec.get("decryption_set")
+    if (
+        not isinstance(dset, list)
+        or len(dset) != t
+        or not all(isinstance(j, int) and j in state["vks"] for j in dset)
+        or sorted(set(dset)) != dset
+    ):
+        rep.checks.append(
+            Check("decryption set", 0, False, f"decryption set must be {t} servers with keys")
+        )
+        return rep
+    state["dset"] = dset
     plain: dict[str, list[list[int] | None]] = {}
     for name in specs:
         final = current[name]
 
         def dec_check(name: str = name, final: Ciphertexts = final) -> str | None:
+            dset = state["dset"]
             shares = rec["decryption"][name]  # {server: {"d": [blobs], "proof": {...}}}
+            if sorted(shares) != dset:
+                return f"shares of servers {sorted(shares)}, but the decryption set is {dset}"
             valid: dict[int, list[list[bytes]]] = {}
-            for sid_, sh in sorted(shares.items()):
+            for sid_ in dset:
+                sh = shares[sid_]
                 ds = [blob_points(x, final.n, f"share {sid_}") for x in sh["d"]]
+                y = weighted_key(state["vks"][sid_], sid_, dset)
                 err = verify_dec_shares(
-                    sess, sid_, name, state["vks"][sid_], final.b, ds, sh["proof"], workers, pool
+                    sess, sid_, name, y, final.b, ds, sh["proof"], workers, pool, dset=dset
                 )
                 if err is not None:
                     return f"server {sid_}: {err}"
                 valid[sid_] = ds
-            if len(valid) < t:
-                return f"only {len(valid)} decryption shares, threshold {t}"
-            ids = sorted(valid)[:t]
-            lam = lagrange0(ids)
             pts = []
             nch = 4 * workers if pool is not None else 1
             for j in range(final.w):
                 args = [
-                    (final.a[j][s0:e0], [valid[i][j][s0:e0] for i in ids], lam)
+                    (final.a[j][s0:e0], [valid[i][j][s0:e0] for i in dset])
                     for s0, e0 in chunk_ranges(final.n, nch)
                 ]
                 pts.append(sum(map_chunks(_recombine_chunk, args, pool), []))
@@ -855,11 +884,11 @@ def verify_record(
     return rep
 
 
-def _recombine_chunk(a: list[bytes], ds: list[list[bytes]], lam: list[int]) -> list[bytes]:
-    """``a - sum_k lam_k d_k`` elementwise (the verifier's own recombination)."""
+def _recombine_chunk(a: list[bytes], ds: list[list[bytes]]) -> list[bytes]:
+    """``a - sum_k d_k`` elementwise (shares are pre-weighted; the verifier's own recombination)."""
     acc = a
-    for lk, d in zip(lam, ds):
-        acc = [sub(x, smul(lk, y, "share")) for x, y in zip(acc, d)]
+    for d in ds:
+        acc = [sub(x, y) for x, y in zip(acc, d)]
     return acc
 
 

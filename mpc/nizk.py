@@ -8,7 +8,9 @@ Verification lives only in ``mpc.mixnet_verifier`` (independent of this file).
   Proof ``{"e": c, "s": [s_j]}`` with ``T_j = w_j G``, ``s_j = w_j + c r_j``.
 - Chaum-Pedersen DLEQ ``log_g1 y1 = log_g2 y2``: ``(e, s)`` with ``T1 = w g1, T2 = w g2``.
 - Batched decryption-share proof: with ``rho = scalar_vector(dec_share_seed(...))``,
-  ``B = sum rho_k b_k`` and ``D = sum rho_k d_k = x B``, one DLEQ of ``log_G Y = log_B D``.
+  ``B = sum rho_k b_k`` and ``D = sum rho_k d_k = x B``, one DLEQ of ``log_G (x G) = log_B D``
+  (``x = lambda_j x_j``: shares are pre-weighted for the decryption set, so the plaintext is
+  ``a - sum_j d_j`` with additions only).
 - DKG dealer proof: Schnorr proof of knowledge of the constant term of its polynomial.
 """
 
@@ -73,9 +75,15 @@ def dec_share_prove(
     ds: Sequence[Sequence[bytes]],
     workers: int = 1,
     pool: Executor | None = None,
+    *,
+    dset: Sequence[int],
 ) -> dict[str, bytes]:
-    """Batched DLEQ proof that every share ``ds[j][i] = x bs[j][i]`` with ``Y = x G``."""
-    seed = dec_share_seed(sess, server, batch, [list(c) for c in bs], [list(c) for c in ds])
+    """Batched DLEQ proof that every share ``ds[j][i] = x bs[j][i]`` with ``x G`` public.
+
+    In a run ``x = lambda_j x_j`` (the server's key share weighted by its Lagrange coefficient
+    in the decryption set ``dset``), so the verifier's key is ``lambda_j Y_j``.
+    """
+    seed = dec_share_seed(sess, server, batch, dset, [list(c) for c in bs], [list(c) for c in ds])
     flat_b = [p for col in bs for p in col]
     rho = scalar_vector(seed, len(flat_b))
     bsum = msm_parallel([(rho, flat_b, "dec-share rlc")], workers, pool)

@@ -145,6 +145,29 @@ def test_one_dead_mix_server_is_tolerated(tmp_path):
     assert "tolerated" in proc.stderr
 
 
+def test_combiner_dying_during_decryption_is_replaced(tmp_path):
+    """mix-1 (the combiner of decryption set {1, 2}) dies entering decryption: set {2, 3}."""
+    out = tmp_path / "run"
+    proc = sdp(
+        "run",
+        "grr",
+        "--shuffler",
+        "mixnet",
+        "--users",
+        "200",
+        "--out",
+        str(out),
+        "--quiet",
+        "--phase-timeout",
+        "20",
+        env={"SDP_FAULT_KILL": "mix-1:mix.decrypt"},
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr
+    res = json.loads((out / "result.json").read_text())
+    assert "mix-1" in res["faults"] and res["verified"]
+
+
 def test_too_many_dead_servers_abort_cleanly(tmp_path):
     out = tmp_path / "run"
     proc = sdp(
@@ -172,19 +195,43 @@ def test_too_many_dead_servers_abort_cleanly(tmp_path):
 def test_main_job_defaults_to_psrr_ss_on_adult_over_the_mixnet(tmp_path):
     """Plain ``sdp run`` (here on a 3,000-user subset of the bundled Adult data)."""
     out = tmp_path / "run"
-    sdp("run", "--users", "3000", "--bound", "tight", "--out", str(out), "--quiet",
-        check=True, timeout=600)
+    sdp(
+        "run",
+        "--users",
+        "3000",
+        "--bound",
+        "tight",
+        "--out",
+        str(out),
+        "--quiet",
+        check=True,
+        timeout=600,
+    )
     res = json.loads((out / "result.json").read_text())
     assert (res["protocol"], res["shuffler"], res["params"]["dataset"]) == (
-        "psrr-ss", "mixnet", "adult")
+        "psrr-ss",
+        "mixnet",
+        "adult",
+    )
     assert res["verified"] and res["privacy"]["eps_c"] == 1.0
     assert res["evaluation"]["sse_total"] < 5 * res["evaluation"]["expected_sse"]
 
 
 def test_splitmix_sum_over_the_mixnet(tmp_path):
     out = tmp_path / "run"
-    sdp("run", "splitmix-sum", "--shuffler", "mixnet", "--users", "200", "--out", str(out),
-        "--quiet", check=True, timeout=600)
+    sdp(
+        "run",
+        "splitmix-sum",
+        "--shuffler",
+        "mixnet",
+        "--users",
+        "200",
+        "--out",
+        str(out),
+        "--quiet",
+        check=True,
+        timeout=600,
+    )
     res = json.loads((out / "result.json").read_text())
     assert res["verified"]
     shares = res["privacy"]["shares"]

@@ -150,12 +150,42 @@ def test_client_proof_binding() -> None:
 def test_decryption_share_proofs() -> None:
     x, pk, rows, ct, gens = _setup(n=10)
     ds = decryption_shares(x, ct)
-    proof = dec_share_prove(SESS, 1, "b", x, ct.b, ds)
-    assert verify_dec_shares(SESS, 1, "b", pk, ct.b, ds, proof) is None
+    proof = dec_share_prove(SESS, 1, "b", x, ct.b, ds, dset=[1, 2])
+    assert verify_dec_shares(SESS, 1, "b", pk, ct.b, ds, proof, dset=[1, 2]) is None
     bad = [list(ds[0])]
     bad[0][4] = R.add(bad[0][4], R.G)
-    assert verify_dec_shares(SESS, 1, "b", pk, ct.b, bad, proof) is not None
-    assert verify_dec_shares(SESS, 2, "b", pk, ct.b, ds, proof) is not None
+    assert verify_dec_shares(SESS, 1, "b", pk, ct.b, bad, proof, dset=[1, 2]) is not None
+    assert verify_dec_shares(SESS, 2, "b", pk, ct.b, ds, proof, dset=[1, 2]) is not None
+    # a share made for one decryption set does not verify for another
+    assert verify_dec_shares(SESS, 1, "b", pk, ct.b, ds, proof, dset=[1, 3]) is not None
+
+
+def test_weighted_shares_decrypt_with_additions_only() -> None:
+    """Shares weighted by Lagrange coefficients of the set add up to the plaintexts."""
+    from mpc.elgamal import combine_weighted_shares, lagrange_at_zero
+    from mpc.mixnet_verifier import weighted_key
+
+    x, pk, rows, ct, gens = _setup(n=6)
+    # split x into a 2-of-3 sharing: f(i) = x + a1 i
+    a1 = R.random_scalar()
+    xs = {i: (x + a1 * i) % R.L for i in (1, 2, 3)}
+    vks = {i: R.smul_base(v) for i, v in xs.items()}
+    for dset in ([1, 2], [1, 3], [2, 3]):
+        lam = lagrange_at_zero(dset)
+        shares = []
+        for j, lj in zip(dset, lam):
+            xw = lj * xs[j] % R.L
+            ds = decryption_shares(xw, ct)
+            proof = dec_share_prove(SESS, j, "b", xw, ct.b, ds, dset=dset)
+            y = weighted_key(vks[j], j, dset)
+            assert verify_dec_shares(SESS, j, "b", y, ct.b, ds, proof, dset=dset) is None
+            # the unweighted key does not verify a weighted share
+            assert verify_dec_shares(SESS, j, "b", vks[j], ct.b, ds, proof, dset=dset) is not None
+            shares.append(ds)
+        plain = combine_weighted_shares(ct, shares)
+        assert plain == combine_weighted_shares(ct, [decryption_shares(x, ct)])
+    with pytest.raises(ValueError, match="not in the decryption set"):
+        weighted_key(vks[3], 3, [1, 2])
 
 
 @pytest.mark.slow
