@@ -8,11 +8,52 @@ timeout instead of seeing the disconnect) and hold the launcher's log pipes.
 from __future__ import annotations
 
 import multiprocessing
+import os
+import weakref
 from concurrent.futures import ProcessPoolExecutor
+
+_POOLS: weakref.WeakSet[ProcessPoolExecutor] = weakref.WeakSet()
+_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
 def process_pool(workers: int) -> ProcessPoolExecutor:
     """A pool of ``workers`` processes started by a clean forkserver."""
-    return ProcessPoolExecutor(
+    pool = ProcessPoolExecutor(
         max_workers=workers, mp_context=multiprocessing.get_context("forkserver")
     )
+    _POOLS.add(pool)
+    return pool
+
+
+def _process_cpu(pid: int) -> float | None:
+    """User + system CPU seconds of a live process (Linux ``/proc``), else ``None``."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            data = fh.read()
+    except OSError:
+        return None
+    fields = data[data.rindex(b")") + 2 :].split()  # fields 3.. of proc(5)
+    return (int(fields[11]) + int(fields[12])) / _TICKS
+
+
+class WorkerCpu:
+    """CPU seconds used by this process's pool workers (``process_pool``) between readings.
+
+    Reads ``/proc`` (Linux; elsewhere always 0). A worker that exits between two readings
+    loses its CPU since the last one; pools normally outlive the phases they serve.
+    """
+
+    def __init__(self) -> None:
+        self._last: dict[int, float] = {}
+
+    def delta(self) -> float:
+        """Worker CPU seconds since the previous call."""
+        total, seen = 0.0, {}
+        for pool in list(_POOLS):
+            for pid in list(getattr(pool, "_processes", None) or {}):
+                cpu = _process_cpu(pid)
+                if cpu is not None:
+                    seen[pid] = cpu
+                    total += cpu - self._last.get(pid, 0.0)
+        self._last.update(seen)
+        return max(total, 0.0)

@@ -1,4 +1,8 @@
-"""Per-party cost ledger: bytes, messages, frames, CPU and wall seconds per phase and round."""
+"""Per-party cost ledger: bytes, messages, frames, CPU and wall seconds per phase and round.
+
+CPU seconds are the party process's own plus those of its process-pool workers
+(``mpc.pools.process_pool``, read from ``/proc`` on Linux); MPyC's mesh is not included.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +11,8 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
+
+from mpc.pools import WorkerCpu
 
 
 @dataclass
@@ -32,6 +38,7 @@ class CostLedger:
         self._current = ("setup", 0)
         self._cpu0 = time.process_time()
         self._wall0 = time.perf_counter()
+        self._workers = WorkerCpu()
         self.row("setup", 0)
 
     def row(self, phase: str, rnd: int) -> RoundCost:
@@ -45,7 +52,7 @@ class CostLedger:
     def _close_interval(self) -> None:
         cpu, wall = time.process_time(), time.perf_counter()
         r = self.row(*self._current)
-        r.cpu_s += cpu - self._cpu0
+        r.cpu_s += cpu - self._cpu0 + self._workers.delta()
         r.wall_s += wall - self._wall0
         self._cpu0, self._wall0 = cpu, wall
 

@@ -1,0 +1,38 @@
+"""The cost ledger counts the CPU of the party's process-pool workers."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from mpc.pools import WorkerCpu, process_pool
+from parties.ledger import CostLedger
+
+
+def _spin(n: int) -> int:
+    total = 0
+    for i in range(n):
+        total += i * i % 7
+    return total
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_worker_cpu_goes_to_the_phase_that_used_it() -> None:
+    ledger = CostLedger("p")
+    with process_pool(2) as pool:
+        pool.submit(int).result()  # start the workers
+        ledger.enter("idle")
+        ledger.enter("work")
+        list(pool.map(_spin, [3_000_000, 3_000_000]))  # ~0.2-1 s of CPU in the workers
+        ledger.enter("after")
+        rows = {p["phase"]: p["totals"] for p in ledger.to_json()["phases"]}
+    # the party process itself only waited, so the CPU must come from the workers
+    assert rows["work"]["cpu_s"] > 0.15
+    assert rows["idle"]["cpu_s"] < 0.1
+
+
+def test_worker_cpu_delta_is_zero_without_pools() -> None:
+    w = WorkerCpu()
+    w.delta()
+    assert w.delta() >= 0.0
