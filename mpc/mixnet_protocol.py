@@ -420,7 +420,7 @@ def _outputs(step: dict[str, Any]) -> dict[str, Ciphertexts]:
 
 
 def public_record(state: ServerState) -> dict[str, Any]:
-    """The run's public record (input of ``mixnet_verifier.verify_record``; canonical-CBOR-able).
+    """The run's public record (input of ``mixnet_record_verifier.verify_record``; canonical-CBOR-able).
 
     Schema (elements are 32-byte ristretto255 encodings, scalars 32-byte little-endian):
 

@@ -1,40 +1,31 @@
-"""The public verifier of a mix-net run. Imports only ``mpc.ristretto`` and ``mpc.mixnet_schema``.
+"""Proof checks of the public mix-net verifier. Imports only ``mpc.ristretto``, ``mpc.mixnet_schema``.
 
-It re-checks every public artifact of a run record (see ``verify_record``): the DKG
-(dealers' proofs of knowledge, complaints and revealed shares, the joint key and the servers'
-verification keys), every client submission (valid elements, proof bound to its client id and
-batch, no duplicates), every mix step (Terelius-Wikstrom proof of shuffle, batched with random
-weights so each base costs one multiplication and one addition), every decryption share
-(batched Chaum-Pedersen proof), and the plaintexts (recombined from the shares and compared
-with the published messages). It returns a per-check report with counts and pass/fail and the
-name of the first failing step.
+The DKG (dealers' proofs of knowledge, complaints and revealed shares, the joint key and the
+servers' verification keys), client submissions (valid elements, proof bound to its client id
+and batch, no duplicates), mix steps (Terelius-Wikstrom proof of shuffle, batched with random
+weights so each base costs one multiplication and one addition) and decryption shares (batched
+Chaum-Pedersen proof against the Lagrange-weighted key). ``mpc.mixnet_record_verifier`` applies
+them to a whole run record.
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from mpc.mixnet_schema import (
-    EMBED_BYTES,
     Ciphertexts,
     blob_points,
     blob_scalars,
     client_challenge,
     dec_share_seed,
-    dkg_digest,
     dkg_pok_challenge,
     dleq_challenge,
     perm_challenge_seed,
     scalar_vector,
-    session_digest,
     shuffle_challenge,
-    shuffle_generators,
 )
 from mpc.pools import process_pool
 from mpc.ristretto import (
@@ -44,8 +35,6 @@ from mpc.ristretto import (
     L,
     add,
     check_point,
-    chunk_ranges,
-    map_chunks,
     msm,
     msm_parallel,
     random_scalars,
@@ -612,330 +601,3 @@ def verify_dkg_pok(sess_id: str, dealer: int, c0: bytes, pok: Any) -> bool:
 def _eval_commit(comm: Sequence[bytes], x: int) -> bytes:
     """``sum_m x^m C_m`` (Feldman: commitment to the polynomial's value at ``x``)."""
     return msm([pow(x, m, L) for m in range(len(comm))], list(comm), "commitment")
-
-
-# ---------------------------------------------------------------- whole run
-
-
-@dataclass
-class Check:
-    """One line of the report."""
-
-    name: str
-    count: int
-    ok: bool
-    detail: str = ""
-    seconds: float = 0.0
-
-
-@dataclass
-class Report:
-    """Per-check results; ``first_failure`` names the first failing step."""
-
-    checks: list[Check] = field(default_factory=list)
-
-    @property
-    def ok(self) -> bool:
-        return all(c.ok for c in self.checks)
-
-    @property
-    def first_failure(self) -> str | None:
-        for c in self.checks:
-            if not c.ok:
-                return f"{c.name}: {c.detail}"
-        return None
-
-    def as_dict(self) -> dict[str, Any]:
-        """JSON-able form."""
-        return {
-            "ok": self.ok,
-            "first_failure": self.first_failure,
-            "checks": [c.__dict__ for c in self.checks],
-        }
-
-
-def _decode_rows(points: list[list[bytes]], width: int, bound: int) -> list[list[int] | None]:
-    """Verifier's own decoding of embedded plaintexts (see ``mpc.elgamal`` module doc)."""
-    nbytes = max(1, ((bound**width - 1).bit_length() + 7) // 8)
-    comps = -(-nbytes // EMBED_BYTES)
-    if len(points) != comps:
-        raise VerifyError(f"plaintext has {len(points)} components, layout needs {comps}")
-    out: list[list[int] | None] = []
-    for i in range(len(points[0]) if points else 0):
-        parts = []
-        for j in range(comps):
-            pt = points[j][i]
-            if pt[0] & 1 or pt[31] > 0x3F:
-                parts = None
-                break
-            parts.append(pt[1:31])
-        if parts is None:
-            out.append(None)
-            continue
-        v = int.from_bytes(b"".join(parts), "little")
-        if v >= bound**width:
-            out.append(None)
-            continue
-        row = []
-        for _ in range(width):
-            v, d = divmod(v, bound)
-            row.append(d)
-        out.append(row)
-    return out
-
-
-def verify_record(
-    rec: dict[str, Any],
-    workers: int = 1,
-    progress: Callable[[str, float], None] | None = None,
-    analyzer: Callable[[dict[str, np.ndarray]], Any] | None = None,
-    pool: Executor | None = None,
-) -> Report:
-    """Verify a complete public record (``mpc.mixnet_protocol.public_record`` format).
-
-    ``progress(check_name, fraction)`` reports progress (0 at the start of each check, 1 at its
-    end, and fractions in between for the long mix-chain checks), e.g. for a progress bar. If ``analyzer``
-    is given and the record has an ``"estimate"``, the estimate is recomputed from the verified
-    plaintext multiset (valid rows, int64 ``(m, width)`` per batch) and compared. Stops at the
-    first failing step (later steps depend on it) and returns the report. ``workers > 1``
-    spreads the group operations over a process pool (``pool`` if given).
-    """
-    if pool is None and workers > 1:
-        with process_pool(workers) as own:
-            return verify_record(rec, workers, progress, analyzer, own)
-    rep = Report()
-    say = progress or (lambda name, frac: None)
-
-    def run(name: str, count: int, fn: Callable[[], str | None]) -> bool:
-        say(name, 0.0)
-        t0 = time.perf_counter()
-        try:
-            err = fn()
-        except VerifyError as exc:
-            err = str(exc)
-        except (GroupError, ValueError, KeyError, TypeError, IndexError, AttributeError) as exc:
-            err = f"malformed artifact: {type(exc).__name__}: {exc}"
-        rep.checks.append(Check(name, count, err is None, err or "", time.perf_counter() - t0))
-        say(name, 1.0)
-        return err is None
-
-    params = rec.get("params") if isinstance(rec, dict) else None
-    if not isinstance(params, dict) or not isinstance(params.get("batches"), list):
-        rep.checks.append(Check("record", 0, False, "record or its params are malformed"))
-        return rep
-    try:
-        k, t = int(params["k"]), int(params["t"])
-        specs = {b["name"]: b for b in params["batches"]}
-        sid = str(rec["session_id"])
-    except (KeyError, TypeError, ValueError) as exc:
-        rep.checks.append(Check("record", 0, False, f"malformed params: {exc}"))
-        return rep
-    state: dict[str, Any] = {}
-
-    def dkg_check() -> str | None:
-        pk, vks, qual = verify_dkg(sid, k, t, rec["dkg"])
-        state.update(pk=pk, vks=vks, qual=qual)
-        comms = {i: rec["dkg"]["commitments"][i] for i in qual}
-        state["sess"] = session_digest(sid, params, pk, dkg_digest(comms))
-        return None
-
-    if not run("dkg", k, dkg_check):
-        return rep
-    sess, pk = state["sess"], state["pk"]
-
-    # client submissions -> accepted input lists
-    inputs: dict[str, Ciphertexts] = {}
-
-    def clients_check() -> str | None:
-        accepted, rejected = screen_submissions(sess, specs, rec["submissions"], workers, pool)
-        claimed = rec["accepted"]
-        if [r["index"] for r in rec.get("rejected", [])] != [r["index"] for r in rejected]:
-            return "published rejections differ from the recomputed ones"
-        for name, spec in specs.items():
-            idx = accepted[name]
-            if list(claimed.get(name, [])) != idx:
-                return f"batch {name!r}: published accepted set differs from the recomputed one"
-            comps = spec["components"]
-            subs = [rec["submissions"][i]["ct"] for i in idx]
-            inputs[name] = Ciphertexts(
-                [[c["a"][j] for c in subs] for j in range(comps)],
-                [[c["b"][j] for c in subs] for j in range(comps)],
-            )
-        return None
-
-    subs_ = rec.get("submissions")
-    if not run("client submissions", len(subs_) if isinstance(subs_, list) else 0, clients_check):
-        return rep
-
-    current = dict(inputs)
-    mixes = rec.get("mixes", [])
-    if not isinstance(mixes, list) or not all(isinstance(m, dict) for m in mixes):
-        rep.checks.append(Check("mixes", 0, False, "mixes must be a list of maps"))
-        return rep
-    for name in specs:
-        servers = [m.get("server") for m in mixes]
-        check_name = f"mixes {servers} of {name}"
-
-        def chain_check(name: str = name, label: str = check_name) -> str | None:
-            lists, steps, proofs = [inputs[name]], [], []
-            for mix in mixes:
-                step = int(mix["server"])
-                b = mix["batches"][name]
-                out = Ciphertexts.from_obj(b["output"], f"mix[{step}].{name}.output")
-                if inputs[name].n < 2:  # carried over unchanged, no proof
-                    if out.to_obj() != inputs[name].to_obj() or b["proof"] is not None:
-                        return f"mix[{step}].{name}: a batch of < 2 messages must be carried over"
-                    continue
-                lists.append(out)
-                steps.append(step)
-                proofs.append(b["proof"])
-            if proofs:
-                gens = shuffle_generators(sess, name, inputs[name].n)
-                verify_mix_chain(
-                    sess,
-                    name,
-                    pk,
-                    lists,
-                    steps,
-                    proofs,
-                    gens,
-                    workers,
-                    pool,
-                    tick=lambda f: say(label, min(f, 0.999)),
-                )
-            current[name] = lists[-1]
-            return None
-
-        if not run(check_name, inputs[name].n * len(mixes), chain_check):
-            return rep
-    if not rec.get("mixes"):
-        rep.checks.append(Check("mixes", 0, False, "no mix server mixed"))
-        return rep
-
-    dset = rec.get("decryption_set")
-    if (
-        not isinstance(dset, list)
-        or len(dset) != t
-        or not all(isinstance(j, int) and j in state["vks"] for j in dset)
-        or sorted(set(dset)) != dset
-    ):
-        rep.checks.append(
-            Check("decryption set", 0, False, f"decryption set must be {t} servers with keys")
-        )
-        return rep
-    state["dset"] = dset
-    plain: dict[str, list[list[int] | None]] = {}
-    for name in specs:
-        final = current[name]
-
-        def dec_check(name: str = name, final: Ciphertexts = final) -> str | None:
-            dset = state["dset"]
-            shares = rec["decryption"][name]  # {server: {"d": [blobs], "proof": {...}}}
-            if sorted(shares) != dset:
-                return f"shares of servers {sorted(shares)}, but the decryption set is {dset}"
-            valid: dict[int, list[list[bytes]]] = {}
-            for sid_ in dset:
-                sh = shares[sid_]
-                ds = [blob_points(x, final.n, f"share {sid_}") for x in sh["d"]]
-                y = weighted_key(state["vks"][sid_], sid_, dset)
-                err = verify_dec_shares(
-                    sess, sid_, name, y, final.b, ds, sh["proof"], workers, pool, dset=dset
-                )
-                if err is not None:
-                    return f"server {sid_}: {err}"
-                valid[sid_] = ds
-            pts = []
-            nch = 4 * workers if pool is not None else 1
-            for j in range(final.w):
-                args = [
-                    (final.a[j][s0:e0], [valid[i][j][s0:e0] for i in dset])
-                    for s0, e0 in chunk_ranges(final.n, nch)
-                ]
-                pts.append(sum(map_chunks(_recombine_chunk, args, pool), []))
-            spec = specs[name]
-            rows = _decode_rows(pts, spec["width"], spec["bound"])
-            pub = rec["plaintexts"][name]
-            if len(pub) != len(rows):
-                return f"published {len(pub)} plaintexts, decrypted {len(rows)}"
-            for i, (r_, p_) in enumerate(zip(rows, pub)):
-                if r_ != p_:
-                    return f"published plaintext {i} differs from the decryption"
-            plain[name] = rows
-            return None
-
-        if not run(f"decryption {name}", current[name].n, dec_check):
-            return rep
-    state["plaintexts"] = plain
-    if analyzer is not None and "estimate" in rec:
-
-        def estimate_check() -> str | None:
-            batches = {
-                name: np.array([r for r in rows if r is not None], dtype=np.int64).reshape(
-                    -1, specs[name]["width"]
-                )
-                for name, rows in plain.items()
-            }
-            ours = analyzer(batches)
-            if not _same(ours, rec["estimate"]):
-                return "published estimate differs from the analyzer's output on the plaintexts"
-            return None
-
-        run("estimate", len(specs), estimate_check)
-    return rep
-
-
-def _recombine_chunk(a: list[bytes], ds: list[list[bytes]]) -> list[bytes]:
-    """``a - sum_k d_k`` elementwise (shares are pre-weighted; the verifier's own recombination)."""
-    acc = a
-    for d in ds:
-        acc = [sub(x, y) for x, y in zip(acc, d)]
-    return acc
-
-
-def _same(a: Any, b: Any, rel: float = 1e-9) -> bool:
-    """Structural equality with a relative tolerance for floats (JSON-like values)."""
-    if isinstance(a, dict) and isinstance(b, dict):
-        return set(a) == set(b) and all(_same(a[k], b[k], rel) for k in a)
-    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
-        return len(a) == len(b) and all(_same(x, y, rel) for x, y in zip(a, b))
-    if isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool):
-        return a == b or abs(a - b) <= rel * max(abs(a), abs(b))
-    return a == b
-
-
-def verify_file(path: str, workers: int = 1, show_progress: bool = True) -> Report:
-    """Verify a record stored as canonical CBOR at ``path`` with a rich progress bar."""
-    import cbor2
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-
-    with open(path, "rb") as fh:
-        try:
-            rec = cbor2.load(fh)
-        except Exception as exc:  # cbor2 raises several types
-            rep = Report()
-            rep.checks.append(Check("record", 0, False, f"unreadable CBOR: {exc}"))
-            return rep
-    if not show_progress:
-        return verify_record(rec, workers)
-    with Progress(TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn()) as bar:
-        tasks: dict[str, Any] = {}
-
-        def progress(name: str, frac: float) -> None:
-            if name not in tasks:
-                tasks[name] = bar.add_task(name, total=1.0)
-            bar.update(tasks[name], completed=frac)
-
-        return verify_record(rec, workers, progress)
-
-
-if __name__ == "__main__":
-    import argparse
-    import json
-
-    ap = argparse.ArgumentParser(description="Verify a mix-net public record (CBOR file).")
-    ap.add_argument("record")
-    ap.add_argument("--workers", type=int, default=1)
-    args = ap.parse_args()
-    report = verify_file(args.record, args.workers)
-    print(json.dumps(report.as_dict(), indent=2))
-    raise SystemExit(0 if report.ok else 1)

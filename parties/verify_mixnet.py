@@ -5,7 +5,7 @@
    every other server's decryption shares and the plaintexts the analyzer received are
    byte-for-byte the public messages logged in the transcripts (whose chains, signatures and
    cross-party consistency were checked before).
-3. ``mpc.mixnet_verifier.verify_record`` re-checks every proof (DKG, client proofs of
+3. ``mpc.mixnet_record_verifier.verify_record`` re-checks every proof (DKG, client proofs of
    knowledge, proofs of shuffle, decryption-share proofs) and the decryption. It shares only
    group arithmetic and the schema with the prover.
 4. The analyzer's published estimate is recomputed from the decrypted multiset.
@@ -96,7 +96,7 @@ def check_mixnet_run(
     run_dir: Path, cluster: dict[str, Any], transcripts: dict[str, Transcript], report: Report
 ) -> None:
     """All mix-net checks of a run directory (appended to ``report``)."""
-    from mpc.mixnet_verifier import verify_record
+    from mpc.mixnet_record_verifier import verify_record
 
     parties = cluster["party"]
     servers = [p["name"] for p in parties if p["role"] == "mix-server"]

@@ -27,8 +27,9 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from mpc import ristretto as R  # noqa: E402
 from mpc.elgamal import encode_rows, encrypt_points, keygen  # noqa: E402
+from mpc.mixnet_record_verifier import verify_record  # noqa: E402
 from mpc.mixnet_schema import shuffle_generators  # noqa: E402
-from mpc.mixnet_verifier import verifier_op_counts, verify_record, verify_shuffle  # noqa: E402
+from mpc.mixnet_verifier import verifier_op_counts, verify_shuffle  # noqa: E402
 from mpc.shuffle_proof import prover_op_counts, shuffle_and_prove  # noqa: E402
 
 
