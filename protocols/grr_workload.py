@@ -106,8 +106,11 @@ def grr_workload(params: dict[str, Any]) -> Workload:
         var = grr_variance(true_f, k, eps_l, n)
         rows = [[i, float(f[i]), float(true_f[i]), float(f[i] - true_f[i])] for i in range(k)]
         return {
-            "table": {"title": f"GRR frequencies (n={n}, k={k}, eps_l={eps_l:.3f})",
-                      "columns": ["value", "estimated", "true", "error"], "rows": rows},
+            "table": {
+                "title": f"GRR frequencies (n={n}, k={k}, eps_l={eps_l:.3f})",
+                "columns": ["value", "estimated", "true", "error"],
+                "rows": rows,
+            },
             "true_frequencies": true_f.tolist(),
             "mse": float(np.mean((f - true_f) ** 2)),
             "expected_mse": float(var.mean()),

@@ -286,8 +286,10 @@ def test_cli_prints_erratum_and_rejects_bad_input(capsys):
     assert "delta" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("bound,mech,k", [("vr", "grr", 10), ("vr", "hadamard", None),
-                                          ("fmt21", "generic", None), ("balle", "grr", 2)])
+@pytest.mark.parametrize(
+    "bound,mech,k",
+    [("vr", "grr", 10), ("vr", "hadamard", None), ("fmt21", "generic", None), ("balle", "grr", 2)],
+)
 def test_inverse_never_overshoots_the_target(bound, mech, k):
     """The forward bound of the returned local epsilon never exceeds the central target."""
     from protocols.accountant import amplify, max_local_epsilon

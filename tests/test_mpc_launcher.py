@@ -66,7 +66,18 @@ def test_killed_mpc_server_aborts_and_names_it(tmp_path):
 
 def test_splitmix_sum_over_the_mpc_shuffler(tmp_path):
     out = tmp_path / "run"
-    sdp("run", "splitmix-sum", "--shuffler", "mpc", "--users", "500", "--out", str(out),
-        "--quiet", check=True, timeout=300)
+    sdp(
+        "run",
+        "splitmix-sum",
+        "--shuffler",
+        "mpc",
+        "--users",
+        "500",
+        "--out",
+        str(out),
+        "--quiet",
+        check=True,
+        timeout=300,
+    )
     res = json.loads((out / "result.json").read_text())
     assert res["verified"] and res["messages"]["shares"] == 500 * res["privacy"]["shares"]

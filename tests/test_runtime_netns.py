@@ -62,12 +62,21 @@ def namespaces():
 
 
 def test_parties_in_separate_network_namespaces(namespaces, tmp_path):
-    parties = [PartySpec(name, role, addr, 7400 + i) for i, (name, role) in
-               enumerate([("analyzer", "analyzer"), ("shuffler", "shuffler"),
-                          ("client-1", "client")])
-               for addr in [namespaces[name][1]]]
-    cluster = Cluster(new_session_id(), "grr", "trusted", parties,
-                      params={"users": 3000, "domain": 8, "epsilon": 1.0}, phase_timeout=30)
+    parties = [
+        PartySpec(name, role, addr, 7400 + i)
+        for i, (name, role) in enumerate(
+            [("analyzer", "analyzer"), ("shuffler", "shuffler"), ("client-1", "client")]
+        )
+        for addr in [namespaces[name][1]]
+    ]
+    cluster = Cluster(
+        new_session_id(),
+        "grr",
+        "trusted",
+        parties,
+        params={"users": 3000, "domain": 8, "epsilon": 1.0},
+        phase_timeout=30,
+    )
     ctoml = tmp_path / "cluster.toml"
     ctoml.write_text(dump_cluster(cluster))
     sdp("keys", str(ctoml), "--out", str(tmp_path / "keys"), check=True)
@@ -76,10 +85,29 @@ def test_parties_in_separate_network_namespaces(namespaces, tmp_path):
     for p in parties:
         ns = namespaces[p.name][0]
         procs[p.name] = subprocess.Popen(
-            ["ip", "netns", "exec", ns, sys.executable, "-m", "parties.cli", "party",
-             "--cluster", str(ctoml), "--keys", str(tmp_path / "keys"), "--name", p.name,
-             "--out", str(run_dir)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            text=True)
+            [
+                "ip",
+                "netns",
+                "exec",
+                ns,
+                sys.executable,
+                "-m",
+                "parties.cli",
+                "party",
+                "--cluster",
+                str(ctoml),
+                "--keys",
+                str(tmp_path / "keys"),
+                "--name",
+                p.name,
+                "--out",
+                str(run_dir),
+            ],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
     outs = {n: p.communicate(timeout=120) for n, p in procs.items()}
     for n, p in procs.items():
         assert p.returncode == 0, f"{n}: {outs[n][1]}"
@@ -87,8 +115,11 @@ def test_parties_in_separate_network_namespaces(namespaces, tmp_path):
     ledger = json.loads((run_dir / "costs" / "analyzer.json").read_text())
     assert any(ph["totals"]["bytes_recv"] > 3000 * 8 for ph in ledger["phases"])
     # loopback in the analyzer's namespace cannot reach the shuffler's address space
-    probe = subprocess.run(["ip", "netns", "exec", namespaces["analyzer"][0], "ip", "-o",
-                            "addr"], capture_output=True, text=True)
+    probe = subprocess.run(
+        ["ip", "netns", "exec", namespaces["analyzer"][0], "ip", "-o", "addr"],
+        capture_output=True,
+        text=True,
+    )
     assert namespaces["shuffler"][1] not in probe.stdout
     shutil.copytree(tmp_path / "keys", run_dir / "keys", dirs_exist_ok=True)
     shutil.copy(ctoml, run_dir / "cluster.toml")
