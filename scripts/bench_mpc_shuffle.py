@@ -45,7 +45,7 @@ async def _worker(args: argparse.Namespace) -> None:
 
     from mpc import permute_reshare as pr
     from mpc import shamir
-    from mpc.mpc_shuffler import mpyc_bytes_sent
+    from mpc.mpyc_runtime import mpyc_bytes_sent
 
     await mpc.start()
     m, t, me = len(mpc.parties), mpc.threshold, mpc.pid

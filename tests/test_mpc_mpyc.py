@@ -14,8 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mpc import mpc_shuffler as ms
-from mpc import shamir
+from mpc import mpc_wire, mpyc_runtime, shamir
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -45,7 +44,7 @@ def _launch(tmp: Path, m=3, extra=(), timeout=60.0):
         cmd = [
             sys.executable,
             "-m",
-            "mpc.mpc_shuffler",
+            "mpc.mpyc_selftest",
             "selftest",
             "--pid",
             str(i),
@@ -93,13 +92,13 @@ def test_three_processes_open_mode(tmp_path):
     assert shamir.consistent(allsh, 1).all()
     y = shamir.reconstruct(allsh[:2], [0, 1])
     x = np.array(res[0]["data"])
-    x = np.where(x >= 4, ms.SENTINEL, x)
+    x = np.where(x >= 4, mpc_wire.SENTINEL, x)
     assert Counter(y.tolist()) == Counter(x.tolist())
     assert not np.array_equal(y, x)
 
 
 def test_three_processes_tls_histogram_mode(tmp_path):
-    ms.write_mpyc_tls_files(str(tmp_path), 3)
+    mpyc_runtime.write_mpyc_tls_files(str(tmp_path), 3)
     outs = _launch(
         tmp_path,
         extra=["--n", "200", "--invalid", "3", "--mode", "histogram", "--ssl-dir", str(tmp_path)],
@@ -133,4 +132,4 @@ def test_five_processes_threshold_two(tmp_path):
     assert shamir.consistent(allsh, 2).all()
     y = shamir.reconstruct(allsh[:3], [0, 1, 2])
     x = np.array(res[0]["data"])
-    assert Counter(y.tolist()) == Counter(np.where(x >= 4, ms.SENTINEL, x).tolist())
+    assert Counter(y.tolist()) == Counter(np.where(x >= 4, mpc_wire.SENTINEL, x).tolist())

@@ -7,9 +7,9 @@ import asyncio
 import numpy as np
 import pytest
 
+from mpc import mpc_arith, mpc_wire, shamir
 from mpc import mpc_shuffler as ms
 from mpc import permute_reshare as pr
-from mpc import shamir
 from parties import mpc_run
 from parties.memlink import MemoryNetwork
 from protocols.base import BatchSpec
@@ -18,7 +18,7 @@ SPECS = [BatchSpec("a", 1, 5), BatchSpec("b", 2, 3)]
 
 
 def _cfg(mode="open", m=3, t=1, clients=("c0", "c1")):
-    return ms.MPCShufflerConfig(
+    return mpc_wire.MPCShufflerConfig(
         servers=tuple(f"s{i}" for i in range(m)),
         analyzer="an",
         clients=clients,
@@ -92,10 +92,10 @@ async def test_malformed_submission_is_rejected_by_all_servers():
 
     async def bad_client(ctx):
         # valid shares to servers 0 and 1, garbage to server 2
-        good = ms.share_batches(d1, SPECS, 3, 1)
+        good = mpc_wire.share_batches(d1, SPECS, 3, 1)
         for i, s in enumerate(cfg.servers):
-            payload = ms._pack(good[i]) if i < 2 else b"\xff\x00garbage"
-            await ctx.send(s, ms.MSG_SHARES, payload)
+            payload = mpc_wire._pack(good[i]) if i < 2 else b"\xff\x00garbage"
+            await ctx.send(s, mpc_wire.MSG_SHARES, payload)
 
     out, stats, _ = await _run(cfg, [d0, d1], tamper={"c1": bad_client})
     assert out.rejected_clients == ["c1"]
@@ -109,7 +109,7 @@ async def test_secure_mul_and_powers_on_local_runtime():
     sh = shamir.share(x, 3, 1)
 
     async def party(rt):
-        return await ms.secure_powers(rt, sh[rt.pid], 4)
+        return await mpc_arith.secure_powers(rt, sh[rt.pid], 4)
 
     res = await asyncio.gather(*(party(rt) for rt in net.runtimes()))
     for d in range(5):
@@ -119,7 +119,7 @@ async def test_secure_mul_and_powers_on_local_runtime():
 
 
 def test_lagrange_basis_is_identity_on_domain():
-    b = ms.lagrange_basis(6)
+    b = mpc_arith.lagrange_basis(6)
     for j in range(6):
         vals = [sum(int(b[i, d]) * j**d for d in range(6)) % shamir.PRIME for i in range(6)]
         assert vals == [1 if i == j else 0 for i in range(6)]
@@ -137,11 +137,11 @@ async def test_histogram_mode_rejects_large_domains_before_any_work():
 
 def test_config_validation():
     with pytest.raises(ValueError, match="m >= 3"):
-        ms.MPCShufflerConfig(servers=("a", "b"), analyzer="x", clients=())
+        mpc_wire.MPCShufflerConfig(servers=("a", "b"), analyzer="x", clients=())
     with pytest.raises(ValueError, match="mode"):
         _cfg(mode="bogus")
     with pytest.raises(ValueError, match="unknown batch"):
-        ms.share_batches({"zz": np.zeros((1, 1), dtype=np.int64)}, SPECS, 3, 1)
+        mpc_wire.share_batches({"zz": np.zeros((1, 1), dtype=np.int64)}, SPECS, 3, 1)
 
 
 async def test_client_may_submit_in_blocks():
@@ -161,7 +161,7 @@ async def test_client_may_submit_in_blocks():
 
 
 async def test_large_arrays_travel_in_chunks(monkeypatch):
-    monkeypatch.setattr(ms, "CHUNK_ELEMENTS", 7)
+    monkeypatch.setattr(mpc_wire, "CHUNK_ELEMENTS", 7)
     rng = np.random.default_rng(4)
     d0, d1 = _data(rng, 23), _data(rng, 5)
     out, _, _ = await _run(_cfg(), [d0, d1])

@@ -127,6 +127,7 @@ def test_single_message_baseline_is_accounted_and_roughly_unbiased():
 
 async def test_splitmix_over_the_mpc_shuffler_matches_trusted_shuffle():
     from mpc import mpc_shuffler as ms
+    from mpc import mpc_wire
     from mpc import permute_reshare as pr_
     from parties.memlink import MemoryNetwork
 
@@ -135,7 +136,9 @@ async def test_splitmix_over_the_mpc_shuffler_matches_trusted_shuffle():
     x = np.random.default_rng(8).random(n)
     batches = proto.encode(x, np.random.default_rng(9))
     specs = proto.batch_specs()
-    cfg = ms.MPCShufflerConfig(servers=("s0", "s1", "s2"), analyzer="an", clients=("c0", "c1"))
+    cfg = mpc_wire.MPCShufflerConfig(
+        servers=("s0", "s1", "s2"), analyzer="an", clients=("c0", "c1")
+    )
     net = MemoryNetwork(["s0", "s1", "s2", "an", "c0", "c1"])
     rts = pr_.LocalMPCNetwork(3, 1).runtimes()
     half = n * proto.params.shares // 2

@@ -19,7 +19,7 @@ process; the MPC shuffler and the mix-net return the same multiset):
 Three-message recursive summation is not implemented (published value listed only).
 
 Also reports the bytes each user sends under each shuffler: MPC (Shamir shares to m = 3
-servers, measured on the wire format of ``mpc.mpc_shuffler``) and mix-net (ristretto255
+servers, measured on the wire format of ``mpc.mpc_wire``) and mix-net (ristretto255
 ElGamal ciphertexts, 64 bytes per group element, ``mpc.elgamal.message_layout``; the client's
 proof of knowledge is not included).
 """
@@ -64,14 +64,14 @@ def published_noise_splitmix_mean(x: np.ndarray, eps: float, rng: np.random.Gene
 
 def bytes_per_user(proto: Any, servers: int = 3) -> dict[str, Any]:
     """Bytes one user sends under each shuffler for ``proto``'s messages."""
-    from mpc import mpc_shuffler as ms
+    from mpc import mpc_wire
     from mpc.elgamal import message_layout
 
     specs = proto.batch_specs()
     per_user = proto.messages_per_user()
     one = {s.name: np.zeros((per_user, s.width), dtype=np.int64) for s in specs}
-    shares = ms.share_batches(one, specs, servers, (servers - 1) // 2)
-    payload = sum(len(ms._pack(a, {"last": True})) for a in shares)
+    shares = mpc_wire.share_batches(one, specs, servers, (servers - 1) // 2)
+    payload = sum(len(mpc_wire._pack(a, {"last": True})) for a in shares)
     comps = sum(message_layout(s.width, s.bound)[1] for s in specs)
     return {
         "messages": per_user,

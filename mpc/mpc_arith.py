@@ -1,0 +1,134 @@
+"""MPC building blocks over a runtime's ``transfer`` (MPyC's ``Runtime`` or ``LocalRuntime``).
+
+Shamir shares over GF(2^31-1) (``mpc.shamir``), semi-honest honest majority: fresh sharings of
+inputs (``share_from``), multiplication with GRR98 degree reduction (``secure_mul``), opening to
+the servers with a consistency check (``open_to_servers``), powers of a shared value
+(``secure_powers``) and the histogram output mode of the MPC shuffler (``mpc_histogram``: per
+component counts via power sums and the Lagrange basis, out-of-domain rows detected by opening
+r * prod_j (v - j) for a secret random r per shuffled row).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from mpc import shamir
+from mpc.permute_reshare import MPCServerError
+from mpc.shamir import PRIME
+from protocols.base import BatchSpec
+
+
+async def share_from(
+    rt: Any, senders: Sequence[int], value: np.ndarray | None, shape: tuple[int, ...]
+) -> np.ndarray:
+    """My Shamir share of the sum of the values input by ``senders`` (fresh degree-t sharings)."""
+    m, t, me = len(rt.parties), rt.threshold, rt.pid
+    outgoing: list[bytes | None] = [None] * m
+    if me in senders:
+        if value is None or value.shape != shape:
+            raise ValueError(f"share_from: sender {me} must input an array of shape {shape}")
+        sh = shamir.share(value, m, t)
+        outgoing = [shamir.to_wire(sh[r]) for r in range(m)]
+    futs = [rt.transfer(outgoing[r], sender_receivers=[(s, r) for s in senders]) for r in range(m)]
+    got = await rt.gather(futs[me])
+    for r in range(m):
+        if r != me:
+            await rt.gather(futs[r])
+    acc = np.zeros(shape, dtype=np.int64)
+    for s, data in zip(senders, got, strict=True):
+        acc = (acc + shamir.from_wire(data, shape, f"sharing from server {s}")) % PRIME
+    return acc
+
+
+async def secure_mul(rt: Any, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Shares of the elementwise product (local product, then GRR98 degree reduction)."""
+    m = len(rt.parties)
+    lam = shamir.lagrange_coefficients(range(1, m + 1))[rt.pid]
+    d = a * b % PRIME * int(lam) % PRIME
+    return await share_from(rt, list(range(m)), d, d.shape)
+
+
+async def open_to_servers(rt: Any, share_i: np.ndarray) -> np.ndarray:
+    """Open a shared array to all servers (checks the m shares are consistent)."""
+    got = await rt.gather(rt.transfer(shamir.to_wire(share_i)))
+    allsh = np.stack(
+        [shamir.from_wire(g, share_i.shape, f"opening from server {j}") for j, g in enumerate(got)]
+    )
+    if not shamir.consistent(allsh, rt.threshold).all():
+        raise MPCServerError("opening: the servers' shares are inconsistent (a deviating server)")
+    return shamir.reconstruct(allsh[: rt.threshold + 1], list(range(rt.threshold + 1)))
+
+
+def _poly_from_roots(roots: Sequence[int]) -> list[int]:
+    """Coefficients (low to high) of prod (x - r) mod PRIME."""
+    c = [1]
+    for r in roots:
+        nxt = [0] * (len(c) + 1)
+        for i, ci in enumerate(c):
+            nxt[i] = (nxt[i] - r * ci) % PRIME
+            nxt[i + 1] = (nxt[i + 1] + ci) % PRIME
+        c = nxt
+    return c
+
+
+def lagrange_basis(k: int) -> np.ndarray:
+    """``C[j, d]``: coefficient of x^d in the polynomial that is 1 at j and 0 at 0..k-1 \\ j."""
+    out = np.zeros((k, k), dtype=np.int64)
+    for j in range(k):
+        num = _poly_from_roots([r for r in range(k) if r != j])
+        den = 1
+        for r in range(k):
+            if r != j:
+                den = den * (j - r) % PRIME
+        inv = pow(den, PRIME - 2, PRIME)
+        out[j] = [c * inv % PRIME for c in num]
+    return out
+
+
+async def secure_powers(rt: Any, v: np.ndarray, top: int) -> list[np.ndarray]:
+    """Shares of v^0 .. v^top (v^0 = 1), in ceil(log2 top) multiplication rounds."""
+    p = [np.ones_like(v), v]
+    while len(p) - 1 < top:
+        h = len(p) - 1
+        k = min(h, top - h)
+        lo = np.stack(p[1 : k + 1])
+        hi = np.broadcast_to(p[h], lo.shape).copy()
+        prod = await secure_mul(rt, hi, lo)
+        p.extend(prod[i] for i in range(k))
+    return p
+
+
+async def mpc_histogram(
+    rt: Any, arrays: dict[str, np.ndarray], specs: dict[str, BatchSpec]
+) -> tuple[dict[str, np.ndarray], dict[str, int]]:
+    """Per batch: shares of counts (width, bound) over the in-domain rows, and the number of
+    out-of-domain rows (opened to the servers, positions are of the shuffled order only)."""
+    counts, invalid = {}, {}
+    t = rt.threshold
+    for name in sorted(arrays):
+        v, k = arrays[name], specs[name].bound
+        powers = await secure_powers(rt, v, k)
+        z = _poly_from_roots(range(k))  # zero exactly on the domain
+        zv = np.zeros_like(v)
+        for d, c in enumerate(z):
+            zv = (zv + powers[d] * c) % PRIME
+        r = await share_from(
+            rt,
+            list(range(t + 1)),
+            shamir.random_field_elements(v.shape) if rt.pid <= t else None,
+            v.shape,
+        )
+        masked = (await secure_mul(rt, r, zv)).sum(axis=1) % PRIME
+        bad = (await open_to_servers(rt, masked)) != 0
+        invalid[name] = int(bad.sum())
+        good = ~bad
+        basis = lagrange_basis(k)
+        sums = np.stack([powers[d][good].sum(axis=0) % PRIME for d in range(k)])  # (k, w)
+        c = np.zeros((v.shape[1], k), dtype=np.int64)
+        for d in range(k):
+            c = (c + sums[d][:, None] * basis[:, d][None, :]) % PRIME
+        counts[name] = c
+    return counts, invalid

@@ -1,0 +1,249 @@
+"""MPyC's runtime for an MPC shuffler server process: start, failure watchdog, TLS files.
+
+``make_runtime`` builds an MPyC ``Runtime`` for one party inside the running event loop,
+``start_runtime`` connects the mesh under a timeout, ``guarded`` runs one MPC step under a
+timeout and a dead-peer watchdog, ``mpyc_bytes_sent`` counts the mesh traffic, and
+``write_mpyc_tls_files`` makes MPyC's ``--ssl`` certificates.
+
+Failure handling: every MPyC step runs under a timeout and a watchdog that inspects MPyC's peer
+connections. MPyC itself reports a dead peer only as a closed transport (``connection_lost``:
+the peer's protocol is unset, or on a reset MPyC re-raises into the event loop), keeps waiting
+for that peer's messages, and stops the whole event loop when an MPC task then fails
+(``asyncoro._reconcile``). ``make_runtime`` therefore hooks (process-wide, server processes
+only) ``MessageExchanger.connection_lost`` to record when each peer was lost, and
+``asyncoro._reconcile`` plus the loop's exception handler to swallow the follow-up task errors
+once a peer is gone; the watchdog then raises one ``MPCServerError`` naming the first server
+lost ("lost connection to server mpc-2 (MPyC party 2)").
+
+TLS: MPyC 0.11 supports TLS between its parties with ``--ssl`` (here ``ssl_dir``): mutual
+authentication against ``.config/mpyc_ca.crt`` with per-party ``party_i.crt/.key`` and the
+server name ``MPyC party i``, loaded relative to the working directory
+(``write_mpyc_tls_files`` makes them; ``start_runtime`` connects from inside that directory).
+MPyC unpickles its peers' payloads, so only TLS-authenticated servers should be peers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import sys
+import time
+from collections.abc import Awaitable, Sequence
+from typing import Any, TypeVar
+
+from mpc.mpc_wire import MPCShufflerConfig
+from mpc.permute_reshare import MPCServerError
+
+T = TypeVar("T")
+
+
+def import_mpyc_runtime() -> Any:
+    """Import ``mpyc.runtime`` without letting it parse or rewrite this process's argv."""
+    saved = sys.argv
+    sys.argv = [saved[0] if saved else "sdp", "--no-log"]
+    try:
+        import mpyc.runtime as mr
+    finally:
+        sys.argv = saved
+    return mr
+
+
+def make_runtime(
+    pid: int, addresses: Sequence[tuple[str, int]], threshold: int, *, ssl_dir: str | None = None
+) -> Any:
+    """An MPyC ``Runtime`` for party ``pid`` (call inside the running event loop).
+
+    ``addresses[i]`` is (host, port) of MPyC party i. With ``ssl_dir`` the connections use TLS
+    with MPyC's ``--ssl`` files: MPyC loads ``.config/party_{pid}.crt|.key`` and
+    ``.config/mpyc_ca.crt`` relative to the working directory (also on every connection
+    retry), so ``start_runtime`` runs ``start()`` inside ``ssl_dir`` and then restores the
+    working directory (see ``write_mpyc_tls_files``).
+    """
+    mr = import_mpyc_runtime()
+    import mpyc
+
+    m = len(addresses)
+    if not (0 <= pid < m) or not (0 < threshold and 2 * threshold < m):
+        raise ValueError(f"make_runtime: bad pid {pid} / threshold {threshold} for {m} parties")
+    opts = mpyc._get_arg_parser().parse_args([])
+    opts.threshold, opts.index, opts.no_log = threshold, pid, True
+    opts.no_async, opts.no_prss, opts.ssl = False, False, ssl_dir is not None
+    if ssl_dir is not None:
+        for f in (f"party_{pid}.crt", f"party_{pid}.key", "mpyc_ca.crt"):
+            if not os.path.exists(os.path.join(ssl_dir, ".config", f)):
+                raise ValueError(f"make_runtime: missing TLS file {ssl_dir}/.config/{f}")
+        opts.sdp_ssl_dir = ssl_dir  # MPyC reads the files in start(): see ``start_runtime``
+    parties = [mr.Party(i, h, int(p)) for i, (h, p) in enumerate(addresses)]
+    rt = mr.Runtime(pid, parties, opts)
+    for mod in (
+        "sectypes",
+        "asyncoro",
+        "mpctools",
+        "seclists",
+        "secpols",
+        "secgroups",
+        "random",
+        "statistics",
+    ):
+        sys.modules[f"mpyc.{mod}"].runtime = rt
+    logging.disable(logging.INFO)  # MPyC logs start/stop lines at INFO on stdout
+    _hook_connection_loss(rt)
+    return rt
+
+
+def _hook_connection_loss(rt: Any) -> None:
+    """Record when each MPyC peer connection is lost, and keep MPyC's follow-up task errors
+    (it keeps using a vanished peer) out of stderr once a peer is gone: the watchdog in
+    ``guarded`` reports the failure as one MPCServerError instead."""
+    from mpyc import asyncoro
+
+    rt._sdp_lost = {}
+    cls = asyncoro.MessageExchanger
+    if not getattr(cls, "_sdp_hooked", False):
+        orig = cls.connection_lost
+
+        def connection_lost(self: Any, exc: Exception | None) -> None:
+            lost = getattr(self.runtime, "_sdp_lost", None)
+            if lost is not None and self.peer_pid is not None:
+                lost.setdefault(self.peer_pid, time.monotonic())
+            if exc is not None:  # MPyC re-raises into the event loop; record instead
+                logging.debug("MPyC connection to party %s lost: %r", self.peer_pid, exc)
+                exc = None
+            orig(self, exc)
+
+        cls.connection_lost = connection_lost
+        cls._sdp_hooked = True
+
+        # MPyC stops the whole event loop when an MPC task fails (asyncoro._reconcile), which
+        # would take the party's transport down too; after a lost peer, drop the error instead
+        # and let ``guarded`` raise MPCServerError.
+        orig_reconcile = asyncoro._reconcile
+
+        def _reconcile(decl: Any, task: Any) -> None:
+            if task.cancelled() or (task.exception() is not None and _dead_peers(asyncoro.runtime)):
+                asyncoro.runtime._pc_level -= 1
+                return
+            orig_reconcile(decl, task)
+
+        asyncoro._reconcile = _reconcile
+
+    def handler(loop: Any, context: dict[str, Any]) -> None:
+        if _dead_peers(rt):
+            logging.debug("MPyC task error after a lost peer: %s", context.get("exception"))
+            return
+        asyncoro.exception_handler(loop, context)
+
+    rt._loop.set_exception_handler(handler)
+
+
+def write_mpyc_tls_files(directory: str, m: int) -> None:
+    """A CA and per-party certificates in ``directory/.config`` in MPyC's ``--ssl`` layout
+    (subject CN and SAN ``MPyC party i``, which MPyC uses as the TLS server name)."""
+    import datetime
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    cfg = os.path.join(directory, ".config")
+    os.makedirs(cfg, exist_ok=True)
+    now = datetime.datetime.now(datetime.timezone.utc)
+
+    def cert(subject: str, key: Any, issuer: str, issuer_key: Any, ca: bool) -> x509.Certificate:
+        b = (
+            x509.CertificateBuilder()
+            .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, subject)]))
+            .issuer_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, issuer)]))
+            .public_key(key.public_key())
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(now - datetime.timedelta(minutes=5))
+            .not_valid_after(now + datetime.timedelta(days=30))
+            .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True)
+        )
+        if not ca:
+            b = b.add_extension(
+                x509.SubjectAlternativeName([x509.DNSName(subject)]), critical=False
+            )
+        return b.sign(issuer_key, hashes.SHA256())
+
+    def save(path: str, data: bytes) -> None:
+        with open(os.path.join(cfg, path), "wb") as f:
+            f.write(data)
+
+    pem = serialization.Encoding.PEM
+    ca_key = ec.generate_private_key(ec.SECP256R1())
+    ca = cert("MPyC Certification Authority", ca_key, "MPyC Certification Authority", ca_key, True)
+    save("mpyc_ca.crt", ca.public_bytes(pem))
+    for i in range(m):
+        k = ec.generate_private_key(ec.SECP256R1())
+        c = cert(f"MPyC party {i}", k, "MPyC Certification Authority", ca_key, False)
+        save(f"party_{i}.crt", c.public_bytes(pem))
+        save(
+            f"party_{i}.key",
+            k.private_bytes(pem, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()),
+        )
+
+
+async def start_runtime(rt: Any, timeout: float) -> None:
+    """``rt.start()`` under a timeout, in ``ssl_dir`` while MPyC loads its TLS files."""
+    ssl_dir = getattr(rt.options, "sdp_ssl_dir", None)
+    cwd = os.getcwd()
+    try:
+        if ssl_dir is not None:
+            os.chdir(ssl_dir)
+        await asyncio.wait_for(rt.start(), timeout)
+    finally:
+        os.chdir(cwd)
+
+
+def mpyc_bytes_sent(rt: Any) -> int:
+    """Bytes this party sent over MPyC's peer connections so far (0 for ``LocalRuntime``)."""
+    total = 0
+    for p in rt.parties:
+        proto = getattr(p, "protocol", None)
+        if getattr(p, "pid", rt.pid) != rt.pid and proto is not None:
+            total += int(getattr(proto, "nbytes_sent", 0))
+    return total
+
+
+def _dead_peers(rt: Any) -> list[int]:
+    """MPyC peers whose connection is gone, first lost first (empty for runtimes without
+    transports)."""
+    dead = []
+    for p in getattr(rt, "parties", ()):
+        if not hasattr(p, "pid") or p.pid == rt.pid:
+            continue
+        proto = getattr(p, "protocol", None)
+        tr = getattr(proto, "transport", None)
+        if proto is None or tr is None or tr.is_closing():
+            dead.append(p.pid)
+    lost = getattr(rt, "_sdp_lost", {})
+    return sorted(dead, key=lambda d: lost.get(d, float("inf")))
+
+
+async def guarded(rt: Any, cfg: MPCShufflerConfig, step: str, aw: Awaitable[T]) -> T:
+    """Await an MPC step under ``cfg.timeout`` and a dead-peer watchdog (MPCServerError)."""
+    task = asyncio.ensure_future(aw)
+    deadline = time.monotonic() + cfg.timeout
+    try:
+        while True:
+            done, _ = await asyncio.wait({task}, timeout=0.2)
+            if done:
+                return task.result()
+            dead = _dead_peers(rt)
+            if dead:
+                names = [f"{cfg.servers[d]} (MPyC party {d})" for d in dead]
+                later = f" (then also {', '.join(names[1:])})" if len(names) > 1 else ""
+                raise MPCServerError(
+                    f"MPC step {step!r}: lost connection to server {names[0]}{later}"
+                )
+            if time.monotonic() > deadline:
+                raise MPCServerError(
+                    f"MPC step {step!r}: timed out after {cfg.timeout:.0f} s "
+                    f"waiting for the other servers"
+                )
+    finally:
+        if not task.done():
+            task.cancel()
