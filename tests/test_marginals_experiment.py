@@ -10,6 +10,7 @@ from conftest import DATASETS
 
 from protocols import datasets as D
 from protocols.experiments import seed000_marginals as E
+from protocols.experiments import seed000_marginals_report as R
 
 
 def small_dataset() -> D.CategoricalDataset:
@@ -30,7 +31,7 @@ def test_marginal_experiment_and_report(tmp_path) -> None:  # noqa: ANN001
     # 6,000 users at eps_c = 0.5: the closed-form bound leaves SRR-MS without a local epsilon
     assert pts["srr-ms/paper"]["0.5"]["sse"] is None and "infeasible" in pts["srr-ms/paper"]["0.5"]
     assert pts["psrr-ss/tight"]["1.0"]["sse"] < pts["calm"]["1.0"]["sse"]
-    assert E.ratio(res, "calm", "psrr-ss/tight", 1.0) > 1
+    assert R.ratio(res, "calm", "psrr-ss/tight", 1.0) > 1
     results = {
         "quick": True,
         "seed": 0,
@@ -39,14 +40,14 @@ def test_marginal_experiment_and_report(tmp_path) -> None:  # noqa: ANN001
         "seconds": 1.0,
         "marginals": {"kosarak-synthetic": res},
     }
-    E.write_report(tmp_path, results, (0.5, 1.0), (1.0,), (1.0,))
+    R.write_report(tmp_path, results, (0.5, 1.0), (1.0,), (1.0,))
     text = (tmp_path / "report.md").read_text()
     assert (
         "C10" in text
         and "Calm_PSRR-SS" in text
         and (tmp_path / "sse3_kosarak-synthetic.png").exists()
     )
-    assert any("kosarak-synthetic, eps_c = 1, tight" in line for line in E.checks(results))
+    assert any("kosarak-synthetic, eps_c = 1, tight" in line for line in R.checks(results))
 
 
 @pytest.mark.slow
