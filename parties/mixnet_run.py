@@ -1,5 +1,8 @@
 """Run plan of the verifiable mix-net shuffler (``--shuffler mixnet``).
 
+Multi-round protocols (e.g. GFIM) run one complete mix-net per round; between rounds the
+analyzer broadcasts its public state (``state``) to the clients and the servers.
+
 Parties: ``analyzer``, ``mix-1..k`` (threshold ElGamal over ristretto255 from a DKG, each
 re-encrypts, permutes and proves the shuffle in turn, then t-of-k threshold decryption with
 proofs) and one client population ``client-1`` (every simulated user encrypts its messages under
@@ -17,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from mpc.dkg import recv_patient
 from mpc.mixnet_protocol import (
     MixnetAbort,
     MixnetConfig,
@@ -29,21 +33,23 @@ from parties import codec
 from parties.cluster import Cluster
 from parties.link import PeerError
 from parties.plans import names_with_role, single
-from parties.shuffle_roles import ClientPopulation, load_workload, publish_result
+from parties.shuffle_roles import ClientPopulation, load_workload, publish_result, to_jsonable
 
 SERVER_ROLE = "mix-server"
 RECORD_TYPE = "mixnet.record"
 
 
-def mixnet_config(cluster: Cluster) -> MixnetConfig:
-    """The mix-net configuration of a cluster (servers in cluster-file order)."""
+def mixnet_config(
+    cluster: Cluster, rnd: int = 0, public: dict[str, Any] | None = None
+) -> MixnetConfig:
+    """The mix-net configuration of round ``rnd`` (servers in cluster-file order).
+
+    A multi-round protocol runs one complete mix-net per round (its own DKG, session id
+    ``SESSION/rROUND`` and that round's batches, which may depend on the analyzer's public
+    state ``public``); a single-round run keeps the cluster's session id.
+    """
     workload = load_workload(cluster)
     proto = workload.protocol
-    if proto.n_rounds != 1:
-        raise PeerError(
-            f"protocol {cluster.protocol!r} has {proto.n_rounds} rounds; the mix-net "
-            "backend runs single-round protocols (use --shuffler trusted or mpc)"
-        )
     servers = names_with_role(cluster, SERVER_ROLE)
     clients = names_with_role(cluster, "client")
     if len(clients) != 1:
@@ -53,9 +59,9 @@ def mixnet_config(cluster: Cluster) -> MixnetConfig:
     if not 1 <= t <= len(servers):
         raise PeerError(f"threshold {t} must lie in 1..{len(servers)} (the number of mix servers)")
     return MixnetConfig(
-        session_id=cluster.session,
+        session_id=cluster.session if proto.n_rounds == 1 else f"{cluster.session}/r{rnd}",
         servers=servers,
-        specs=proto.batch_specs(),
+        specs=proto.batch_specs_round(rnd, public or {}),
         t=t,
         clients=clients[0],
         analyzer=single(cluster, "analyzer").name,
@@ -88,8 +94,9 @@ class MixnetPlan:
     def peers(self, cluster: Cluster, name: str) -> set[str]:
         role = cluster.party(name).role
         servers = set(names_with_role(cluster, SERVER_ROLE))
+        analyzer = {single(cluster, "analyzer").name}
         if role == "client":
-            return servers
+            return servers | analyzer
         if role == SERVER_ROLE:
             return (
                 (servers - {name})
@@ -97,7 +104,7 @@ class MixnetPlan:
                 | {single(cluster, "analyzer").name}
             )
         if role == "analyzer":
-            return servers
+            return servers | set(names_with_role(cluster, "client"))
         raise PeerError(f"role {role!r} has no part in a mix-net run")
 
     async def run(self, node: Any, cluster: Cluster) -> None:
@@ -109,60 +116,102 @@ class MixnetPlan:
             raise PeerError(f"mix-net aborted, nothing published: {exc}") from None
 
 
+async def receive_state(node: Any, cluster: Cluster, rnd: int) -> dict[str, Any]:
+    """The analyzer's public state for round ``rnd`` (empty before round 0); patient, since a
+    whole mix-net round (mixing and decryption) runs before it is sent."""
+    if rnd == 0:
+        return {}
+    node.phase("state", rnd)
+    cfg = mixnet_config(cluster, 0)
+    raw = await recv_patient(
+        node, single(cluster, "analyzer").name, "state", cfg.mix_patience * (len(cfg.servers) + 1)
+    )
+    if isinstance(raw, PeerError):
+        raise raw
+    obj = codec.loads(raw)
+    if not isinstance(obj, dict):
+        raise PeerError("malformed round state from the analyzer")
+    return obj
+
+
 async def run_client(node: Any, cluster: Cluster) -> None:
-    """Encode every user, encrypt each message under the joint key with a proof bound to the
-    user's own client id, submit to every server."""
-    cfg = mixnet_config(cluster)
+    """Per round: encode every user, encrypt each message under the round's joint key with a
+    proof bound to the user's own client id, submit to every server."""
     workload = load_workload(cluster)
     pop = ClientPopulation(cluster, node.name, workload)
-    node.phase("encode")
-    parts = list(pop.encode(0, {}))
-    batches: dict[str, np.ndarray] = {}
-    owners: dict[str, list[str]] = {}
-    first_user = 0
-    for block, n in parts:
-        for name, rows in block.items():
-            # which user sent each row: encoders emit one row per user unless they say otherwise
-            per_user = rows.shape[0] // max(1, n)
-            ids = [f"{node.name}/u{first_user + i}" for i in range(n) for _ in range(per_user)]
-            if len(ids) != rows.shape[0]:
-                ids = [f"{node.name}/m{first_user}-{i}" for i in range(rows.shape[0])]
-            batches.setdefault(name, []).append(rows)  # type: ignore[arg-type]
-            owners.setdefault(name, []).extend(ids)
-        first_user += n
-    merged = {k: np.concatenate(v) for k, v in batches.items()}  # type: ignore[arg-type]
-    node.progress("encrypt+prove", 0, sum(v.shape[0] for v in merged.values()))
-    await run_clients(node, cfg, merged, owners)
+    for rnd in range(workload.protocol.n_rounds):
+        public = await receive_state(node, cluster, rnd)
+        cfg = mixnet_config(cluster, rnd, public)
+        node.phase("encode", rnd)
+        parts = list(pop.encode(rnd, public))
+        batches: dict[str, list[np.ndarray]] = {}
+        owners: dict[str, list[str]] = {}
+        first_user = 0
+        for block, n in parts:
+            for name, rows in block.items():
+                # who sent each row: encoders emit one row per user unless they say otherwise
+                per_user = rows.shape[0] // max(1, n)
+                ids = [f"{node.name}/u{first_user + i}" for i in range(n) for _ in range(per_user)]
+                if len(ids) != rows.shape[0]:
+                    ids = [f"{node.name}/m{first_user}-{i}" for i in range(rows.shape[0])]
+                batches.setdefault(name, []).append(rows)
+                owners.setdefault(name, []).extend(ids)
+            first_user += n
+        merged = {k: np.concatenate(v) for k, v in batches.items()}
+        node.progress("encrypt+prove", 0, sum(v.shape[0] for v in merged.values()))
+        await run_clients(node, cfg, merged, owners)
 
 
 async def run_server(node: Any, cluster: Cluster) -> None:
-    """One mix server; the one that combined the shares publishes the public record."""
-    cfg = mixnet_config(cluster)
-    state = await run_mix_server(node, cfg, cfg.servers.index(node.name) + 1)
-    if state.delegated is None and state.plaintexts:
-        node.phase("publish")
-        node.publish(RECORD_TYPE, codec.dumps(public_record(state)))
+    """One mix server per round; the one that combined the shares publishes the round's
+    public record (with ``round``)."""
+    workload = load_workload(cluster)
+    for rnd in range(workload.protocol.n_rounds):
+        public = await receive_state(node, cluster, rnd)
+        cfg = mixnet_config(cluster, rnd, public)
+        state = await run_mix_server(node, cfg, cfg.servers.index(node.name) + 1)
+        if state.delegated is None and state.plaintexts:
+            node.phase("publish", rnd)
+            node.publish(RECORD_TYPE, codec.dumps({**public_record(state), "round": rnd}))
 
 
 async def run_analyzer(node: Any, cluster: Cluster) -> None:
-    """Receive the decrypted shuffled multiset, estimate, publish."""
-    cfg = mixnet_config(cluster)
+    """Per round: receive the decrypted shuffled multiset and analyze; broadcast the public
+    state to clients and servers, or publish the estimate after the last round."""
     workload = load_workload(cluster)
-    shuffled = await receive_result(node, cfg)
-    node.phase("analyze")
-    estimate = workload.protocol.analyze(shuffled)
-    publish_result(
-        node,
-        cluster,
-        workload,
-        estimate,
-        {k: int(v.shape[0]) for k, v in shuffled.items()},
-        {},
-        {
-            "mixnet": {
-                "servers": cfg.servers,
-                "threshold": cfg.t,
-                "record": f"published by the combining server as {RECORD_TYPE}",
-            }
-        },
-    )
+    protocol = workload.protocol
+    receivers = names_with_role(cluster, "client") + names_with_role(cluster, SERVER_ROLE)
+    public: dict[str, Any] = {}
+    for rnd in range(protocol.n_rounds):
+        cfg = mixnet_config(cluster, rnd, public)
+        shuffled = await receive_result(node, cfg)
+        node.phase("analyze", rnd)
+        result = to_jsonable(protocol.analyze_round(rnd, shuffled, public))
+        if rnd < protocol.n_rounds - 1:
+            node.phase("state", rnd + 1)
+            payload = codec.dumps(result)
+            for peer in receivers:
+                try:
+                    await node.send(peer, "state", payload, public=True)
+                except PeerError as exc:  # a dead mix server is tolerated
+                    if peer in cfg.servers:
+                        continue
+                    raise exc
+            public = result
+            continue
+        publish_result(
+            node,
+            cluster,
+            workload,
+            result,
+            {k: int(v.shape[0]) for k, v in shuffled.items()},
+            {},
+            {
+                "mixnet": {
+                    "servers": cfg.servers,
+                    "threshold": cfg.t,
+                    "rounds": protocol.n_rounds,
+                    "record": f"published by the combining server as {RECORD_TYPE} per round",
+                }
+            },
+        )

@@ -1,6 +1,7 @@
 """``sdp verify`` checks of mix-net runs.
 
-1. Exactly one public record was published (by the server that combined the shares).
+1. Exactly one public record was published per round (by the server that combined the shares;
+   multi-round protocols run one mix-net per round and mark the record with ``round``).
 2. The record is the one on the wire: its DKG record, the client submissions, every mix step,
    every other server's decryption shares and the plaintexts the analyzer received are
    byte-for-byte the public messages logged in the transcripts (whose chains, signatures and
@@ -8,7 +9,8 @@
 3. ``mpc.mixnet_record_verifier.verify_record`` re-checks every proof (DKG, client proofs of
    knowledge, proofs of shuffle, decryption-share proofs) and the decryption. It shares only
    group arithmetic and the schema with the prover.
-4. The analyzer's published estimate is recomputed from the decrypted multiset.
+4. The analyzer's round states and published estimate are recomputed from the decrypted
+   multisets, round by round.
 """
 
 from __future__ import annotations
@@ -44,8 +46,10 @@ def _tie_to_wire(
     client: str,
     analyzer: str,
     transcripts: dict[str, Transcript],
+    rnd: int = 0,
 ) -> str | None:
-    """None if every artifact of the record is a logged public message, else what is not."""
+    """None if every artifact of round ``rnd``'s record is a logged public message, else what
+    is not (the analyzer's ``rnd``-th plaintext result must equal the record's plaintexts)."""
     if _digest(rec["submissions"]) not in {
         e["dg"] for e in _sent(transcripts[client], "mix.submissions")
     }:
@@ -78,9 +82,11 @@ def _tie_to_wire(
     results = [
         r for r in results if isinstance(r, dict) and "delegated" not in r and "abort" not in r
     ]
-    if len(results) != 1:
-        return f"the analyzer logged {len(results)} plaintext results (expected 1)"
-    for batch, obj in results[0].items():
+    # one result per round (several servers may send the same one)
+    results = [r for i, r in enumerate(results) if i == 0 or r != results[i - 1]]
+    if len(results) <= rnd:
+        return f"the analyzer logged {len(results)} plaintext results, none for round {rnd}"
+    for batch, obj in results[rnd].items():
         rows = codec.obj_to_array(obj["rows"])
         valid = codec.obj_to_array(obj["valid"]).astype(bool)
         plain = rec["plaintexts"].get(batch)
@@ -96,8 +102,6 @@ def check_mixnet_run(
     run_dir: Path, cluster: dict[str, Any], transcripts: dict[str, Transcript], report: Report
 ) -> None:
     """All mix-net checks of a run directory (appended to ``report``)."""
-    from mpc.mixnet_record_verifier import verify_record
-
     parties = cluster["party"]
     servers = [p["name"] for p in parties if p["role"] == "mix-server"]
     client = next(p["name"] for p in parties if p["role"] == "client")
@@ -109,25 +113,83 @@ def check_mixnet_run(
         for e in transcripts[s].entries
         if e["dir"] == "publish" and e["ty"] == RECORD_TYPE
     ]
-    if len(pubs) != 1:
+    if not pubs:
+        report.add(Check("mix-net public record", False, 0, "no server published a record"))
+        return
+    rounds = _round_records(run_dir, pubs, report)
+    if rounds is None:
+        return
+    inputs = []
+    for rnd, (publisher, rec) in enumerate(rounds):
+        batches = _check_round(
+            run_dir,
+            rec,
+            publisher,
+            servers,
+            client,
+            analyzer,
+            transcripts,
+            report,
+            rnd,
+            len(rounds),
+        )
+        if batches is None:
+            return
+        inputs.append(batches)
+    recompute_estimate(run_dir, cluster, transcripts[analyzer], "mix.result", report, inputs=inputs)
+
+
+def _round_records(
+    run_dir: Path, pubs: list[tuple[str, dict[str, Any]]], report: Report
+) -> list[tuple[str, dict[str, Any]]] | None:
+    """The published records ordered by round (exactly one per round 0..R-1), or None."""
+    by_round: dict[int, list[tuple[str, dict[str, Any]]]] = {}
+    for publisher, entry in pubs:
+        try:
+            rec = codec.loads(_blob(run_dir, publisher, entry["dg"]))
+            rnd = int(rec.get("round", 0)) if isinstance(rec, dict) else -1
+        except (ValueError, TypeError, KeyError) as exc:
+            report.add(Check("mix-net public record", False, 0, f"unreadable record: {exc}"))
+            return None
+        by_round.setdefault(rnd, []).append((publisher, rec))
+    want = list(range(len(by_round)))
+    if sorted(by_round) != want or any(len(v) != 1 for v in by_round.values()):
         report.add(
             Check(
                 "mix-net public record",
                 False,
                 len(pubs),
-                f"{len(pubs)} servers published a record (expected exactly 1)",
+                f"records per round {{{', '.join(f'{r}: {len(v)}' for r, v in sorted(by_round.items()))}}}"
+                " (expected exactly one per round, rounds 0..R-1)",
             )
         )
-        return
-    publisher, entry = pubs[0]
+        return None
+    return [by_round[r][0] for r in want]
+
+
+def _check_round(
+    run_dir: Path,
+    rec: Any,
+    publisher: str,
+    servers: list[str],
+    client: str,
+    analyzer: str,
+    transcripts: dict[str, Transcript],
+    report: Report,
+    rnd: int,
+    n_rounds: int,
+) -> dict[str, np.ndarray] | None:
+    """Wire tie and proof checks of one round's record; its plaintext batches, or None."""
+    from mpc.mixnet_record_verifier import verify_record
+
+    label = "mix-net" if n_rounds == 1 else f"mix-net round {rnd}"
     try:
-        rec = codec.loads(_blob(run_dir, publisher, entry["dg"]))
-        problem = _tie_to_wire(run_dir, rec, publisher, servers, client, analyzer, transcripts)
+        problem = _tie_to_wire(run_dir, rec, publisher, servers, client, analyzer, transcripts, rnd)
     except (ValueError, KeyError, TypeError, AttributeError, IndexError) as exc:
         problem = f"malformed record or message: {type(exc).__name__}: {exc}"
     report.add(
         Check(
-            "mix-net record matches the wire",
+            f"{label} record matches the wire",
             problem is None,
             len(rec.get("submissions", [])) if isinstance(rec, dict) else 0,
             problem
@@ -136,7 +198,7 @@ def check_mixnet_run(
         )
     )
     if problem:
-        return
+        return None
     bar, progress = None, None
     if sys.stderr.isatty():
         from rich.progress import Progress
@@ -154,14 +216,12 @@ def check_mixnet_run(
         if bar is not None:
             bar.stop()
     for c in vr.checks:
-        report.add(Check(f"mix-net: {c.name}", c.ok, c.count, c.detail or f"{c.seconds:.2f} s"))
+        report.add(Check(f"{label}: {c.name}", c.ok, c.count, c.detail or f"{c.seconds:.2f} s"))
     if not vr.ok:
-        return
+        return None
     batches = {}
     for name, rows in rec["plaintexts"].items():
         width = next(b["width"] for b in rec["params"]["batches"] if b["name"] == name)
         good = [r for r in rows if r is not None]
         batches[name] = np.asarray(good, dtype=np.int64).reshape(len(good), width)
-    recompute_estimate(
-        run_dir, cluster, transcripts[analyzer], "mix.result", report, inputs=[batches]
-    )
+    return batches

@@ -51,35 +51,7 @@ def test_mixnet_run_verifies_every_proof(mixnet_run):
 
 def _forge_record(run, mutate):
     """Rewrite the publisher's record and re-sign its whole transcript with its own key."""
-    from parties.keys import load_private_key
-    from parties.signing import Signer
-    from parties.transcript import CHECKPOINT_DOMAIN, entry_hash
-
-    for path in (run / "transcripts").glob("mix-*.jsonl"):
-        entries = [json.loads(x) for x in path.read_text().splitlines()]
-        pub = [e for e in entries if e["dir"] == "publish" and e["ty"] == "mixnet.record"]
-        if pub:
-            break
-    party = path.stem
-    blobs = run / "transcripts" / f"{party}.blobs"
-    rec = codec.loads((blobs / pub[0]["dg"]).read_bytes())
-    mutate(rec)
-    data = codec.dumps(rec)
-    import hashlib
-
-    dg = hashlib.sha256(data).hexdigest()
-    (blobs / dg).write_bytes(data)
-    pub[0]["dg"], pub[0]["len"] = dg, len(data)
-    signer = Signer(load_private_key(run / "keys", party))
-    prev = entries[0]["prev"]
-    for e in entries:
-        e["prev"] = prev
-        e.pop("sig", None)
-        e["hash"] = entry_hash(e)
-        if e["dir"] == "checkpoint":
-            e["sig"] = signer.sign(CHECKPOINT_DOMAIN + bytes.fromhex(e["hash"])).hex()
-        prev = e["hash"]
-    path.write_text("".join(json.dumps(e) + "\n" for e in entries))
+    _forge_round_record(run, 0, mutate)
 
 
 def _swap_outputs(rec):
@@ -236,3 +208,74 @@ def test_splitmix_sum_over_the_mixnet(tmp_path):
     assert res["verified"]
     shares = res["privacy"]["shares"]
     assert res["messages"]["shares"] == 200 * shares  # s shares per user, all through the mix
+
+
+def test_multi_round_gfim_over_the_mixnet(tmp_path):
+    """GFIM's two rounds run one mix-net each; both records verify, a dropped round fails."""
+    out = tmp_path / "run"
+    sdp(
+        "run",
+        "gfim",
+        "--shuffler",
+        "mixnet",
+        "--users",
+        "1200",
+        "--out",
+        str(out),
+        "--quiet",
+        check=True,
+        timeout=600,
+    )
+    res = json.loads((out / "result.json").read_text())
+    assert res["verified"] and res["mixnet"]["rounds"] == 2
+    report = json.loads(sdp("verify", str(out), "--json", check=True).stdout)
+    names = [c["name"] for c in report["checks"]]
+    for rnd in (0, 1):
+        assert f"mix-net round {rnd} record matches the wire" in names
+        assert any(n.startswith(f"mix-net round {rnd}: mixes") for n in names)
+    assert "recompute estimate" in names
+    # the second round's record relabelled as round 0: verification names it
+    def drop_round(rec):
+        rec["round"] = 0  # two records now claim round 0
+
+    run = tmp_path / "forged"
+    shutil.copytree(out, run)
+    _forge_round_record(run, 1, drop_round)
+    rep = verify_run(run, progress=False)
+    assert not rep.ok and "records per round" in rep.first_failure, rep.first_failure
+
+
+def _forge_round_record(run, rnd, mutate):
+    """Like ``_forge_record`` for the record of round ``rnd``."""
+    import hashlib
+
+    from parties.keys import load_private_key
+    from parties.signing import Signer
+    from parties.transcript import CHECKPOINT_DOMAIN, entry_hash
+
+    for path in (run / "transcripts").glob("mix-*.jsonl"):
+        entries = [json.loads(x) for x in path.read_text().splitlines()]
+        party = path.stem
+        blobs = run / "transcripts" / f"{party}.blobs"
+        pubs = [e for e in entries if e["dir"] == "publish" and e["ty"] == "mixnet.record"]
+        target = [
+            e for e in pubs if codec.loads((blobs / e["dg"]).read_bytes()).get("round") == rnd
+        ]
+        if target:
+            break
+    rec = codec.loads((blobs / target[0]["dg"]).read_bytes())
+    mutate(rec)
+    data = codec.dumps(rec)
+    dg = hashlib.sha256(data).hexdigest()
+    (blobs / dg).write_bytes(data)
+    target[0]["dg"], target[0]["len"] = dg, len(data)
+    signer = Signer(load_private_key(run / "keys", party))
+    prev = entries[0]["prev"]
+    for e in entries:
+        e["prev"] = prev
+        e.pop("sig", None)
+        e["hash"] = entry_hash(e)
+        if e["dir"] == "checkpoint":
+            e["sig"] = signer.sign(CHECKPOINT_DOMAIN + bytes.fromhex(e["hash"])).hex()
+        prev = e["hash"]
+    path.write_text("".join(json.dumps(e) + "\n" for e in entries))
