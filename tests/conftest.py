@@ -40,3 +40,27 @@ def datasets_dir() -> Path:
     if not DATASETS.exists():
         pytest.skip(f"shared datasets not found at {DATASETS}")
     return DATASETS
+
+
+def resign_transcript(run: Path, party: str, entries: list[dict]) -> None:
+    """Rewrite ``party``'s transcript as ``entries``, re-chained and re-signed with its own key
+    (a forger who controls that party); other parties' transcripts are untouched."""
+    import json
+
+    from parties.keys import load_private_key
+    from parties.signing import Signer
+    from parties.transcript import CHECKPOINT_DOMAIN, entry_hash
+
+    signer = Signer(load_private_key(run / "keys", party))
+    prev = entries[0]["prev"]
+    for e in entries:
+        e["prev"] = prev
+        e.pop("sig", None)
+        e["hash"] = entry_hash(e)
+        if e["dir"] == "checkpoint":
+            e["sig"] = signer.sign(CHECKPOINT_DOMAIN + bytes.fromhex(e["hash"])).hex()
+        prev = e["hash"]
+    path = run / "transcripts" / f"{party}.jsonl"
+    path.write_text(
+        "".join(json.dumps(e, sort_keys=True, separators=(",", ":")) + "\n" for e in entries)
+    )

@@ -7,7 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import sdp
+from conftest import resign_transcript, sdp
 
 from parties.verify import verify_run
 
@@ -131,27 +131,12 @@ def test_truncated_transcript_fails(grr_run, tmp_path):
 
 def test_resigned_forgery_caught_by_cross_party_check(grr_run, tmp_path):
     """A party rewriting its own transcript with its own key still disagrees with its peer."""
-    from parties.keys import load_private_key
-    from parties.signing import Signer
-    from parties.transcript import CHECKPOINT_DOMAIN, entry_hash
-
     run = _copy(grr_run, tmp_path)
     path = run / "transcripts" / "shuffler.jsonl"
     entries = [json.loads(x) for x in path.read_text().splitlines()]
     target = next(e for e in entries if e["dir"] == "recv" and e["ty"] == "submit")
     target["dg"] = "00" * 32
-    signer = Signer(load_private_key(run / "keys", "shuffler"))
-    prev = entries[0]["prev"]
-    for e in entries:
-        e["prev"] = prev
-        e.pop("sig", None)
-        e["hash"] = entry_hash(e)
-        if e["dir"] == "checkpoint":
-            e["sig"] = signer.sign(CHECKPOINT_DOMAIN + bytes.fromhex(e["hash"])).hex()
-        prev = e["hash"]
-    path.write_text(
-        "".join(json.dumps(e, sort_keys=True, separators=(",", ":")) + "\n" for e in entries)
-    )
+    resign_transcript(run, "shuffler", entries)
     report = verify_run(run, progress=False)
     assert not report.ok
     assert report.first_failure.startswith("cross-party consistency")
