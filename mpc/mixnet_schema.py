@@ -1,7 +1,7 @@
 """Public artifacts of the mix-net and their Fiat-Shamir hashing, shared by prover and verifier.
 
 Everything here is deterministic and documented so that an independent verifier can be written
-from this file alone (see ``docs/mixnet.md``-style description in the module docstrings below).
+from this file alone (protocol and record: ``docs/mixnet.md``).
 
 Hashing. ``fs_hash(label, *parts)`` is SHA-512 over ``b"sdp-mixnet-v1|" + label`` followed by
 every part as an 8-byte little-endian length and the bytes; strings are UTF-8, ints are encoded
