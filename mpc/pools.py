@@ -13,14 +13,24 @@ import weakref
 from concurrent.futures import ProcessPoolExecutor
 
 _POOLS: weakref.WeakSet[ProcessPoolExecutor] = weakref.WeakSet()
+_FINAL: dict[int, float] = {}  # CPU of workers read just before their pool shut down
 _TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+class _Pool(ProcessPoolExecutor):
+    """A process pool whose workers' CPU is read once more just before shutdown."""
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        for pid in list(getattr(self, "_processes", None) or {}):
+            cpu = _process_cpu(pid)
+            if cpu is not None:
+                _FINAL[pid] = cpu
+        super().shutdown(wait, cancel_futures=cancel_futures)
 
 
 def process_pool(workers: int) -> ProcessPoolExecutor:
     """A pool of ``workers`` processes started by a clean forkserver."""
-    pool = ProcessPoolExecutor(
-        max_workers=workers, mp_context=multiprocessing.get_context("forkserver")
-    )
+    pool = _Pool(max_workers=workers, mp_context=multiprocessing.get_context("forkserver"))
     _POOLS.add(pool)
     return pool
 
@@ -39,8 +49,8 @@ def _process_cpu(pid: int) -> float | None:
 class WorkerCpu:
     """CPU seconds used by this process's pool workers (``process_pool``) between readings.
 
-    Reads ``/proc`` (Linux; elsewhere always 0). A worker that exits between two readings
-    loses its CPU since the last one; pools normally outlive the phases they serve.
+    Reads ``/proc`` (Linux; elsewhere always 0); a pool's workers are read once more when it
+    shuts down, so their last work is counted at the next reading.
     """
 
     def __init__(self) -> None:
@@ -48,10 +58,12 @@ class WorkerCpu:
 
     def delta(self) -> float:
         """Worker CPU seconds since the previous call."""
-        total, seen = 0.0, {}
+        total, seen = 0.0, dict(_FINAL)
+        for pid, cpu in _FINAL.items():
+            total += max(cpu - self._last.get(pid, 0.0), 0.0)
         for pool in list(_POOLS):
             for pid in list(getattr(pool, "_processes", None) or {}):
-                cpu = _process_cpu(pid)
+                cpu = None if pid in _FINAL else _process_cpu(pid)
                 if cpu is not None:
                     seen[pid] = cpu
                     total += cpu - self._last.get(pid, 0.0)

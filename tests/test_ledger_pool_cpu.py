@@ -36,3 +36,16 @@ def test_worker_cpu_delta_is_zero_without_pools() -> None:
     w = WorkerCpu()
     w.delta()
     assert w.delta() >= 0.0
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_worker_cpu_of_a_pool_shut_down_inside_the_phase_is_kept() -> None:
+    ledger = CostLedger("q")
+    ledger.enter("work")
+    pool = process_pool(1)
+    pool.submit(_spin, 3_000_000).result()
+    pool.shutdown()  # before the phase ends: the workers' CPU was read at shutdown
+    ledger.enter("after")
+    rows = {p["phase"]: p["totals"] for p in ledger.to_json()["phases"]}
+    assert rows["work"]["cpu_s"] > 0.1
+    assert rows["after"]["cpu_s"] < 0.1
