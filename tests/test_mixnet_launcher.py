@@ -94,6 +94,27 @@ def test_forged_record_is_caught_and_named(mixnet_run, tmp_path, mutate, step):
     assert report.first_failure.startswith(step), report.first_failure
 
 
+def _run_killing(tmp_path, kill: str, phase_timeout: int):
+    """``sdp run grr`` over the mix-net (200 users) with ``SDP_FAULT_KILL=kill``."""
+    out = tmp_path / "run"
+    proc = sdp(
+        "run",
+        "grr",
+        "--shuffler",
+        "mixnet",
+        "--users",
+        "200",
+        "--out",
+        str(out),
+        "--quiet",
+        "--phase-timeout",
+        str(phase_timeout),
+        env={"SDP_FAULT_KILL": kill},
+        timeout=600,
+    )
+    return out, proc
+
+
 @pytest.mark.parametrize(
     "kill,dead",
     [("mix-3:mix.shuffle", "mix-3"), ("mix-1:mix.decrypt", "mix-1")],
@@ -102,22 +123,7 @@ def test_forged_record_is_caught_and_named(mixnet_run, tmp_path, mutate, step):
 def test_one_dead_mix_server_is_tolerated(tmp_path, kill, dead):
     """A server dying while mixing is skipped; the combiner of decryption set {1, 2} dying
     when decryption starts is replaced (set {2, 3})."""
-    out = tmp_path / "run"
-    proc = sdp(
-        "run",
-        "grr",
-        "--shuffler",
-        "mixnet",
-        "--users",
-        "200",
-        "--out",
-        str(out),
-        "--quiet",
-        "--phase-timeout",
-        "20",
-        env={"SDP_FAULT_KILL": kill},
-        timeout=600,
-    )
+    out, proc = _run_killing(tmp_path, kill, phase_timeout=20)
     assert proc.returncode == 0, proc.stderr
     res = json.loads((out / "result.json").read_text())
     assert dead in res["faults"] and res["verified"]
@@ -125,22 +131,7 @@ def test_one_dead_mix_server_is_tolerated(tmp_path, kill, dead):
 
 
 def test_too_many_dead_servers_abort_cleanly(tmp_path):
-    out = tmp_path / "run"
-    proc = sdp(
-        "run",
-        "grr",
-        "--shuffler",
-        "mixnet",
-        "--users",
-        "200",
-        "--out",
-        str(out),
-        "--quiet",
-        "--phase-timeout",
-        "15",
-        env={"SDP_FAULT_KILL": "mix-2:mix.shuffle,mix-3:mix.shuffle"},
-        timeout=600,
-    )
+    out, proc = _run_killing(tmp_path, "mix-2:mix.shuffle,mix-3:mix.shuffle", phase_timeout=15)
     assert proc.returncode != 0
     assert not (out / "result.json").exists()
     aborted = json.loads((out / "ABORTED.json").read_text())
