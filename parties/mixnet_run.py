@@ -34,22 +34,26 @@ from parties.cluster import Cluster
 from parties.link import PeerError
 from parties.plans import names_with_role, single
 from parties.shuffle_roles import ClientPopulation, load_workload, publish_result, to_jsonable
+from protocols.workloads import Workload
 
 SERVER_ROLE = "mix-server"
 RECORD_TYPE = "mixnet.record"
 
 
 def mixnet_config(
-    cluster: Cluster, rnd: int = 0, public: dict[str, Any] | None = None
+    cluster: Cluster,
+    rnd: int = 0,
+    public: dict[str, Any] | None = None,
+    workload: Workload | None = None,
 ) -> MixnetConfig:
     """The mix-net configuration of round ``rnd`` (servers in cluster-file order).
 
     A multi-round protocol runs one complete mix-net per round (its own DKG, session id
     ``SESSION/rROUND`` and that round's batches, which may depend on the analyzer's public
-    state ``public``); a single-round run keeps the cluster's session id.
+    state ``public``); a single-round run keeps the cluster's session id. ``workload`` saves
+    rebuilding the run's workload when the caller has it.
     """
-    workload = load_workload(cluster)
-    proto = workload.protocol
+    proto = (workload or load_workload(cluster)).protocol
     servers = names_with_role(cluster, SERVER_ROLE)
     clients = names_with_role(cluster, "client")
     if len(clients) != 1:
@@ -116,16 +120,13 @@ class MixnetPlan:
             raise PeerError(f"mix-net aborted, nothing published: {exc}") from None
 
 
-async def receive_state(node: Any, cluster: Cluster, rnd: int) -> dict[str, Any]:
-    """The analyzer's public state for round ``rnd`` (empty before round 0); patient, since a
-    whole mix-net round (mixing and decryption) runs before it is sent."""
+async def receive_state(node: Any, cluster: Cluster, rnd: int, patience: int) -> dict[str, Any]:
+    """The analyzer's public state for round ``rnd`` (empty before round 0); waits up to
+    ``patience`` receive timeouts, since a whole mix-net round runs before it is sent."""
     if rnd == 0:
         return {}
     node.phase("state", rnd)
-    cfg = mixnet_config(cluster, 0)
-    raw = await recv_patient(
-        node, single(cluster, "analyzer").name, "state", cfg.mix_patience * (len(cfg.servers) + 1)
-    )
+    raw = await recv_patient(node, single(cluster, "analyzer").name, "state", patience)
     if isinstance(raw, PeerError):
         raise raw
     obj = codec.loads(raw)
@@ -134,14 +135,20 @@ async def receive_state(node: Any, cluster: Cluster, rnd: int) -> dict[str, Any]
     return obj
 
 
+def _state_patience(cfg: MixnetConfig) -> int:
+    """Receive timeouts tolerated while the other parties run one mix-net round."""
+    return cfg.mix_patience * (len(cfg.servers) + 1)
+
+
 async def run_client(node: Any, cluster: Cluster) -> None:
     """Per round: encode every user, encrypt each message under the round's joint key with a
     proof bound to the user's own client id, submit to every server."""
     workload = load_workload(cluster)
     pop = ClientPopulation(cluster, node.name, workload)
+    cfg = mixnet_config(cluster, 0, {}, workload)
     for rnd in range(workload.protocol.n_rounds):
-        public = await receive_state(node, cluster, rnd)
-        cfg = mixnet_config(cluster, rnd, public)
+        public = await receive_state(node, cluster, rnd, _state_patience(cfg))
+        cfg = mixnet_config(cluster, rnd, public, workload)
         node.phase("encode", rnd)
         parts = list(pop.encode(rnd, public))
         batches: dict[str, list[np.ndarray]] = {}
@@ -166,9 +173,10 @@ async def run_server(node: Any, cluster: Cluster) -> None:
     """One mix server per round; the one that combined the shares publishes the round's
     public record (with ``round``)."""
     workload = load_workload(cluster)
+    cfg = mixnet_config(cluster, 0, {}, workload)
     for rnd in range(workload.protocol.n_rounds):
-        public = await receive_state(node, cluster, rnd)
-        cfg = mixnet_config(cluster, rnd, public)
+        public = await receive_state(node, cluster, rnd, _state_patience(cfg))
+        cfg = mixnet_config(cluster, rnd, public, workload)
         state = await run_mix_server(node, cfg, cfg.servers.index(node.name) + 1)
         if state.delegated is None and state.plaintexts:
             node.phase("publish", rnd)
@@ -183,7 +191,7 @@ async def run_analyzer(node: Any, cluster: Cluster) -> None:
     receivers = names_with_role(cluster, "client") + names_with_role(cluster, SERVER_ROLE)
     public: dict[str, Any] = {}
     for rnd in range(protocol.n_rounds):
-        cfg = mixnet_config(cluster, rnd, public)
+        cfg = mixnet_config(cluster, rnd, public, workload)
         shuffled = await receive_result(node, cfg)
         node.phase("analyze", rnd)
         result = to_jsonable(protocol.analyze_round(rnd, shuffled, public))
