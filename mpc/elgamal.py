@@ -156,31 +156,6 @@ def lagrange_at_zero(xs: Sequence[int]) -> list[int]:
     return out
 
 
-def combine_shares(
-    ct: Ciphertexts,
-    shares: dict[int, list[list[bytes]]],
-    workers: int = 1,
-    pool: Executor | None = None,
-) -> list[list[bytes]]:
-    """Plaintext elements from decryption shares of servers ``{index (1-based): d}``."""
-    ids = sorted(shares)
-    lam = lagrange_at_zero(ids)
-    ranges = chunk_ranges(ct.n, 4 * workers if pool else 1)
-    out = []
-    for j in range(ct.w):
-        args = [(ct.a[j][s:e], [shares[i][j][s:e] for i in ids], lam) for s, e in ranges]
-        out.append(sum(map_chunks(_combine_chunk, args, pool), []))
-    return out
-
-
-def _combine_chunk(a: list[bytes], ds: list[list[bytes]], lam: list[int]) -> list[bytes]:
-    """``a - sum_k lam_k d_k`` for a chunk (module level for process pools)."""
-    acc = a
-    for lk, d in zip(lam, ds):
-        acc = sub_many(acc, smul_many([lk] * len(d), d, "combine"))
-    return acc
-
-
 def combine_weighted_shares(
     ct: Ciphertexts,
     shares: Sequence[list[list[bytes]]],

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from mpc import ristretto as R
 from mpc.elgamal import (
-    combine_shares,
+    combine_weighted_shares,
     decode_rows,
     decrypt,
     decryption_shares,
@@ -141,7 +141,12 @@ def test_threshold_decryption_any_t_of_k() -> None:
     cols = encode_rows(np.arange(10).reshape(10, 1), 10)
     ct, _ = encrypt_points(pk, cols)
     for ids in ((1, 2), (1, 3), (2, 3), (1, 2, 3)):
-        shares = {i: decryption_shares(share[i], ct) for i in ids}
-        assert combine_shares(ct, shares) == cols
+        lam = lagrange_at_zero(ids)
+        shares = [decryption_shares(lj * share[i] % R.L, ct) for i, lj in zip(ids, lam)]
+        assert combine_weighted_shares(ct, shares) == cols
+    # shares weighted for another set do not decrypt
+    lam = lagrange_at_zero((1, 2))
+    wrong = [decryption_shares(lj * share[i] % R.L, ct) for i, lj in zip((1, 3), lam)]
+    assert combine_weighted_shares(ct, wrong) != cols
     with pytest.raises(ValueError, match="distinct"):
         lagrange_at_zero([1, 1])
