@@ -16,7 +16,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "keys": ("parties.keys", "make per-party Ed25519 keys and X.509 certificates"),
     "verify": ("parties.verify", "check a run's transcripts, signatures and proofs"),
     "costs": ("parties.costs", "print the per-party, per-phase cost ledger"),
-    "account": ("protocols.accountant_cli", "privacy-amplification accountant"),
+    "account": ("protocols.accountant.cli", "privacy-amplification accountant"),
     "reproduce": ("protocols.experiments.reproduce", "reproduce a source paper's experiments"),
 }
 

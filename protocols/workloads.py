@@ -56,12 +56,12 @@ def register(name: str) -> Callable[[WorkloadFactory], WorkloadFactory]:
 
 # Modules that register workloads; imported lazily by ``get_workload``.
 WORKLOAD_MODULES = [
-    "protocols.grr_workload",
-    "protocols.multidim_workloads",
-    "protocols.splitmix_workload",
-    "protocols.marginals_workload",
-    "protocols.gfim_workload",
-    "protocols.hp_sdp_workload",
+    "protocols.oracles.grr_workload",
+    "protocols.multidim.workloads",
+    "protocols.summation.workload",
+    "protocols.marginals.workload",
+    "protocols.gfim.workload",
+    "protocols.hp_sdp.workload",
 ]
 
 

@@ -19,9 +19,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from protocols.base import simulate
-from protocols.gfim import GFIM
-from protocols.ldpminer import LDPMiner, OnePhase
-from protocols.setvalued_data import load_set_dataset
+from protocols.gfim.ldpminer import LDPMiner, OnePhase
+from protocols.gfim.protocol import GFIM
+from protocols.gfim.setvalued_data import load_set_dataset
 
 
 def main() -> None:

@@ -3,7 +3,7 @@
     python scripts/bench_hpsdp_aggregation.py [--cases zipf:0.1:1e-9,zipf-kosarak:0.5:1e-6]
 
 For each case (dataset:eps_c:delta, paper accounting, so g is the spec's optimal one): the full
-analyzer (support counts by ``protocols.olh.olh_support`` inverted voting, unbiased estimate, POP)
+analyzer (support counts by ``protocols.oracles.olh.olh_support`` inverted voting, unbiased estimate, POP)
 on all users, and the pairwise reference ``olh_support_pairwise`` (O(n d) hash evaluations) timed
 on a subsample and extrapolated linearly to n.
 """
@@ -21,9 +21,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from protocols.base import trusted_shuffle
-from protocols.hp_sdp import HPSDPProtocol, calibrate, srr_reports
-from protocols.hp_sdp_data import load
-from protocols.olh import olh_support_pairwise
+from protocols.hp_sdp.data import load
+from protocols.hp_sdp.protocol import HPSDPProtocol, calibrate, srr_reports
+from protocols.oracles.olh import olh_support_pairwise
 
 DEFAULT = "zipf:0.1:1e-9,zipf:0.5:1e-6,zipf-kosarak:0.1:1e-9,zipf-kosarak:0.5:1e-6"
 

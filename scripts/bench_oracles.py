@@ -6,7 +6,7 @@
 Measures (wall clock, one process):
 - GRR perturb + estimate reports/s at n = 1e7 (target >= 1e7/s);
 - OLH aggregation users/s (eps = 4, g = round(e^4) + 1) at d = 1024 and d = 42178 with the
-  inverted-voting aggregation (``protocols.olh.olh_support``), next to (a) the way common LDP
+  inverted-voting aggregation (``protocols.oracles.olh.olh_support``), next to (a) the way common LDP
   libraries aggregate: a per-user Python loop evaluating the hash of every item, on a
   subsample, and (b) a numpy-vectorized pairwise evaluation, with the ratios;
 - accountant: seconds per bound at n = 1e6 (forward, delta = 1e-6, eps_local = 1 and 4).
@@ -27,8 +27,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from protocols.accountant import amplify  # noqa: E402
-from protocols.grr import grr_estimate, grr_perturb  # noqa: E402
-from protocols.olh import (  # noqa: E402
+from protocols.oracles.grr import grr_estimate, grr_perturb  # noqa: E402
+from protocols.oracles.olh import (  # noqa: E402
     olh_default_g,
     olh_family,
     olh_perturb,

@@ -12,6 +12,7 @@ from scipy.special import gammaln
 from scipy.stats import binom
 
 from protocols.accountant import FMT23_ERRATUM, amplify, max_local_epsilon
+from protocols.accountant.cli import main as cli_main
 from protocols.accountant.fmt21 import (
     clone_pair,
     fmt21_closed_form,
@@ -24,7 +25,6 @@ from protocols.accountant.variation_ratio import (
     pair_delta,
     vr_parameters,
 )
-from protocols.accountant_cli import main as cli_main
 
 N5, D6 = 100_000, 1e-6
 

@@ -8,8 +8,8 @@ import math
 import numpy as np
 import pytest
 
-from protocols.olh import olh_family
-from protocols.privacy_audit import (
+from protocols.oracles.olh import olh_family
+from protocols.oracles.privacy_audit import (
     audit_counts,
     audit_randomizer,
     clopper_pearson,
@@ -112,8 +112,8 @@ def test_grr_audit_tight_with_1e7_samples():
 def test_padding_sampling_and_geometric_pass():
     """PS-GRR on neighbouring sets {0,1,2} vs {3} (ell=3) and the geometric mechanism on
     neighbouring counts 0 vs 1 (atoms: noise values in [-12, 12] plus two tails)."""
-    from protocols.central import geometric_mechanism
-    from protocols.padding_sampling import csr_from_lists, ps_grr_perturb
+    from protocols.oracles.central import geometric_mechanism
+    from protocols.oracles.padding_sampling import csr_from_lists, ps_grr_perturb
 
     rng = experiment_rng(3, "audit", "ps-geo")
     eps, d, ell = 1.0, 6, 3

@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from protocols.olh import (
+from protocols.oracles.olh import (
     olh_default_g,
     olh_estimate,
     olh_family,

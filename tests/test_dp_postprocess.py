@@ -9,14 +9,14 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from protocols.central import (
+from protocols.oracles.central import (
     geometric_mechanism,
     geometric_variance,
     laplace_mechanism,
     laplace_variance,
 )
-from protocols.grr import grr_probabilities, grr_sample_counts
-from protocols.postprocess import nonnegative, norm_add, norm_mul, norm_sub, project_simplex
+from protocols.oracles.grr import grr_probabilities, grr_sample_counts
+from protocols.oracles.postprocess import nonnegative, norm_add, norm_mul, norm_sub, project_simplex
 from protocols.rng import experiment_rng, secure_randbelow, secure_rng, spawn_rngs
 
 

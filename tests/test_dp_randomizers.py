@@ -15,22 +15,22 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from protocols.grr import grr_estimate_from_counts, grr_perturb, grr_variance
-from protocols.hadamard_response import (
+from protocols.oracles.grr import grr_estimate_from_counts, grr_perturb, grr_variance
+from protocols.oracles.hadamard_response import (
     hadamard_entry,
     hadamard_order,
     hr_estimate,
     hr_perturb,
     hr_variance,
 )
-from protocols.olh import (
+from protocols.oracles.olh import (
     olh_estimate_from_support,
     olh_family,
     olh_perturb,
     olh_support,
     olh_variance,
 )
-from protocols.padding_sampling import (
+from protocols.oracles.padding_sampling import (
     csr_from_lists,
     inclusion_moments,
     ps_grr_estimate,
@@ -40,14 +40,14 @@ from protocols.padding_sampling import (
     ps_hadamard_perturb,
     ps_hadamard_variance,
 )
-from protocols.rng import experiment_rng
-from protocols.unary_encoding import (
+from protocols.oracles.unary_encoding import (
     ue_estimate,
     ue_estimate_from_counts,
     ue_perturb,
     ue_sample_counts,
     ue_variance,
 )
+from protocols.rng import experiment_rng
 
 Z_MAX = 4.5
 P_TAIL = 1e-5

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from protocols.experiments import seed003
-from protocols.experiments.seed003_report import write_report
-from protocols.setvalued_data import SetData, synthetic_sets
+from protocols.experiments.seed003 import runs as seed003
+from protocols.experiments.seed003.report import write_report
+from protocols.gfim.setvalued_data import SetData, synthetic_sets
 
 
 def tiny(n: int = 3000) -> SetData:

@@ -11,13 +11,13 @@ import pytest
 from protocols.accountant import amplify
 from protocols.accountant.variation_ratio import vr_parameters
 from protocols.base import simulate
-from protocols.gfim import GFIM
-from protocols.gfim_shuffle import gfim_shuffle, ldpminer_shuffle
-from protocols.hadamard_response import hadamard_entry
-from protocols.ldpminer import LDPMiner
-from protocols.privacy_audit import audit_randomizer, max_log_ratio
+from protocols.gfim.ldpminer import LDPMiner
+from protocols.gfim.protocol import GFIM
+from protocols.gfim.setvalued_data import from_lists
+from protocols.gfim.shuffle import gfim_shuffle, ldpminer_shuffle
+from protocols.oracles.hadamard_response import hadamard_entry
+from protocols.oracles.privacy_audit import audit_randomizer, max_log_ratio
 from protocols.rng import experiment_rng
-from protocols.setvalued_data import from_lists
 
 EPS = 1.0
 

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from protocols.base import simulate
-from protocols.gfim import (
+from protocols.gfim.ldpminer import LDPMiner, OnePhase
+from protocols.gfim.protocol import (
     GFIM,
     combination_weight,
     combine,
@@ -16,10 +17,7 @@ from protocols.gfim import (
     top_indices,
     topk_metrics,
 )
-from protocols.hadamard_response import hr_constant
-from protocols.ldpminer import LDPMiner, OnePhase
-from protocols.rng import experiment_rng
-from protocols.setvalued_data import (
+from protocols.gfim.setvalued_data import (
     check_records,
     from_lists,
     item_frequencies,
@@ -27,6 +25,8 @@ from protocols.setvalued_data import (
     synthetic_weights,
     to_csr,
 )
+from protocols.oracles.hadamard_response import hr_constant
+from protocols.rng import experiment_rng
 
 
 def small_data(n: int = 4000, d: int = 16, max_size: int = 4, seed: int = 0) -> np.ndarray:
@@ -199,7 +199,7 @@ def test_one_phase_baseline_and_recombine():
 
 
 def test_hadamard_sizes_constant_and_naive_decoder_oracle():
-    from protocols.hadamard_response import hadamard_entry, hadamard_order
+    from protocols.oracles.hadamard_response import hadamard_entry, hadamard_order
 
     assert [hadamard_order(d) for d in (1000, 396, 60, 6)] == [1024, 512, 64, 8]
     for eps in (0.5, 1.0, 2.0):

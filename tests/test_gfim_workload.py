@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from protocols.base import simulate
-from protocols.datasets import default_data_dir
+from protocols.datasets.categorical import default_data_dir
 from protocols.workloads import get_workload
 
 DATA = default_data_dir()
@@ -67,7 +67,7 @@ def test_ldpminer_alias_and_errors():
 
 @pytest.mark.skipif(not (DATA / "fimi").is_dir(), reason="shared datasets not available")
 def test_real_set_datasets_load():
-    from protocols.setvalued_data import check_records, load_set_dataset
+    from protocols.gfim.setvalued_data import check_records, load_set_dataset
 
     t10 = load_set_dataset("t10i4d100k")
     assert t10.n == 100_000 and t10.d == 870 and t10.records.shape[1] == 29
@@ -83,7 +83,7 @@ def test_real_set_datasets_load():
 @pytest.mark.slow
 @pytest.mark.skipif(not (DATA / "census-income-kdd").is_dir(), reason="no Census-Income")
 def test_census_income_item_sets():
-    from protocols.setvalued_data import check_records, load_set_dataset
+    from protocols.gfim.setvalued_data import check_records, load_set_dataset
 
     ds = load_set_dataset("census-income")
     assert ds.n == 299_285 and ds.records.shape == (299_285, 41) and ds.ell() == 41

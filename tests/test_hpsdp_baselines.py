@@ -8,8 +8,7 @@ import numpy as np
 import pytest
 
 from protocols.base import simulate
-from protocols.hp_sdp_baselines import (
-    SHUFFLE_BASELINES,
+from protocols.hp_sdp.baselines import (
     AUEProtocol,
     MixDUMPProtocol,
     PureDUMPProtocol,
@@ -18,8 +17,9 @@ from protocols.hp_sdp_baselines import (
     laplace_histogram,
     laplace_mse,
 )
-from protocols.hp_sdp_workload import build_protocol
-from protocols.murs import MURSProtocol
+from protocols.hp_sdp.methods import SHUFFLE_BASELINES
+from protocols.hp_sdp.murs import MURSProtocol
+from protocols.hp_sdp.workload import build_protocol
 
 N, D = 20_000, 30
 

@@ -9,7 +9,7 @@ import pytest
 from scipy import stats
 
 from protocols.base import simulate, trusted_shuffle
-from protocols.hp_sdp import (
+from protocols.hp_sdp.protocol import (
     HPSDPProtocol,
     blanket_capacity,
     calibrate,
@@ -28,7 +28,7 @@ from protocols.hp_sdp import (
     srr_variance,
     theorem1_epsilon,
 )
-from protocols.olh import olh_family
+from protocols.oracles.olh import olh_family
 
 
 def test_paper_calibration_round_trip_and_optimal_g() -> None:
@@ -212,7 +212,7 @@ def test_protocol_simulate_and_pop_helps_on_skewed_data() -> None:
 
 @pytest.mark.slow
 def test_zipf_600k_mse_within_20pct_of_exact_variance() -> None:
-    from protocols.hp_sdp_data import load
+    from protocols.hp_sdp.data import load
 
     ds = load("zipf")
     truth = ds.frequencies()
@@ -227,8 +227,8 @@ def test_zipf_600k_mse_within_20pct_of_exact_variance() -> None:
 
 @pytest.mark.parametrize(("d", "g"), [(600, 7), (42_178, 12), (1000, 3), (50, 2), (600, 601)])
 def test_incremental_support_equals_olh_support(d: int, g: int) -> None:
-    from protocols.hp_sdp import support_incremental
-    from protocols.olh import olh_support, olh_support_pairwise
+    from protocols.hp_sdp.protocol import support_incremental
+    from protocols.oracles.olh import olh_support, olh_support_pairwise
 
     fam = olh_family(d, g)
     rng = np.random.default_rng(d + g)

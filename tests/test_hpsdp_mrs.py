@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from protocols.mrs import mrs_enumerate, mrs_pick, mrs_shuffle
+from protocols.hp_sdp.mrs import mrs_enumerate, mrs_pick, mrs_shuffle
 
 
 @pytest.mark.parametrize("n", range(2, 9))

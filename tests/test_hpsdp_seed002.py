@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from protocols import hp_sdp_data
-from protocols.experiments.seed002 import METHODS, grid_point, real_runs, run_grid
-from protocols.experiments.seed002_report import write_report
+from protocols.experiments.seed002.report import write_report
+from protocols.experiments.seed002.runs import METHODS, grid_point, real_runs, run_grid
+from protocols.hp_sdp import data as hp_sdp_data
 
 
 def test_grid_point_empirical_matches_theory() -> None:

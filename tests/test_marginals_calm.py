@@ -7,7 +7,7 @@ import itertools
 import numpy as np
 import pytest
 
-from protocols.calm import (
+from protocols.marginals.calm import (
     CalmLDP,
     answer_marginal,
     choose_parameters,

@@ -7,11 +7,23 @@ import pytest
 from conftest import DATASETS
 
 from protocols.base import simulate, validate_batches
-from protocols.calm import kway_queries, kway_sse, marginal_cells, marginal_table, true_marginals
-from protocols.calm_shuffle import CalmShuffle, published_tables
-from protocols.fourier_marginals import FourierMarginals
-from protocols.sgd_models import design_matrix, evaluate_models, income_bins, labels, sgd_train
-from protocols.synthetic_data import marginal_fit, synthesize, write_csv
+from protocols.marginals.calm import (
+    kway_queries,
+    kway_sse,
+    marginal_cells,
+    marginal_table,
+    true_marginals,
+)
+from protocols.marginals.calm_shuffle import CalmShuffle, published_tables
+from protocols.marginals.fourier import FourierMarginals
+from protocols.marginals.sgd_models import (
+    design_matrix,
+    evaluate_models,
+    income_bins,
+    labels,
+    sgd_train,
+)
+from protocols.marginals.synthetic_data import marginal_fit, synthesize, write_csv
 
 KS = (3, 2, 4, 2, 3)
 
@@ -57,7 +69,7 @@ def test_calm_shuffle_cells_and_feasibility() -> None:
 
 
 def test_psrr_beats_ldp_calm_at_same_eps() -> None:
-    from protocols.calm import CalmLDP
+    from protocols.marginals.calm import CalmLDP
 
     x = records(60000)
     truth = true_marginals(x, KS, kway_queries(5, 3))

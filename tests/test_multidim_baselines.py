@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from protocols.base import trusted_shuffle, validate_batches
-from protocols.datasets import true_marginals
-from protocols.multidim_baselines import (
+from protocols.datasets.categorical import true_marginals
+from protocols.multidim.baselines import (
     SUEMS,
     OUESampling,
     sue_calculate,

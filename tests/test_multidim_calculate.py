@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from protocols.calculate import (
+from protocols.multidim.calculate import (
     balle_x,
     calculate,
     calculate_eps_local,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from protocols import datasets as D
+from protocols.datasets import categorical as D
 
 RAW = D.default_data_dir()
 need_raw = pytest.mark.skipif(not (RAW / "adult").is_dir(), reason="raw datasets not present")

@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from protocols.arr_ss import ARRSS, arr_ss_variance
 from protocols.base import trusted_shuffle, validate_batches
-from protocols.datasets import load_adult, true_marginals
-from protocols.multidim import sse
-from protocols.psrr_ss import PSRRSS, psrr_ss_variance
-from protocols.srr_ms import SRRMS, srr_ms_variance
+from protocols.datasets.categorical import load_adult, true_marginals
+from protocols.multidim.arr_ss import ARRSS, arr_ss_variance
+from protocols.multidim.common import sse
+from protocols.multidim.psrr_ss import PSRRSS, psrr_ss_variance
+from protocols.multidim.srr_ms import SRRMS, srr_ms_variance
 
 KS = (2, 3, 5)
 N = 3000  # divisible by d = 3

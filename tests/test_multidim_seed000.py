@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from protocols.experiments import seed000
+from protocols.experiments.seed000 import reproduce
+from protocols.experiments.seed000 import runs as seed000
 
 
 def test_bits_per_user_table_4():
@@ -25,7 +26,7 @@ def test_bits_per_user_table_4():
 
 
 def test_small_run_writes_report(tmp_path):
-    rc = seed000.main(
+    rc = reproduce.main(
         ["--out", str(tmp_path), "--reps", "2", "--datasets", "adult", "--eps", "0.4,0.5,1.0"]
     )
     assert rc == 0
@@ -43,12 +44,12 @@ def test_small_run_writes_report(tmp_path):
 def test_bad_eps_option(tmp_path):
     for bad in ("abc", "1.5"):
         with pytest.raises(SystemExit):
-            seed000.main(["--out", str(tmp_path), "--eps", bad])
+            reproduce.main(["--out", str(tmp_path), "--eps", bad])
 
 
 @pytest.mark.slow
 def test_quick_full_datasets(tmp_path):
-    assert seed000.main(["--quick", "--out", str(tmp_path)]) == 0
+    assert reproduce.main(["--quick", "--out", str(tmp_path)]) == 0
     md = (tmp_path / "report.md").read_text()
     for name in ("kosarak-synthetic", "kosarak", "adult", "census-income"):
         assert f"sse_{name}_tight.png" in md

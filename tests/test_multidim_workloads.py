@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-import protocols.multidim_workloads  # noqa: F401  (registers the workloads)
+import protocols.multidim.workloads  # noqa: F401  (registers the workloads)
 from protocols.base import trusted_shuffle
 from protocols.workloads import WORKLOADS, get_workload
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import protocols.splitmix_workload as wl
+import protocols.summation.workload as wl
 from protocols.base import trusted_shuffle
-from protocols.datasets import default_data_dir
+from protocols.datasets.categorical import default_data_dir
 from protocols.workloads import WORKLOADS
 
 HAVE_ADULT = (default_data_dir() / "adult" / "adult.data.gz").is_file()
@@ -32,7 +32,7 @@ def test_workload_rejects_bad_params():
 
 @pytest.mark.skipif(not HAVE_ADULT, reason="raw Adult not available")
 def test_adult_encoding_and_small_experiment():
-    from protocols.experiments import splitmix as ex
+    from protocols.experiments.seed004 import splitmix as ex
 
     x = wl.adult_age_values()
     assert x.size == 32_561 and 0 < x.min() and x.max() <= 1
@@ -53,7 +53,7 @@ def test_adult_encoding_and_small_experiment():
 @pytest.mark.slow
 @pytest.mark.skipif(not HAVE_ADULT, reason="raw Adult not available")
 def test_full_adult_experiment_matches_expectations():
-    from protocols.experiments import splitmix as ex
+    from protocols.experiments.seed004 import splitmix as ex
 
     res = ex.run(reps=50, seed=0, data_dir=None, n_limit=None)
     mae = {r["estimator"]: r["mae"] for r in res["rows"]}

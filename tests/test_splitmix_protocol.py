@@ -8,8 +8,8 @@ import math
 import numpy as np
 import pytest
 
-from protocols import split_mix as sm
 from protocols.base import trusted_shuffle, validate_batches
+from protocols.summation import split_mix as sm
 
 
 def test_num_shares_reproduces_balle_et_al_data_point():

@@ -8,6 +8,7 @@ import pytest
 
 from protocols.txpub import global_solution as gs
 from protocols.txpub import globalize as gz
+from protocols.txpub import lm
 from protocols.txpub.data import generate, load_fimi
 from protocols.txpub.model import reference_solve, theta
 
@@ -18,7 +19,7 @@ def _dense_jacobian(D, C, pt):
     P = pt.parts
     G = D.astype(float) * (-1.0 / C)
     J = np.zeros((m + n, m + n))
-    J[:m, :m] = np.diag(gs._kappa(pt, "fb"))
+    J[:m, :m] = np.diag(lm._kappa(pt, "fb"))
     J[:m, m:] = P["tau"][:, None] * G.T
     J[m:, :m] = P["p"][:, None] * G
     J[m:, m:] = np.diag(P["a"])
@@ -31,13 +32,13 @@ def test_newton_step_equals_dense_newton(nu):
     D = rng.random((80, 7)) < rng.uniform(0.1, 0.5, 7)
     C = D.sum(0).astype(float)
     th = theta(0.336, 0.5)
-    o = gs.PlainOracle(D)
+    o = lm.PlainOracle(D)
     # an iterate with active (w >> b), inactive and mixed transaction rows
     X = rng.uniform(0.0, 0.05, 7) * C
     W = np.where(rng.random(80) < 0.3, rng.uniform(5, 50, 80), rng.uniform(0, 0.1, 80))
 
     async def go():
-        pt = await gs._evaluate(o, X, W, None, th, "fb", 0, False, nu)
+        pt = await lm._evaluate(o, X, W, None, th, "fb", 0, False, nu)
         dX, dW, slope = await gz.newton_step(o, pt)
         return pt, dX, dW, slope
 
@@ -54,14 +55,14 @@ def test_damped_step_loses_accuracy_at_small_damping_but_newton_does_not():
     # elimination stays accurate
     d = load_fimi(n=1000, m=20)
     th = theta(0.336, 0.5)
-    o = gs.PlainOracle(d.D)
+    o = lm.PlainOracle(d.D)
     res = asyncio.run(gs.gs_solve(o, th, "fb", tol=1e-9))
     assert res.converged
     C, m, alpha = d.D.sum(0).astype(float), 20, 1e-8
 
     async def go():
-        pt = await gs._evaluate(o, res.X * 1.001, res.W * 1.001, None, th, "fb", 0, False, 0.0)
-        return pt, await gz.newton_step(o, pt), await gs.lm_step(o, pt, alpha, "fb")
+        pt = await lm._evaluate(o, res.X * 1.001, res.W * 1.001, None, th, "fb", 0, False, 0.0)
+        return pt, await gz.newton_step(o, pt), await lm.lm_step(o, pt, alpha, "fb")
 
     pt, (dX, dW, _), (lX, lW, _) = asyncio.run(go())
     assert np.abs(pt.parts["a"]).min() < 1e-6  # active rows with w >> b exist
@@ -80,7 +81,7 @@ def test_fimi_5000x50_converges_fast():
     # previous globalization: 382 iterations here; the fix: about 50
     d = load_fimi(n=5000, m=50)
     th = theta(0.336, 0.5)
-    o = gs.PlainOracle(d.D)
+    o = lm.PlainOracle(d.D)
     res = asyncio.run(gs.gs_solve(o, th, "fb"))
     x = o.to_counts(res.X)
     x_ref = reference_solve(d.D, th)
@@ -96,19 +97,19 @@ def test_lm_fallback_and_legacy_method_still_converge():
     th = theta(np.log(1.4), 0.5)
     x_ref = reference_solve(D, th)
     for method in gs.GS_METHODS:
-        o = gs.PlainOracle(D)
+        o = lm.PlainOracle(D)
         res = asyncio.run(gs.gs_solve(o, th, "fb", method=method))
         assert res.converged
         assert np.abs(o.to_counts(res.X) - x_ref).max() <= 1e-6 * x_ref.max()
     # rho = 1 rejects (almost) every undamped step: the damped fallback must carry the solve
-    o = gs.PlainOracle(D)
+    o = lm.PlainOracle(D)
     res = asyncio.run(gz.fb_solve(o, th, rho=1.0, max_iter=2000))
     assert res.converged and any(h["kind"] == "lm" for h in res.history)
     assert np.abs(o.to_counts(res.X) - x_ref).max() <= 1e-6 * x_ref.max()
 
 
 def test_bad_parameters_are_rejected():
-    o = gs.PlainOracle(np.ones((3, 2), bool))
+    o = lm.PlainOracle(np.ones((3, 2), bool))
     with pytest.raises(ValueError, match="theta"):
         asyncio.run(gz.fb_solve(o, 0.1))
     with pytest.raises(ValueError, match="nu_factor"):
@@ -127,7 +128,7 @@ def test_full_size_20000x50_equals_reference(dataset, exp_eps):
         else generate(n=20_000, m=50, avg_a=5.66, avg_b=4.13, seed=0)
     )
     th = theta(math.log(exp_eps), 0.5)
-    o = gs.PlainOracle(d.D)
+    o = lm.PlainOracle(d.D)
     res = asyncio.run(gs.gs_solve(o, th, "fb"))
     x = o.to_counts(res.X)
     x_ref = reference_solve(d.D, th)

@@ -6,12 +6,12 @@ import importlib
 import sys
 
 SEEDS: dict[str, str] = {
-    "seed000": "protocols.experiments.seed000",
-    "seed000-marginals": "protocols.experiments.seed000_marginals",
-    "seed001": "protocols.experiments.seed001",
-    "seed002": "protocols.experiments.seed002",
-    "seed003": "protocols.experiments.seed003",
-    "splitmix": "protocols.experiments.splitmix",
+    "seed000": "protocols.experiments.seed000.reproduce",
+    "seed000-marginals": "protocols.experiments.seed000.marginals",
+    "seed001": "protocols.experiments.seed001.runs",
+    "seed002": "protocols.experiments.seed002.runs",
+    "seed003": "protocols.experiments.seed003.runs",
+    "splitmix": "protocols.experiments.seed004.splitmix",
 }
 
 

@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from protocols.txpub import global_solution as gsol
+from protocols.txpub import lm as gsol
 
 
 async def newton_step(

@@ -48,6 +48,7 @@ from mpc.scalar_product import (
 )
 from parties import codec
 from protocols.txpub import global_solution as gsol
+from protocols.txpub import lm
 from protocols.txpub.model import TxData, check_feasible, floor_counts, reference_solve, theta
 from protocols.txpub.publish import SiteResult, ls_site_a, ls_site_b, publish_a, publish_b
 
@@ -89,7 +90,7 @@ class SiteState:
         self.C = self.D.sum(axis=0).astype(float)
         if (self.C <= 0).any():
             raise ValueError("SiteState: every item needs a positive support count")
-        if form not in gsol.FORMS:
+        if form not in lm.FORMS:
             raise ValueError(f"SiteState: unknown form {form!r}")
         self.form = form
 
@@ -103,10 +104,10 @@ class SiteState:
         return True
 
     def sums(self) -> np.ndarray:
-        return self.Df @ gsol.log_terms(self.X, self.C, self.form)
+        return self.Df @ lm.log_terms(self.X, self.C, self.form)
 
     def item_stats(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        return gsol.item_terms(self.Df.T @ self.W, self.X, self.C, self.form)
+        return lm.item_terms(self.Df.T @ self.W, self.X, self.C, self.form)
 
     def gram(self, weights: np.ndarray) -> np.ndarray:
         out = np.stack([(self.Df * w[:, None]).T @ self.Df for w in weights])
@@ -300,7 +301,7 @@ async def site_a(
             oracle, th, mode, tol=tol, max_iter=max_iter, on_iter=history.append, method=method
         )
         if mode == "fb"
-        else await gsol.lm_solve(
+        else await lm.lm_solve(
             oracle, th, "paper", tol=tol, max_iter=max_iter, on_iter=history.append
         )
     )
@@ -487,12 +488,12 @@ def gs_plain(
     """Plaintext GS ('simulated parties', same solver, ``PlainOracle``); ``method`` as in
     ``global_solution.gs_solve``."""
     th = theta(eps, delta)
-    o = gsol.PlainOracle(data.D, form=form)
+    o = lm.PlainOracle(data.D, form=form)
     t0 = time.perf_counter()
     if mode == "fb":
         res = asyncio.run(gsol.gs_solve(o, th, "fb", tol=tol, max_iter=max_iter, method=method))
     else:
-        res = asyncio.run(gsol.lm_solve(o, th, "paper", tol=tol, max_iter=max_iter))
+        res = asyncio.run(lm.lm_solve(o, th, "paper", tol=tol, max_iter=max_iter))
     x = o.to_counts(res.X)
     return {
         "counts": floor_counts(x),

@@ -1,0 +1,1 @@
+"""Bundled datasets (Adult, Census-Income, Kosarak; loaders and preprocessing) used by the reproductions."""

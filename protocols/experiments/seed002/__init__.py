@@ -1,0 +1,1 @@
+"""Seed 002 reproduction: HP-SDP against its seven comparison methods (runs and report)."""

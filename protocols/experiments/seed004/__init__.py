@@ -1,0 +1,1 @@
+"""Seed 004 (shuffle-model survey) reproductions: Split-Mix summation on Adult."""

@@ -1,0 +1,210 @@
+"""Seed-000 baselines for 1-way marginals: sampling + OUE (pure LDP) and SUE-MS.
+
+* :class:`OUESampling` (``oue-ldp``): each user samples one attribute uniformly and reports it
+  with OUE at eps = eps_c; no amplification is claimed (pure eps_c-LDP, delta = 0), so the
+  shuffle only hides who sent what. Messages go to batch ``a{theta}`` (width k_theta bits).
+* :class:`SUEMS` (``sue-ms``): SUE (symmetric unary encoding, basic RAPPOR) in the SRR-MS
+  framework: d balanced random groups, group i reports attribute i with SUE at eps_i to
+  shuffler i (batch ``a{i}``).
+
+SUE shuffle bound (the paper gives none; spec Sec. 7 candidate, documented and unverified):
+two bits differ between any two inputs and each bit is binary RR at eps_l/2, so Balle's k = 2
+bound applied to eps_l/2 and composed over the 2 bits gives
+
+    eps_c = 2 sqrt(14 ln(2/delta) (e^{eps_l/2} + 1) / (n/d - 1))  =>  eps_l = 2 Calculate(eps_c/2, delta, n/d, 2)
+
+Acceptance check (paper): feasible from eps_c = 0.7 on Adult (threshold 0.651) and from 0.4 on
+Kosarak (threshold 0.4014: borderline, 0.4 itself is infeasible under the strict policy).
+``tight`` accounting uses the DP core's variation-ratio bound with SUE's parameters.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+
+from protocols.base import Batches, BatchSpec
+from protocols.multidim.calculate import LocalBudget, calculate, feasibility_threshold
+from protocols.multidim.common import (
+    MultidimProtocol,
+    grouped_variance,
+    local_budget,
+    sampled_attribute_variance,
+)
+from protocols.multidim.srr_ms import SRRMS
+from protocols.oracles.unary_encoding import ue_estimate_from_counts, ue_perturb, ue_probabilities
+
+
+def sue_calculate(eps_c: float, delta: float, n_eff: float, policy: str = "strict") -> LocalBudget:
+    """SUE local epsilon from the candidate bound: eps_l = 2 Calculate(eps_c/2, delta, n_eff, 2).
+
+    Unary encoding needs eps_l > 0, so a non-positive solution is infeasible under every policy.
+    """
+    with warnings.catch_warnings():  # a negative solution is rejected below anyway
+        warnings.filterwarnings("ignore", message="calculate: eps_l")
+        b = calculate(eps_c / 2, delta, n_eff, 2, policy)
+    if b.eps_local is None or b.eps_local <= 0:
+        return LocalBudget(None, False, policy, b.argument, f"SUE bound: {b.reason}")
+    return LocalBudget(
+        2 * b.eps_local, True, policy, b.argument, f"SUE candidate bound ({b.reason})"
+    )
+
+
+def sue_feasibility_threshold(delta: float, n_eff: float) -> float:
+    """Smallest eps_c with a positive SUE local epsilon (X(eps_c) > 8)."""
+    return feasibility_threshold(delta, n_eff, 8)
+
+
+def _bit_counts(arr: np.ndarray, k: int, where: str) -> tuple[np.ndarray, int, int]:
+    """Column sums of well-formed bit vectors, their number, and the malformed rows."""
+    a = np.asarray(arr)
+    if a.ndim != 2 or a.shape[1] != k:
+        raise ValueError(f"{where}: messages must have shape (n, {k}), got {a.shape}")
+    ok = ((a == 0) | (a == 1)).all(axis=1)
+    return a[ok].sum(axis=0).astype(np.float64), int(ok.sum()), int((~ok).sum())
+
+
+class OUESampling(MultidimProtocol):
+    """Sampling + OUE at eps_c, pure LDP (module docstring)."""
+
+    name = "oue-ldp"
+    estimators = ("paper", "observed")
+
+    def __init__(
+        self,
+        domain_sizes: tuple[int, ...] | list[int],
+        n: int,
+        eps_c: float,
+        delta: float,
+        **kw: Any,
+    ) -> None:
+        """Same arguments as the shuffle protocols; ``accounting``/``policy`` are unused."""
+        super().__init__(domain_sizes, n, eps_c, delta, **kw)
+        self.eps_local = self.eps_c
+        self.feasible = True
+
+    def batch_specs(self) -> list[BatchSpec]:
+        return [BatchSpec(f"a{j}", k, 2) for j, k in enumerate(self.domain_sizes)]
+
+    def encode(self, records: np.ndarray, rng: np.random.Generator) -> Batches:
+        """Uniform attribute per user, OUE bit vector of its value."""
+        x = self.check(records)
+        theta = rng.integers(0, self.d, size=x.shape[0])
+        return {
+            f"a{j}": ue_perturb(x[theta == j, j], k, self.eps_c, rng, "oue").astype(np.int64)
+            for j, k in enumerate(self.domain_sizes)
+        }
+
+    def analyze(self, shuffled: Batches) -> dict[str, Any]:
+        """Both estimators: n/d (``paper``) or the attribute's report count (``observed``)."""
+        paper, observed = [], []
+        reports = malformed = 0
+        for j, k in enumerate(self.domain_sizes):
+            empty = np.zeros((0, k), dtype=np.int64)
+            c, m, bad = _bit_counts(shuffled.get(f"a{j}", empty), k, f"oue-ldp batch a{j}")
+            reports, malformed = reports + m, malformed + bad
+            paper.append(ue_estimate_from_counts(c, self.eps_c, self.n / self.d, "oue"))
+            observed.append(
+                ue_estimate_from_counts(c, self.eps_c, m, "oue") if m else np.full(k, np.nan)
+            )
+        return self.package({"paper": paper, "observed": observed}, reports, malformed)
+
+    def privacy(self) -> dict[str, Any]:
+        return self.privacy_statement(
+            self.eps_c, "pure LDP (no amplification claimed)", delta_local=0.0
+        )
+
+    def variance(self, freqs: list[np.ndarray], estimator: str | None = None) -> list[np.ndarray]:
+        """Exact per-value variances (:func:`protocols.multidim.common.sampled_attribute_variance`)."""
+        p, q = ue_probabilities(self.eps_c, "oue")
+        est = estimator or self.estimator
+        return [sampled_attribute_variance(f, p, q, self.n, self.d, est) for f in freqs]
+
+
+class SUEMS(SRRMS):
+    """SUE in the SRR-MS framework (module docstring); grouping as in SRR-MS."""
+
+    name = "sue-ms"
+
+    def __init__(
+        self,
+        domain_sizes: tuple[int, ...] | list[int],
+        n: int,
+        eps_c: float,
+        delta: float,
+        **kw: Any,
+    ) -> None:
+        """Same arguments as :class:`SRRMS`; the local budget uses the SUE bound."""
+        MultidimProtocol.__init__(self, domain_sizes, n, eps_c, delta, **kw)
+        if self.accounting == "paper":
+            budget = sue_calculate(self.eps_c, self.delta, self.n / self.d, self.policy)
+        else:
+            budget = local_budget(
+                self.eps_c,
+                self.delta,
+                self.n // self.d,
+                2,
+                accounting="tight",
+                policy=self.policy,
+                mechanism="sue",
+                bound=self.tight_bound,
+            )
+        self.budgets = [budget] * self.d
+        self.eps_local = [budget.eps_local] * self.d
+
+    def batch_specs(self) -> list[BatchSpec]:
+        return [BatchSpec(f"a{j}", k, 2) for j, k in enumerate(self.domain_sizes)]
+
+    def perturb(self, records: np.ndarray, groups: np.ndarray, rng: np.random.Generator) -> Batches:
+        """SUE bit vector of attribute i for the users of group i."""
+        x = self.check(records)
+        g = np.asarray(groups)
+        if g.shape != (x.shape[0],) or (g.size and (g.min() < 0 or g.max() >= self.d)):
+            raise ValueError(f"sue-ms.perturb: groups must be {x.shape[0]} values in [0, {self.d})")
+        out: Batches = {}
+        for j, (k, eps) in enumerate(zip(self.domain_sizes, self.eps_local, strict=True)):
+            if eps is None:
+                out[f"a{j}"] = np.zeros((0, k), dtype=np.int64)
+            else:
+                out[f"a{j}"] = ue_perturb(x[g == j, j], k, eps, rng, "sue").astype(np.int64)
+        return out
+
+    def analyze(self, shuffled: Batches) -> dict[str, Any]:
+        """Per-group bit counts and both estimators (as SRR-MS)."""
+        paper: list[np.ndarray | None] = []
+        observed: list[np.ndarray | None] = []
+        reports = malformed = 0
+        for j, (k, eps) in enumerate(zip(self.domain_sizes, self.eps_local, strict=True)):
+            empty = np.zeros((0, k), dtype=np.int64)
+            arr = shuffled.get(f"a{j}", empty)
+            if eps is None:
+                malformed += len(arr)
+                paper.append(None)
+                observed.append(None)
+                continue
+            c, m, bad = _bit_counts(arr, k, f"sue-ms batch a{j}")
+            reports, malformed = reports + m, malformed + bad
+            paper.append(ue_estimate_from_counts(c, eps, self.n / self.d, "sue"))
+            observed.append(ue_estimate_from_counts(c, eps, m, "sue") if m else np.full(k, np.nan))
+        return self.package({"paper": paper, "observed": observed}, reports, malformed)
+
+    def privacy(self) -> dict[str, Any]:
+        bound = self.bound_name("sue-candidate (2x Balle k=2 at eps_l/2)", "sue")
+        return self.privacy_statement(
+            self.eps_local[0], bound, composition="parallel over d disjoint groups"
+        )
+
+    def variance(
+        self, freqs: list[np.ndarray], estimator: str | None = None, partition: bool = True
+    ) -> list[np.ndarray | None]:
+        """Exact per-value variances (:func:`protocols.multidim.common.grouped_variance`, SUE's p, q)."""
+        out: list[np.ndarray | None] = []
+        for f, eps in zip(freqs, self.eps_local, strict=True):
+            if eps is None:
+                out.append(None)
+                continue
+            p, q = ue_probabilities(eps, "sue")
+            out.append(grouped_variance(f, p, q, self.n, self.d, partition=partition))
+        return out

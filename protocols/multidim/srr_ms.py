@@ -1,0 +1,169 @@
+"""SRR-MS (seed 000, Algorithm 1): single-attribute RR with multiple shufflers.
+
+Users are split at random (data-independently, balanced) into d groups; group i reports only
+attribute i with k_i-ary RR at eps_i and sends it to shuffler i (batch ``a{i}``, width 1, no
+attribute id on the wire). Estimators (spec Sec. 3):
+
+* ``paper``: f~ = (d C - n q_i) / (n (p_i - q_i)), the n/d normalisation;
+* ``observed``: f~ = (C / n_i - q_i) / (p_i - q_i) with n_i the size of batch i.
+
+Accounting: ``paper`` = Calculate(eps_c, delta, n/d, k_i) per group (Theorem 1 with parallel
+composition); ``tight`` = the DP core's accountant for k_i-RR over floor(n/d) users. Attributes
+without a feasible eps_i are not collected (their group sends nothing; estimate ``None``).
+
+The group assignment happens inside ``encode`` (per call, balanced over the users it is given);
+a networked run with several client populations therefore gets groups balanced within +-1 per
+population.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from protocols.base import Batches, BatchSpec
+from protocols.multidim.common import MultidimProtocol, grouped_variance, local_budget
+from protocols.oracles.grr import grr_estimate_from_counts, grr_perturb, grr_probabilities
+
+
+class SRRMS(MultidimProtocol):
+    """SRR-MS encoder and analyzer (module docstring)."""
+
+    name = "srr-ms"
+    estimators = ("paper", "observed")
+
+    def __init__(
+        self,
+        domain_sizes: tuple[int, ...] | list[int],
+        n: int,
+        eps_c: float,
+        delta: float,
+        **kw: Any,
+    ) -> None:
+        """``domain_sizes`` k_j, ``n`` users, target (eps_c, delta); see MultidimProtocol."""
+        super().__init__(domain_sizes, n, eps_c, delta, **kw)
+        n_eff = self.n / self.d if self.accounting == "paper" else self.n // self.d
+        if n_eff < 2:
+            raise ValueError(f"srr-ms: n/d = {self.n / self.d:.3g} users per group is too few")
+        self.budgets = [
+            local_budget(
+                self.eps_c,
+                self.delta,
+                n_eff,
+                k,
+                accounting=self.accounting,
+                bound=self.tight_bound,
+                policy=self.policy,
+                mechanism="grr",
+                k=k,
+            )
+            for k in self.domain_sizes
+        ]
+        self.eps_local: list[float | None] = [b.eps_local for b in self.budgets]
+
+    @property
+    def feasible(self) -> bool:
+        """True when at least one attribute has a feasible local epsilon."""
+        return any(e is not None for e in self.eps_local)
+
+    @property
+    def feasible_attributes(self) -> list[int]:
+        """Indices of attributes with a feasible local epsilon."""
+        return [j for j, e in enumerate(self.eps_local) if e is not None]
+
+    def batch_specs(self) -> list[BatchSpec]:
+        return [BatchSpec(f"a{j}", 1, k) for j, k in enumerate(self.domain_sizes)]
+
+    def assign_groups(self, m: int, rng: np.random.Generator) -> np.ndarray:
+        """Balanced random partition of m users into d groups (sizes differ by at most 1)."""
+        g = np.empty(m, dtype=np.int64)
+        g[rng.permutation(m)] = (np.arange(m) + rng.integers(self.d)) % self.d
+        return g
+
+    def perturb(self, records: np.ndarray, groups: np.ndarray, rng: np.random.Generator) -> Batches:
+        """Randomize each user's own-group attribute; one batch per attribute."""
+        x = self.check(records)
+        g = np.asarray(groups)
+        if g.shape != (x.shape[0],) or (g.size and (g.min() < 0 or g.max() >= self.d)):
+            raise ValueError(f"srr-ms.perturb: groups must be {x.shape[0]} values in [0, {self.d})")
+        out: Batches = {}
+        for j, (k, eps) in enumerate(zip(self.domain_sizes, self.eps_local, strict=True)):
+            if eps is None:
+                out[f"a{j}"] = np.zeros((0, 1), dtype=np.int64)
+                continue
+            out[f"a{j}"] = grr_perturb(x[g == j, j], k, eps, rng).reshape(-1, 1)
+        return out
+
+    def encode(self, records: np.ndarray, rng: np.random.Generator) -> Batches:
+        """Random balanced grouping, then k_i-RR of attribute i within group i."""
+        x = self.check(records)
+        return self.perturb(x, self.assign_groups(x.shape[0], rng), rng)
+
+    def analyze(self, shuffled: Batches) -> dict[str, Any]:
+        """Per-batch counts and both estimators."""
+        paper: list[np.ndarray | None] = []
+        observed: list[np.ndarray | None] = []
+        reports = malformed = 0
+        for j, (k, eps) in enumerate(zip(self.domain_sizes, self.eps_local, strict=True)):
+            arr = np.asarray(shuffled.get(f"a{j}", np.zeros((0, 1), dtype=np.int64)))
+            if arr.ndim != 2 or arr.shape[1] != 1:
+                raise ValueError(
+                    f"srr-ms.analyze: batch a{j} must have shape (n, 1), got {arr.shape}"
+                )
+            if eps is None:
+                malformed += arr.shape[0]
+                paper.append(None)
+                observed.append(None)
+                continue
+            y = arr[:, 0]
+            ok = (y >= 0) & (y < k)
+            c = np.bincount(y[ok], minlength=k).astype(np.float64)
+            reports += int(ok.sum())
+            malformed += int((~ok).sum())
+            paper.append(grr_estimate_from_counts(c, eps, self.n / self.d))
+            observed.append(grr_estimate_from_counts(c, eps) if c.sum() > 0 else np.full(k, np.nan))
+        return self.package({"paper": paper, "observed": observed}, reports, malformed)
+
+    def privacy(self) -> dict[str, Any]:
+        bound = self.bound_name("balle19-closed-form", "grr")
+        return self.privacy_statement(
+            self.eps_local,
+            bound,
+            composition="parallel over d disjoint groups",
+            group_size=self.n / self.d,
+            infeasible=[self.attributes[j] for j, e in enumerate(self.eps_local) if e is None],
+        )
+
+    def variance(
+        self, freqs: list[np.ndarray], estimator: str | None = None, partition: bool = True
+    ) -> list[np.ndarray | None]:
+        """Exact per-value variance of each feasible attribute (``srr_ms_variance``).
+
+        Both estimators share it (they coincide when d divides n).
+        """
+        return [
+            None if e is None else srr_ms_variance(f, k, e, self.n, self.d, partition=partition)
+            for f, k, e in zip(freqs, self.domain_sizes, self.eps_local, strict=True)
+        ]
+
+
+def srr_ms_variance(
+    freqs: np.ndarray, k: int, eps: float, n: int, d: int, *, partition: bool = True
+) -> np.ndarray:
+    """Variance of the SRR-MS estimate of a value with frequency ``freqs`` (groups of n/d).
+
+    ``partition=False``: Theorem 3 in full, conditional on the group holding the value with the
+    population frequency: d q(1-q)/(n (p-q)^2) + d f (1-p-q)/(n (p-q)).
+    ``partition=True`` adds the balanced random partition's sampling error
+    (d/n)^2 (n/d) f (1-f) (n - n/d)/(n - 1) = f (1-f)(d-1)/(n-1) (hypergeometric group counts).
+    Both estimators coincide when d divides n.
+    """
+    p, q = grr_probabilities(k, eps)
+    return grouped_variance(freqs, p, q, n, d, partition=partition)
+
+
+def srr_ms_variance_paper_approx(k: int, eps: float, n: int, d: int) -> float:
+    """The paper's Eq. (3): d q(1-q)/(n (p-q)^2), the f_v term dropped."""
+    p, q = grr_probabilities(k, eps)
+    return d * q * (1 - q) / (n * (p - q) ** 2)

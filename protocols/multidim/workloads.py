@@ -1,0 +1,174 @@
+"""``sdp run srr-ms | arr-ss | psrr-ss | sue-ms | oue-ldp``: seed-000 1-way marginal workloads.
+
+Parameters (all optional; strings from the command line are converted):
+
+* ``dataset``: ``adult`` (default, the bundled copy), ``census-income``, ``kosarak``,
+  ``kosarak-synthetic`` (see :mod:`protocols.datasets.categorical`); ``data_dir`` for the raw files;
+* ``epsilon``: the central target eps_c (default 1.0); ``delta``: default 1/n as in the paper;
+* ``accounting``: ``paper`` (Calculate, default) or ``tight`` (the DP core's accountant);
+  ``tight_bound``: ``vr`` (variation ratio with the mechanism's parameters, default) or ``fmt21``;
+  the launcher's ``bound`` maps onto them (paper/balle -> paper; tight/vr/fmt21 -> tight);
+* ``users``: run on a random subset of this many records (seeded by ``data_seed``);
+* ``policy``: ``strict`` (default), ``paper_lenient`` or ``fallback``;
+* ``estimator``: ``paper`` (default) or ``observed`` where the protocol has it;
+* ``data_seed``: seed of the sampled datasets (census-income, kosarak-synthetic; default 0);
+  ``seed`` is left to the launcher (client randomness).
+
+``truth()`` gives the true marginals per attribute; ``report(estimate)`` gives per-attribute SSE,
+the total over the estimated attributes and the exact expected SSE (sum of the variances).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from protocols.datasets import categorical as datasets
+from protocols.multidim.arr_ss import ARRSS
+from protocols.multidim.baselines import SUEMS, OUESampling
+from protocols.multidim.common import MultidimProtocol, sse
+from protocols.multidim.psrr_ss import PSRRSS
+from protocols.multidim.srr_ms import SRRMS
+from protocols.workloads import Workload, register
+
+
+def _dataset(params: dict[str, Any]) -> datasets.CategoricalDataset:
+    name = str(params.get("dataset", "adult"))
+    data_dir = params.get("data_dir")
+    seed = int(params.get("data_seed", 0))
+    if name == "census-income":
+        ds = datasets.load_census_income(data_dir, seed=seed)
+    elif name == "kosarak-synthetic":
+        ds = datasets.load_kosarak_synthetic(data_dir, seed=seed)
+    else:
+        ds = datasets.load_dataset(name, data_dir)
+    if params.get("users") is None:
+        return ds
+    n = int(params["users"])
+    if not 2 <= n <= ds.n:
+        raise ValueError(f"users must lie in [2, {ds.n}] for dataset {ds.name}, got {n}")
+    rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(7,)))
+    pick = np.sort(rng.choice(ds.n, size=n, replace=False))
+    return replace(ds, records=ds.records[pick], source=f"{ds.source}; {n} users sampled")
+
+
+def _accounting(params: dict[str, Any]) -> tuple[str, str]:
+    """(accounting, tight_bound) from ``accounting``/``tight_bound`` or the launcher's ``bound``."""
+    bound = params.get("bound")
+    accounting = params.get("accounting")
+    tight_bound = params.get("tight_bound")
+    if bound is not None:
+        b = str(bound)
+        if b not in ("paper", "balle", "tight", "vr", "fmt21"):
+            raise ValueError(
+                f"bound must be paper|balle|tight|vr|fmt21 for seed-000 protocols, got {b!r}"
+            )
+        accounting = accounting or ("paper" if b in ("paper", "balle") else "tight")
+        tight_bound = tight_bound or (b if b in ("vr", "fmt21") else None)
+    return str(accounting or "paper"), str(tight_bound or "vr")
+
+
+def expected_sse(protocol: MultidimProtocol, truth: list[np.ndarray]) -> float | None:
+    """Sum of the exact per-value variances of the selected estimator (None if not known)."""
+    var = getattr(protocol, "variance", None)
+    if var is None:
+        return None
+    parts = var(truth, protocol.estimator)
+    return float(sum(v.sum() for v in parts if v is not None))
+
+
+def build_workload(cls: type[MultidimProtocol], params: dict[str, Any]) -> Workload:
+    """Workload for one multidimensional protocol class (module docstring for params)."""
+    if params.get("domain") is not None:
+        raise ValueError(
+            "domain does not apply to seed-000 protocols: the dataset fixes the domains"
+        )
+    ds = _dataset(params)
+    delta = float(params.get("delta", 1.0 / ds.n))
+    accounting, tight_bound = _accounting(params)
+    protocol = cls(
+        ds.domain_sizes,
+        ds.n,
+        float(params.get("epsilon", 1.0)),
+        delta,
+        accounting=accounting,
+        policy=str(params.get("policy", "strict")),
+        estimator=str(params.get("estimator", "paper")),
+        attributes=ds.attributes,
+        tight_bound=tight_bound,
+    )
+    if not getattr(protocol, "feasible", True):
+        raise ValueError(
+            f"{cls.name}: no feasible local epsilon on {ds.name} at eps_c={protocol.eps_c} "
+            f"(policy {protocol.policy}, accounting {protocol.accounting}); raise epsilon, "
+            "or use policy=fallback or accounting=tight"
+        )
+    truth = ds.marginals()
+
+    def truth_fn() -> dict[str, Any]:
+        return {
+            "dataset": ds.name,
+            "n": ds.n,
+            "marginals": {a: t.tolist() for a, t in zip(ds.attributes, truth, strict=True)},
+        }
+
+    def report(estimate: dict[str, Any]) -> dict[str, Any]:
+        per, total = sse(estimate["marginals"], truth)
+        rows: list[list[Any]] = []
+        for a, est, f, e in zip(ds.attributes, estimate["marginals"], truth, per, strict=True):
+            for v in range(len(f)):
+                rows.append(
+                    [
+                        a if v == 0 else "",
+                        v,
+                        float(f[v]),
+                        "-" if est is None else float(est[v]),
+                        ("-" if e is None else f"{e:.3e}") if v == 0 else "",
+                    ]
+                )
+        return {
+            "table": {
+                "title": f"{protocol.name} on {ds.name}: estimated vs true 1-way marginals",
+                "columns": ["attribute", "value", "true", "estimate", "attribute SSE"],
+                "rows": rows,
+            },
+            "dataset": ds.name,
+            "sse_per_attribute": dict(zip(ds.attributes, per, strict=True)),
+            "sse_total": total,
+            "expected_sse": expected_sse(protocol, truth),
+            "attributes_estimated": sum(p is not None for p in per),
+        }
+
+    return Workload(protocol, ds.records, truth=truth_fn, report=report)
+
+
+@register("srr-ms")
+def srr_ms_workload(params: dict[str, Any]) -> Workload:
+    """SRR-MS: d groups, k_i-RR, one shuffle batch per attribute."""
+    return build_workload(SRRMS, params)
+
+
+@register("arr-ss")
+def arr_ss_workload(params: dict[str, Any]) -> Workload:
+    """ARR-SS: RR over the union of the attribute domains, one shuffle batch."""
+    return build_workload(ARRSS, params)
+
+
+@register("psrr-ss")
+def psrr_ss_workload(params: dict[str, Any]) -> Workload:
+    """PSRR-SS: domains padded to k_max, (attribute, value) messages, one shuffle batch."""
+    return build_workload(PSRRSS, params)
+
+
+@register("sue-ms")
+def sue_ms_workload(params: dict[str, Any]) -> Workload:
+    """Baseline SUE-MS: SUE in the SRR-MS framework (candidate SUE shuffle bound)."""
+    return build_workload(SUEMS, params)
+
+
+@register("oue-ldp")
+def oue_ldp_workload(params: dict[str, Any]) -> Workload:
+    """Baseline: attribute sampling + OUE at eps_c, pure LDP (no amplification)."""
+    return build_workload(OUESampling, params)
