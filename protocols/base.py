@@ -16,6 +16,8 @@ from typing import Any
 
 import numpy as np
 
+from protocols.ledger import PrivacyRefusal, Release, gate
+
 Batches = dict[str, np.ndarray]
 
 
@@ -51,6 +53,16 @@ class ShuffleProtocol(ABC):
     def privacy(self) -> dict[str, Any]:
         """Privacy statement of the run (eps, delta, local eps, bound used)."""
         return {}
+
+    def releases(self, round: int, counts: dict[str, int]) -> list[Release]:
+        """What round ``round`` publishes and the guarantee covering each, given the number of
+        well-formed reports received per batch (see :mod:`protocols.ledger`).
+
+        Return releases whose guarantee holds at ``counts`` (re-accounted at the count received
+        where the protocol can), or raise ``PrivacyRefusal``. The default refuses: a protocol
+        that does not describe its releases publishes nothing.
+        """
+        raise PrivacyRefusal(f"{self.name}: the protocol does not describe its releases")
 
     # -- multi-round protocols ------------------------------------------------------------
     # A protocol with n_rounds > 1 (e.g. GFIM: candidates from round 0, refinement in round 1)
@@ -108,6 +120,16 @@ def validate_batches(
     return invalid
 
 
+def count_valid(specs_list: list[BatchSpec], batches: Batches) -> dict[str, int]:
+    """Well-formed messages per batch of ``specs_list`` (0 for a batch that did not arrive);
+    malformed batch names or widths raise ValueError like :func:`validate_batches`."""
+    invalid = validate_batches(None, batches, specs_list)
+    return {
+        s.name: int(batches[s.name].shape[0]) - invalid[s.name] if s.name in batches else 0
+        for s in specs_list
+    }
+
+
 def trusted_shuffle(batches: Batches, rng: np.random.Generator) -> Batches:
     """The in-process trusted shuffler: a uniform permutation of each batch."""
     return {name: arr[rng.permutation(arr.shape[0])] for name, arr in batches.items()}
@@ -119,11 +141,15 @@ def simulate(
     rng: np.random.Generator,
     shuffler: Any = trusted_shuffle,
     populations: int = 1,
+    ledger: list[Release] | None = None,
+    max_epsilon: float | None = None,
 ) -> dict[str, Any]:
     """Run every round in process: encode, shuffle (trusted by default), analyze.
 
     The same ``encode_round``/``analyze_round`` calls as the networked run, with the users split
-    into ``populations`` contiguous client populations like the launcher does.
+    into ``populations`` contiguous client populations like the launcher does. With ``ledger``
+    (a list), every round's shuffled batches pass :func:`protocols.ledger.gate` before the
+    analyzer sees them and the releases are appended to it (``PrivacyRefusal`` otherwise).
     """
     n = records.shape[0]
     slices = [slice(i * n // populations, (i + 1) * n // populations) for i in range(populations)]
@@ -139,6 +165,10 @@ def simulate(
             name: np.concatenate([p[name] for p in parts if name in p])
             for name in {k for p in parts for k in p}
         }
-        result = protocol.analyze_round(r, shuffler(merged, rng), public)
+        shuffled = shuffler(merged, rng)
+        if ledger is not None:
+            counts = count_valid(protocol.batch_specs_round(r, public), shuffled)
+            ledger.extend(gate(protocol, r, counts, max_epsilon))
+        result = protocol.analyze_round(r, shuffled, public)
         public = result
     return result
