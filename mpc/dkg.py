@@ -33,8 +33,8 @@ from mpc.ristretto import (
     smul_base,
     sum_points,
 )
-from parties import codec
-from parties.link import PartyContext, PeerError
+from parties.runtime import codec
+from parties.runtime.link import PartyContext, PeerError
 
 
 @dataclass

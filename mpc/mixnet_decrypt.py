@@ -32,8 +32,8 @@ from mpc.mixnet_state import MixnetAbort, ServerState
 from mpc.mixnet_verifier import verify_dec_shares, weighted_key
 from mpc.nizk import dec_share_prove
 from mpc.ristretto import L, chunk_ranges, map_chunks, smul_many
-from parties import codec
-from parties.link import PartyContext, PeerError
+from parties.runtime import codec
+from parties.runtime.link import PartyContext, PeerError
 
 log = logging.getLogger("mpc.mixnet")
 

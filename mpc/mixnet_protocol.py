@@ -51,8 +51,8 @@ from mpc.nizk import client_prove
 from mpc.pools import process_pool
 from mpc.ristretto import chunk_ranges, map_chunks
 from mpc.shuffle_proof import shuffle_and_prove
-from parties import codec
-from parties.link import PartyContext, PeerError
+from parties.runtime import codec
+from parties.runtime.link import PartyContext, PeerError
 
 __all__ = [
     "MixnetAbort",
@@ -467,12 +467,12 @@ def run_local(
     owners: dict[str, list[str]] | None = None,
     timeout: float = 600.0,
 ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
-    """Run every party of the mix-net in this process over ``parties.memlink``.
+    """Run every party of the mix-net in this process over ``parties.runtime.memlink``.
 
     Returns the analyzer's shuffled batches (valid rows) and the public record. A shuffler
     backend for simulations; networked runs call the same coroutines through the runtime.
     """
-    from parties.memlink import MemoryNetwork
+    from parties.runtime.memlink import MemoryNetwork
 
     names = list(cfg.servers) + [cfg.clients, cfg.analyzer]
     net = MemoryNetwork(names, timeout=timeout)

@@ -71,7 +71,7 @@ from mpc.mpyc_runtime import (
     start_runtime,
 )
 from mpc.permute_reshare import MPCServerError
-from parties.link import PartyContext
+from parties.runtime.link import PartyContext
 from protocols.base import Batches, BatchSpec
 
 # ---------------------------------------------------------------------------------------------

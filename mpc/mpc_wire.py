@@ -17,8 +17,8 @@ import numpy as np
 
 from mpc import shamir
 from mpc.shamir import PRIME
-from parties import codec
-from parties.link import PartyContext
+from parties.runtime import codec
+from parties.runtime.link import PartyContext
 from protocols.base import Batches, BatchSpec
 
 MSG_SHARES = "mpc-shares"

@@ -50,7 +50,7 @@ from mpc.paillier import (
     ciphertexts_from_bytes,
     ciphertexts_to_bytes,
 )
-from parties import codec
+from parties.runtime import codec
 
 SLOT_BYTES = 12  # 96-bit slots
 

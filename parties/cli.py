@@ -12,9 +12,9 @@ import sys
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("parties.launcher", "run a protocol: every party its own local process"),
-    "party": ("parties.party", "start one party of a cluster (separate-host runs)"),
-    "keys": ("parties.keys", "make per-party Ed25519 keys and X.509 certificates"),
-    "verify": ("parties.verify", "check a run's transcripts, signatures and proofs"),
+    "party": ("parties.runtime.party", "start one party of a cluster (separate-host runs)"),
+    "keys": ("parties.runtime.keys", "make per-party Ed25519 keys and X.509 certificates"),
+    "verify": ("parties.verify.run", "check a run's transcripts, signatures and proofs"),
     "costs": ("parties.costs", "print the per-party, per-phase cost ledger"),
     "account": ("protocols.accountant.cli", "privacy-amplification accountant"),
     "reproduce": ("protocols.experiments.reproduce", "reproduce a source paper's experiments"),

@@ -133,7 +133,7 @@ def main(argv: list[str]) -> int:
     if args.json:
         print(json.dumps(costs, indent=1))
     else:
-        from parties.ui import console
+        from parties.runtime.ui import console
 
         console().print(cost_table(costs, by_round=args.by_round))
     return 0

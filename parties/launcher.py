@@ -18,9 +18,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from parties.cluster import Cluster, ClusterError, PartySpec, dump_cluster, new_session_id
-from parties.keys import make_cluster_keys
-from parties.plans import plan_for
+from parties.runtime.cluster import Cluster, ClusterError, PartySpec, dump_cluster, new_session_id
+from parties.runtime.keys import make_cluster_keys
+from parties.runtime.plans import plan_for
 
 # The main job (plain ``sdp run``): PSRR-SS on the bundled Adult data through the verifiable
 # mix-net with 3 servers (threshold 2), then the full verification.
@@ -210,7 +210,7 @@ async def launch(cluster: Cluster, run_dir: Path, monitor: Monitor) -> dict[str,
         cmd = [
             sys.executable,
             "-m",
-            "parties.party",
+            "parties.runtime.party",
             "--cluster",
             str(run_dir / "cluster.toml"),
             "--keys",
@@ -272,7 +272,7 @@ async def launch(cluster: Cluster, run_dir: Path, monitor: Monitor) -> dict[str,
 def print_summary(result: dict[str, Any], costs: dict[str, Any]) -> None:
     from rich.table import Table
 
-    from parties.ui import console
+    from parties.runtime.ui import console
 
     con = console()
     ev = result.get("evaluation", {})
@@ -427,7 +427,7 @@ def main(argv: list[str]) -> int:
     result_path.write_text(json.dumps(result, indent=1))
     status = 0
     if not args.no_verify:
-        from parties.verify import verify_run
+        from parties.verify.run import verify_run
 
         report = verify_run(run_dir, progress=False)
         result["verified"] = report.ok

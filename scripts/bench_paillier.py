@@ -37,7 +37,7 @@ from mpc.scalar_product import (  # noqa: E402
     ssp_alice,
     ssp_bob,
 )
-from parties.memlink import MemoryNetwork  # noqa: E402
+from parties.runtime.memlink import MemoryNetwork  # noqa: E402
 
 
 def _rate(fn, count: int) -> float:

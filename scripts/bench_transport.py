@@ -23,13 +23,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from parties.cluster import Cluster, PartySpec, dump_cluster, load_cluster, new_session_id  # noqa: E402
-from parties.keys import make_cluster_keys  # noqa: E402
 from parties.launcher import free_ports  # noqa: E402
+from parties.runtime.cluster import Cluster, PartySpec, dump_cluster, load_cluster, new_session_id  # noqa: E402
+from parties.runtime.keys import make_cluster_keys  # noqa: E402
 
 
 async def party_main(args: argparse.Namespace) -> None:
-    from parties.transport import Node
+    from parties.runtime.transport import Node
 
     cluster = load_cluster(args.cluster)
     node = Node(cluster, args.name, Path(args.keys), Path(args.out))

@@ -47,9 +47,9 @@ def resign_transcript(run: Path, party: str, entries: list[dict]) -> None:
     (a forger who controls that party); other parties' transcripts are untouched."""
     import json
 
-    from parties.keys import load_private_key
-    from parties.signing import Signer
-    from parties.transcript import CHECKPOINT_DOMAIN, entry_hash
+    from parties.runtime.keys import load_private_key
+    from parties.runtime.signing import Signer
+    from parties.runtime.transcript import CHECKPOINT_DOMAIN, entry_hash
 
     signer = Signer(load_private_key(run / "keys", party))
     prev = entries[0]["prev"]

@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from mpc.pools import process_pool
-from parties.ledger import CostLedger
+from parties.runtime.cost_ledger import CostLedger
 
 
 def _spin(n: int) -> int:

@@ -9,8 +9,8 @@ import shutil
 import pytest
 from conftest import resign_transcript, sdp
 
-from parties import codec
-from parties.verify import verify_run
+from parties.runtime import codec
+from parties.verify.run import verify_run
 
 
 @pytest.fixture(scope="module")

@@ -24,7 +24,7 @@ from mpc.mixnet_protocol import (
 from mpc.mixnet_record_verifier import verify_record
 from mpc.mixnet_schema import Ciphertexts
 from mpc.nizk import client_prove
-from parties.memlink import MemoryNetwork
+from parties.runtime.memlink import MemoryNetwork
 from protocols.base import BatchSpec
 
 SERVERS = ["mix1", "mix2", "mix3"]
@@ -212,7 +212,7 @@ def test_end_to_end_with_process_pools() -> None:
 
 
 def test_run_local_record_survives_cbor() -> None:
-    from parties import codec
+    from parties.runtime import codec
 
     cfg = _cfg(session_id="local-run", combine_all=False, verify_mixes=False)
     batches = _batches(n=5)

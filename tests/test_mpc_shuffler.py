@@ -10,8 +10,8 @@ import pytest
 from mpc import mpc_arith, mpc_wire, shamir
 from mpc import mpc_shuffler as ms
 from mpc import permute_reshare as pr
-from parties import mpc_run
-from parties.memlink import MemoryNetwork
+from parties.mpc_shuffle import plan as mpc_run
+from parties.runtime.memlink import MemoryNetwork
 from protocols.base import BatchSpec
 
 SPECS = [BatchSpec("a", 1, 5), BatchSpec("b", 2, 3)]
@@ -208,7 +208,7 @@ def _fake_serve_rounds(rts):
 async def test_roles_run_grr_end_to_end(tmp_path, monkeypatch, mode):
     import json
 
-    from parties.cluster import Cluster, PartySpec
+    from parties.runtime.cluster import Cluster, PartySpec
 
     plan = mpc_run.MpcPlan()
     layout = plan.layout({"servers": 3, "clients": 2})
@@ -230,7 +230,7 @@ async def test_roles_run_grr_end_to_end(tmp_path, monkeypatch, mode):
     res = json.loads((tmp_path / "result.json").read_text())
     assert res["messages"] == {"reports": 3000} and res["mpc"]["mode"] == mode
     assert abs(sum(res["estimate"]["frequencies"]) - 1) < 1e-9
-    from parties.shuffle_roles import load_batches
+    from parties.clients.roles import load_batches
 
     published, meta = load_batches(nodes["analyzer"].published[mpc_run.PUBLISHED_INPUT])
     assert published["reports"].shape == (3000, 1) and meta["mode"] == mode
@@ -273,7 +273,7 @@ class _TwoRounds(__import__("protocols.base", fromlist=["ShuffleProtocol"]).Shuf
 async def test_roles_run_a_two_round_protocol(tmp_path, monkeypatch):
     import json
 
-    from parties.cluster import Cluster, PartySpec
+    from parties.runtime.cluster import Cluster, PartySpec
     from protocols.workloads import WORKLOADS, Workload
 
     records = np.arange(50)

@@ -26,7 +26,7 @@ from mpc.scalar_product import (
     ssp_bob,
     unpack,
 )
-from parties.memlink import MemoryNetwork
+from parties.runtime.memlink import MemoryNetwork
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from conftest import resign_transcript, sdp
 
-from parties.verify import verify_run
+from parties.verify.run import verify_run
 
 
 @pytest.fixture(scope="module")

@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 from conftest import sdp
 
-from parties.cluster import Cluster, PartySpec, dump_cluster, new_session_id
-from parties.frames import PREFIX, VERSION, frame_parts
-from parties.keys import make_cluster_keys, make_party_key
 from parties.launcher import free_ports
-from parties.link import PeerError
-from parties.transport import Node
+from parties.runtime.cluster import Cluster, PartySpec, dump_cluster, new_session_id
+from parties.runtime.frames import PREFIX, VERSION, frame_parts
+from parties.runtime.keys import make_cluster_keys, make_party_key
+from parties.runtime.link import PeerError
+from parties.runtime.transport import Node
 
 
 def make_cluster(tmp: Path, names: list[str], timeout: float = 10.0) -> tuple[Cluster, Path]:

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from parties.frames import PREFIX, VERSION, FrameDecoder, FrameError, frame_parts
+from parties.runtime.frames import PREFIX, VERSION, FrameDecoder, FrameError, frame_parts
 
 
 def data_header(**over):
@@ -135,7 +135,7 @@ def test_fuzz_decoder_10k_structured(junk, extra):
 def test_header_encoding_is_canonical_cbor(fields):
     import cbor2
 
-    from parties.frames import encode_header
+    from parties.runtime.frames import encode_header
 
     h = data_header(**fields)
     assert encode_header(h) == cbor2.dumps(h, canonical=True)

@@ -13,7 +13,7 @@ import sys
 import pytest
 from conftest import ROOT, sdp
 
-from parties.cluster import Cluster, PartySpec, dump_cluster, new_session_id
+from parties.runtime.cluster import Cluster, PartySpec, dump_cluster, new_session_id
 
 pytestmark = pytest.mark.netns
 

@@ -8,8 +8,8 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from parties.signing import Signer
-from parties.transcript import TranscriptWriter, canonical_json
+from parties.runtime.signing import Signer
+from parties.runtime.transcript import TranscriptWriter, canonical_json
 
 
 @given(

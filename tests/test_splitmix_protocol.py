@@ -129,7 +129,7 @@ async def test_splitmix_over_the_mpc_shuffler_matches_trusted_shuffle():
     from mpc import mpc_shuffler as ms
     from mpc import mpc_wire
     from mpc import permute_reshare as pr_
-    from parties.memlink import MemoryNetwork
+    from parties.runtime.memlink import MemoryNetwork
 
     n = 300
     proto = sm.SplitMixSum(sm.splitmix_parameters(n, 1.0, 1e-6))

@@ -5,7 +5,7 @@ import asyncio
 import numpy as np
 import pytest
 
-from parties.memlink import MemoryNetwork
+from parties.runtime.memlink import MemoryNetwork
 from protocols.txpub.data import load_fimi
 from protocols.txpub.metrics import iteration_costs
 from protocols.txpub.model import TxData, theta

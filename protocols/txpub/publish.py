@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from parties import codec
+from parties.runtime import codec
 from protocols.txpub.local_solution import join_sites, sample_site, solve_site
 
 

@@ -46,7 +46,7 @@ from mpc.scalar_product import (
     gram_cross_per_entry_alice,
     gram_cross_per_entry_bob,
 )
-from parties import codec
+from parties.runtime import codec
 from protocols.txpub import global_solution as gsol
 from protocols.txpub import lm
 from protocols.txpub.model import TxData, check_feasible, floor_counts, reference_solve, theta
@@ -417,7 +417,7 @@ def run_gs_two_sites(
     (Paillier operation counts), ledger (bytes/messages per party, phase, round), feasible,
     published (the joined sampled table: ids, table, counts).
     """
-    from parties.memlink import MemoryNetwork
+    from parties.runtime.memlink import MemoryNetwork
 
     th = theta(eps, delta)
     net = MemoryNetwork(["A", "B"], timeout=timeout)

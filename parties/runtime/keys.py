@@ -22,7 +22,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ed25519
 from cryptography.x509.oid import NameOID
 
-from parties.cluster import Cluster, ClusterError, load_cluster
+from parties.runtime.cluster import Cluster, ClusterError, load_cluster
 
 
 class KeyError_(ValueError):

@@ -14,10 +14,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from parties import codec
-from parties.cluster import Cluster
-from parties.link import PeerError
-from parties.shuffle_roles import to_jsonable
+from parties.runtime import codec
+from parties.runtime.cluster import Cluster
+from parties.runtime.codec import to_jsonable
+from parties.runtime.link import PeerError
 
 ROLES = {"site-a": "A", "site-b": "B"}
 

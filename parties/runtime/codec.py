@@ -60,3 +60,16 @@ def dump_array(arr: np.ndarray) -> bytes:
 def load_array(data: bytes) -> np.ndarray:
     """Decode one array payload."""
     return obj_to_array(loads(data))
+
+
+def to_jsonable(x: Any) -> Any:
+    """numpy values/arrays inside an estimate -> plain JSON types."""
+    if isinstance(x, dict):
+        return {str(k): to_jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [to_jsonable(v) for v in x]
+    if isinstance(x, np.ndarray):
+        return x.tolist()
+    if isinstance(x, np.generic):
+        return x.item()
+    return x

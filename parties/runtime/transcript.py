@@ -2,7 +2,7 @@
 
 One JSON object per line in ``RUN_DIR/transcripts/PARTY.jsonl``; public payloads are stored in
 full, content-addressed, under ``RUN_DIR/transcripts/PARTY.blobs/SHA256``. The schema is
-documented in ``docs/transcript.md``; ``parties.verify`` checks it without this module.
+documented in ``docs/transcript.md``; ``parties.verify.run`` checks it without this module.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from parties.signing import Signer
+from parties.runtime.signing import Signer
 
 GENESIS_DOMAIN = b"sdp-transcript-v1"
 CHECKPOINT_DOMAIN = b"sdp-checkpoint-v1"

@@ -2,8 +2,8 @@
 
 Protocol logic (mix servers, MPC servers, the two transaction sites, ...) is written as
 coroutines against ``PartyContext``; the party runtime provides the networked implementation
-(authenticated TLS channels, transcript, cost ledger) and ``parties.memlink`` an in-memory one for
-unit tests. Payloads are ``bytes``; use ``parties.codec`` helpers to encode numpy arrays and
+(authenticated TLS channels, transcript, cost ledger) and ``parties.runtime.memlink`` an in-memory one for
+unit tests. Payloads are ``bytes``; use ``parties.runtime.codec`` helpers to encode numpy arrays and
 CBOR values deterministically.
 """
 

@@ -23,9 +23,9 @@ from typing import Any
 
 import numpy as np
 
-from parties import codec
-from parties.verify import Check, Report, Transcript
-from parties.verify_shuffle import _blob, recompute_estimate
+from parties.runtime import codec
+from parties.verify.shuffle import _blob, recompute_estimate
+from parties.verify.transcripts import Check, Report, Transcript
 
 RECORD_TYPE = "mixnet.record"
 

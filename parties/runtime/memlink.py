@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections import defaultdict
 
-from parties.link import PeerError
+from parties.runtime.link import PeerError
 
 
 class MemoryNetwork:

@@ -9,8 +9,8 @@ from typing import Any
 
 import numpy as np
 
-from parties import codec
-from parties.verify import Check, Report, Transcript
+from parties.runtime import codec
+from parties.verify.transcripts import Check, Report, Transcript
 
 
 def _blob(run_dir: Path, party: str, digest: str) -> bytes:
@@ -41,7 +41,7 @@ def recompute_estimate(
     """Re-run the protocol's analyzer, round by round, on the multisets the analyzer received
     (its public ``input_type`` messages, or ``inputs``); compare every broadcast round state and
     the published estimate with what the analyzer logged."""
-    from parties.shuffle_roles import to_jsonable
+    from parties.runtime.codec import to_jsonable
     from protocols.base import validate_batches
     from protocols.workloads import get_workload
 

@@ -15,12 +15,12 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from parties.cluster import Cluster, ClusterError, load_cluster
-from parties.frames import FrameError
-from parties.keys import KeyError_
-from parties.link import PeerError
-from parties.plans import get_plan
-from parties.transport import Node, log, progress_printer
+from parties.runtime.cluster import Cluster, ClusterError, load_cluster
+from parties.runtime.frames import FrameError
+from parties.runtime.keys import KeyError_
+from parties.runtime.link import PeerError
+from parties.runtime.plans import get_plan
+from parties.runtime.transport import Node, log, progress_printer
 
 EXPECTED = (PeerError, ClusterError, KeyError_, FrameError, ValueError, OSError)
 

@@ -17,18 +17,18 @@ from typing import Any
 
 import numpy as np
 
-from parties import codec
-from parties.cluster import Cluster
-from parties.link import PeerError
-from parties.plans import names_with_role, single
-from parties.shuffle_roles import (
+from parties.clients.roles import (
     ClientPopulation,
     dump_batches,
     load_batches,
     load_workload,
     publish_result,
-    to_jsonable,
 )
+from parties.runtime import codec
+from parties.runtime.cluster import Cluster
+from parties.runtime.codec import to_jsonable
+from parties.runtime.link import PeerError
+from parties.runtime.plans import names_with_role, single
 from protocols.base import BatchSpec, validate_batches
 
 

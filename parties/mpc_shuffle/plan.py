@@ -22,9 +22,9 @@ import numpy as np
 from mpc.mpc_shuffler import analyzer_collect, client_submit, serve_rounds
 from mpc.mpc_wire import MPCShufflerConfig
 from mpc.shamir import PRIME
-from parties import codec
-from parties.link import PeerError
-from parties.shuffle_roles import ClientPopulation
+from parties.clients.roles import ClientPopulation
+from parties.runtime import codec
+from parties.runtime.link import PeerError
 from protocols.base import BatchSpec
 
 SERVER_ROLE = "mpc-server"
@@ -120,7 +120,7 @@ async def _recv_state(node: Any, cfg: MPCShufflerConfig, rnd: int) -> dict[str, 
 
 async def run_client_role(node: Any, cluster: Any) -> None:
     """Encode this population's users block by block, round by round; submit Shamir shares."""
-    from parties.shuffle_roles import load_workload
+    from parties.clients.roles import load_workload
 
     cfg = config_from_cluster(cluster)
     workload = load_workload(cluster)
@@ -144,7 +144,7 @@ async def run_client_role(node: Any, cluster: Any) -> None:
 
 async def run_server_role(node: Any, cluster: Any) -> None:
     """One MPC server: MPyC mesh with the other servers, one shuffle per protocol round."""
-    from parties.shuffle_roles import load_workload
+    from parties.clients.roles import load_workload
 
     cfg = config_from_cluster(cluster)
     proto = load_workload(cluster).protocol
@@ -192,7 +192,7 @@ async def run_analyzer_role(node: Any, cluster: Any) -> None:
     public state (clients and servers) or, after the last round, publish the estimate and
     write ``result.json``. Nothing is published if a server failed (``analyzer_collect``
     raises first)."""
-    from parties.shuffle_roles import dump_batches, load_workload, publish_result
+    from parties.clients.roles import dump_batches, load_workload, publish_result
 
     cfg = config_from_cluster(cluster)
     workload = load_workload(cluster)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 from typing import Any, Protocol
 
-from parties.cluster import Cluster, ClusterError, PartySpec
+from parties.runtime.cluster import Cluster, ClusterError, PartySpec
 
 
 class RunPlan(Protocol):
@@ -18,15 +18,15 @@ class RunPlan(Protocol):
         """The parties ``name`` exchanges messages with."""
 
     async def run(self, node: Any, cluster: Cluster) -> None:
-        """Execute the role of ``node`` (a ``parties.transport.Node``)."""
+        """Execute the role of ``node`` (a ``parties.runtime.transport.Node``)."""
 
 
 # protocol-specific plans first, then plans by shuffler backend
-PROTOCOL_PLANS: dict[str, str] = {"txpub": "parties.txpub_run:TxpubPlan"}
+PROTOCOL_PLANS: dict[str, str] = {"txpub": "parties.txpub.plan:TxpubPlan"}
 SHUFFLER_PLANS: dict[str, str] = {
-    "trusted": "parties.trusted_run:TrustedShufflePlan",
-    "mixnet": "parties.mixnet_run:MixnetPlan",
-    "mpc": "parties.mpc_run:MpcPlan",
+    "trusted": "parties.trusted.plan:TrustedShufflePlan",
+    "mixnet": "parties.mixnet.plan:MixnetPlan",
+    "mpc": "parties.mpc_shuffle.plan:MpcPlan",
 }
 
 

@@ -1,6 +1,7 @@
 """One authenticated connection between two parties (``Channel``): TLS transport, the hello
-exchange that names the peer, sealed frame chains in both directions (``parties.frames``),
-flow control, and reassembly of chunked messages for the owning ``transport.Node``.
+exchange that names the peer, sealed frame chains in both directions (``parties.runtime.frames``),
+flow control, and reassembly of chunked messages for the owning party (any ``ChannelOwner``;
+the runtime's is ``transport.Node``).
 """
 
 from __future__ import annotations
@@ -8,9 +9,9 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-from parties.frames import (
+from parties.runtime.frames import (
     VERSION,
     Frame,
     FrameDecoder,
@@ -20,14 +21,39 @@ from parties.frames import (
     frame_parts,
     seal_message,
 )
-from parties.link import PeerError
-from parties.signing import verify_signature
+from parties.runtime.link import PeerError
+from parties.runtime.signing import verify_signature
 
 MAX_MESSAGE = 8 << 30
 SEAL_EVERY = 4096  # frames between forced seals inside long bursts
 
-if TYPE_CHECKING:
-    from parties.transport import Node
+
+class ChannelOwner(Protocol):
+    """What a ``Channel`` needs from the party that owns it (``transport.Node`` provides it).
+
+    Declared here, below both, so that the channel never imports the node that imports it.
+    """
+
+    name: str
+    session: bytes
+    cluster: Any  # .max_frame
+    loop: asyncio.AbstractEventLoop
+    ledger: Any  # cost ledger: .sent(phase, round, bytes), .received(...)
+    signer: Any  # .sign(bytes) -> bytes
+    transcript: Any  # .request_checkpoint()
+    public_keys: dict[str, bytes]
+    party_by_fingerprint: dict[str, str]
+    expected_peers: set[str]
+
+    def note_refused(self, addr: str, reason: str) -> None: ...
+
+    def note_rejected(self, peer: str | None, reason: str) -> None: ...
+
+    def peer_gone(self, peer: str, reason: str, clean: bool) -> None: ...
+
+    def register(self, ch: Channel) -> None: ...
+
+    def deliver(self, ch: Channel, h: dict[str, Any], payload: bytes) -> None: ...
 
 
 def log(party: str, text: str) -> None:
@@ -38,7 +64,7 @@ def log(party: str, text: str) -> None:
 class Channel(asyncio.Protocol):
     """One TLS connection to a peer, both directions."""
 
-    def __init__(self, node: Node, expected_peer: str | None) -> None:
+    def __init__(self, node: ChannelOwner, expected_peer: str | None) -> None:
         self.node = node
         self.peer: str | None = expected_peer
         self.dialer = expected_peer is not None

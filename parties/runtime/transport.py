@@ -1,5 +1,5 @@
-"""The party node: mutual TLS 1.3 channels (``parties.channel``) pinned to the cluster's
-certificates, sealed frame chains (``parties.frames``), transcript and cost ledger on every
+"""The party node: mutual TLS 1.3 channels (``parties.runtime.channel``) pinned to the cluster's
+certificates, sealed frame chains (``parties.runtime.frames``), transcript and cost ledger on every
 message.
 
 ``Node`` is the networked ``PartyContext``: protocol code calls ``phase``, ``send`` and ``recv``.
@@ -22,18 +22,18 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from parties.channel import Channel, log
-from parties.cluster import Cluster
-from parties.frames import (
+from parties.runtime.channel import Channel, log
+from parties.runtime.cluster import Cluster
+from parties.runtime.cost_ledger import CostLedger
+from parties.runtime.frames import (
     MAX_HEADER,
     VERSION,
     FrameError,
 )
-from parties.keys import PartyIdentity, load_certificate, load_private_key
-from parties.ledger import CostLedger
-from parties.link import PeerError
-from parties.signing import Signer
-from parties.transcript import TranscriptWriter
+from parties.runtime.keys import PartyIdentity, load_certificate, load_private_key
+from parties.runtime.link import PeerError
+from parties.runtime.signing import Signer
+from parties.runtime.transcript import TranscriptWriter
 
 CHUNK = 4 << 20
 # Fault injection for tests: SDP_FAULT_KILL=PARTY:PHASE[,PARTY:PHASE...] kills PARTY (SIGKILL,

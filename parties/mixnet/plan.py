@@ -29,11 +29,12 @@ from mpc.mixnet_protocol import (
     run_clients,
     run_mix_server,
 )
-from parties import codec
-from parties.cluster import Cluster
-from parties.link import PeerError
-from parties.plans import names_with_role, single
-from parties.shuffle_roles import ClientPopulation, load_workload, publish_result, to_jsonable
+from parties.clients.roles import ClientPopulation, load_workload, publish_result
+from parties.runtime import codec
+from parties.runtime.cluster import Cluster
+from parties.runtime.codec import to_jsonable
+from parties.runtime.link import PeerError
+from parties.runtime.plans import names_with_role, single
 from protocols.workloads import Workload
 
 SERVER_ROLE = "mix-server"

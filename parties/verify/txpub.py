@@ -13,9 +13,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from parties import codec
-from parties.verify import Check, Report, Transcript
-from parties.verify_shuffle import _blob, _close
+from parties.runtime import codec
+from parties.verify.shuffle import _blob, _close
+from parties.verify.transcripts import Check, Report, Transcript
 
 
 def check_txpub_run(

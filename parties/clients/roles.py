@@ -16,8 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from parties import codec
-from parties.cluster import Cluster
+from parties.runtime import codec
+from parties.runtime.cluster import Cluster
+from parties.runtime.codec import to_jsonable
 from protocols.base import Batches
 from protocols.workloads import Workload, get_workload
 
@@ -97,19 +98,6 @@ def load_batches(payload: bytes) -> tuple[Batches, dict[str, Any]]:
             raise ValueError(f"batch {k!r}: messages must be a 2-D int64 array")
         batches[k] = arr
     return batches, {k: v for k, v in obj.items() if k != "batches"}
-
-
-def to_jsonable(x: Any) -> Any:
-    """numpy values/arrays inside an estimate -> plain JSON types."""
-    if isinstance(x, dict):
-        return {str(k): to_jsonable(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [to_jsonable(v) for v in x]
-    if isinstance(x, np.ndarray):
-        return x.tolist()
-    if isinstance(x, np.generic):
-        return x.item()
-    return x
 
 
 def publish_result(

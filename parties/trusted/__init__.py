@@ -1,0 +1,1 @@
+"""The in-process trusted shuffler party (simulation backend) and its run plan."""
