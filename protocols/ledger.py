@@ -22,12 +22,17 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, replace
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:  # pragma: no cover
-    from protocols.base import ShuffleProtocol
+from typing import Any, Protocol
 
 KINDS = ("upper", "exact")
+
+
+class Releasing(Protocol):
+    """What the gate needs of a protocol (``protocols.base.ShuffleProtocol`` provides it)."""
+
+    name: str
+
+    def releases(self, round: int, counts: dict[str, int]) -> list[Release]: ...
 
 
 class PrivacyRefusal(ValueError):
@@ -90,7 +95,7 @@ def check_counts(
 
 
 def gate(
-    protocol: ShuffleProtocol,
+    protocol: Releasing,
     round: int,
     counts: Mapping[str, int],
     max_epsilon: float | None = None,
