@@ -13,7 +13,7 @@ import sys
 COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("parties.launcher", "run a protocol: every party its own local process"),
     "party": ("parties.runtime.party", "start one party of a cluster (separate-host runs)"),
-    "keys": ("parties.runtime.keys", "make per-party Ed25519 keys and X.509 certificates"),
+    "cluster": ("parties.runtime.cluster_init", "write one directory per party for separate hosts"),
     "verify": ("parties.verify.run", "check a run's transcripts, signatures and proofs"),
     "costs": ("parties.costs", "print the per-party, per-phase cost ledger"),
     "account": ("protocols.accountant.cli", "privacy-amplification accountant"),
@@ -53,6 +53,20 @@ def _main(argv: list[str] | None) -> int:
     except KeyboardInterrupt:
         print("sdp: interrupted", file=sys.stderr)
         return 130
+    except SystemExit:
+        raise
+    except Exception as exc:  # a bug: one clear line, the traceback in a file
+        import tempfile
+        import traceback
+
+        fd, path = tempfile.mkstemp(prefix=f"sdp-{name}-", suffix=".traceback")
+        with os.fdopen(fd, "w") as f:
+            f.write(traceback.format_exc())
+        print(
+            f"sdp {name}: internal error {type(exc).__name__}: {exc} (traceback in {path})",
+            file=sys.stderr,
+        )
+        return 1
 
 
 if __name__ == "__main__":

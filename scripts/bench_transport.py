@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT))
 
 from parties.launcher import free_ports  # noqa: E402
 from parties.runtime.cluster import Cluster, PartySpec, dump_cluster, load_cluster, new_session_id  # noqa: E402
-from parties.runtime.keys import make_cluster_keys  # noqa: E402
+from parties.runtime.keys import make_party_dirs  # noqa: E402
 
 
 async def party_main(args: argparse.Namespace) -> None:
@@ -91,7 +91,7 @@ def run_ours(mode: str, n_parties: int, messages: int, bulk_mb: int) -> dict[str
             max_frame=16 << 20,
         )
         (tmp_path / "cluster.toml").write_text(dump_cluster(cluster))
-        make_cluster_keys(cluster, tmp_path / "keys")
+        make_party_dirs(cluster, tmp_path / "keys")
         result = tmp_path / "result.json"
         procs = [
             subprocess.Popen(
@@ -105,7 +105,7 @@ def run_ours(mode: str, n_parties: int, messages: int, bulk_mb: int) -> dict[str
                     "--cluster",
                     str(tmp_path / "cluster.toml"),
                     "--keys",
-                    str(tmp_path / "keys"),
+                    str(tmp_path / "keys" / n),
                     "--out",
                     str(tmp_path / "run"),
                     "--result",
@@ -132,7 +132,7 @@ async def baseline(mode: str, messages: int, bulk_mb: int, keydir: Path) -> dict
     """Bare asyncio TLS 1.3 streams, 4-byte length prefixes, no signatures or transcripts."""
     sctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     sctx.minimum_version = ssl.TLSVersion.TLSv1_3
-    sctx.load_cert_chain(keydir / "p0.crt", keydir / "p0.key")
+    sctx.load_cert_chain(keydir / "p0" / "certs" / "p0.crt", keydir / "p0" / "p0.key")
     cctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
     cctx.check_hostname = False
     cctx.verify_mode = ssl.CERT_NONE
@@ -194,7 +194,7 @@ def main() -> None:
     bulk = run_ours("bulk", 2, args.messages, args.bulk_mb)
     with tempfile.TemporaryDirectory() as tmp:
         cluster = Cluster(new_session_id(), "b", "t", [PartySpec("p0", "x", "127.0.0.1", 1)])
-        make_cluster_keys(cluster, Path(tmp))
+        make_party_dirs(cluster, Path(tmp))
         base_small = asyncio.run(baseline("small", args.messages, args.bulk_mb, Path(tmp)))
         base_bulk = asyncio.run(baseline("bulk", args.messages, args.bulk_mb, Path(tmp)))
     rate = small["messages"] / small["seconds"]

@@ -42,16 +42,21 @@ def datasets_dir() -> Path:
     return DATASETS
 
 
-def resign_transcript(run: Path, party: str, entries: list[dict]) -> None:
+def keys_of(run: Path) -> Path:
+    """Where a test's ``sdp run --keep-keys`` put the party directories of ``run``."""
+    return run.with_name(run.name + ".keys")
+
+
+def resign_transcript(run: Path, party: str, entries: list[dict], keys: Path) -> None:
     """Rewrite ``party``'s transcript as ``entries``, re-chained and re-signed with its own key
-    (a forger who controls that party); other parties' transcripts are untouched."""
+    from ``keys/PARTY/`` (a forger who controls that party); other transcripts are untouched."""
     import json
 
     from parties.runtime.keys import load_private_key
     from parties.runtime.signing import Signer
     from parties.runtime.transcript import CHECKPOINT_DOMAIN, entry_hash
 
-    signer = Signer(load_private_key(run / "keys", party))
+    signer = Signer(load_private_key(keys / party, party))
     prev = entries[0]["prev"]
     for e in entries:
         e["prev"] = prev

@@ -7,7 +7,7 @@ import json
 import shutil
 
 import pytest
-from conftest import resign_transcript, sdp
+from conftest import keys_of, resign_transcript, sdp
 
 from parties.runtime import codec
 from parties.verify.run import verify_run
@@ -31,6 +31,8 @@ def mixnet_run(tmp_path_factory):
         "1",
         "--out",
         str(out),
+        "--keep-keys",
+        str(keys_of(out)),
         "--quiet",
         check=True,
         timeout=600,
@@ -49,9 +51,9 @@ def test_mixnet_run_verifies_every_proof(mixnet_run):
     assert "recompute estimate" in names
 
 
-def _forge_record(run, mutate):
+def _forge_record(run, mutate, keys):
     """Rewrite the publisher's record and re-sign its whole transcript with its own key."""
-    _forge_round_record(run, 0, mutate)
+    _forge_round_record(run, 0, mutate, keys)
 
 
 def _swap_outputs(rec):
@@ -88,7 +90,7 @@ def _drop_plaintext(rec):
 def test_forged_record_is_caught_and_named(mixnet_run, tmp_path, mutate, step):
     run = tmp_path / "run"
     shutil.copytree(mixnet_run, run)
-    _forge_record(run, mutate)
+    _forge_record(run, mutate, keys_of(mixnet_run))
     report = verify_run(run, progress=False)
     assert not report.ok
     assert report.first_failure.startswith(step), report.first_failure
@@ -197,6 +199,8 @@ def test_multi_round_gfim_over_the_mixnet(tmp_path):
         "1200",
         "--out",
         str(out),
+        "--keep-keys",
+        str(keys_of(out)),
         "--quiet",
         check=True,
         timeout=600,
@@ -216,12 +220,12 @@ def test_multi_round_gfim_over_the_mixnet(tmp_path):
 
     run = tmp_path / "forged"
     shutil.copytree(out, run)
-    _forge_round_record(run, 1, drop_round)
+    _forge_round_record(run, 1, drop_round, keys_of(out))
     rep = verify_run(run, progress=False)
     assert not rep.ok and "records per round" in rep.first_failure, rep.first_failure
 
 
-def _forge_round_record(run, rnd, mutate):
+def _forge_round_record(run, rnd, mutate, keys):
     """Like ``_forge_record`` for the record of round ``rnd``."""
     import hashlib
 
@@ -241,4 +245,4 @@ def _forge_round_record(run, rnd, mutate):
     dg = hashlib.sha256(data).hexdigest()
     (blobs / dg).write_bytes(data)
     target[0]["dg"], target[0]["len"] = dg, len(data)
-    resign_transcript(run, party, entries)
+    resign_transcript(run, party, entries, keys)

@@ -7,7 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import resign_transcript, sdp
+from conftest import keys_of, resign_transcript, sdp
 
 from parties.verify.run import verify_run
 
@@ -30,6 +30,8 @@ def grr_run(tmp_path_factory) -> Path:
         "7",
         "--out",
         str(out),
+        "--keep-keys",
+        str(keys_of(out)),
         "--quiet",
         check=True,
     )
@@ -126,7 +128,8 @@ def test_truncated_transcript_fails(grr_run, tmp_path):
     lines = path.read_bytes().splitlines(keepends=True)
     path.write_bytes(b"".join(lines[:-1]))  # drop the final signed checkpoint
     report = verify_run(run, progress=False)
-    assert not report.ok and "not covered by a signed checkpoint" in report.first_failure
+    assert not report.ok and "no signed clean close" in report.first_failure
+    assert "shuffler" in report.first_failure
 
 
 def test_resigned_forgery_caught_by_cross_party_check(grr_run, tmp_path):
@@ -136,7 +139,7 @@ def test_resigned_forgery_caught_by_cross_party_check(grr_run, tmp_path):
     entries = [json.loads(x) for x in path.read_text().splitlines()]
     target = next(e for e in entries if e["dir"] == "recv" and e["ty"] == "submit")
     target["dg"] = "00" * 32
-    resign_transcript(run, "shuffler", entries)
+    resign_transcript(run, "shuffler", entries, keys_of(grr_run))
     report = verify_run(run, progress=False)
     assert not report.ok
     assert report.first_failure.startswith("cross-party consistency")

@@ -15,12 +15,14 @@ from conftest import sdp
 from parties.launcher import free_ports
 from parties.runtime.cluster import Cluster, PartySpec, dump_cluster, new_session_id
 from parties.runtime.frames import PREFIX, VERSION, frame_parts
-from parties.runtime.keys import make_cluster_keys, make_party_key
+from parties.runtime.keys import make_party_dirs, make_party_key
 from parties.runtime.link import PeerError
 from parties.runtime.transport import Node
 
 
-def make_cluster(tmp: Path, names: list[str], timeout: float = 10.0) -> tuple[Cluster, Path]:
+def make_cluster(
+    tmp: Path, names: list[str], timeout: float = 10.0
+) -> tuple[Cluster, dict[str, Path]]:
     ports = free_ports(len(names))
     cluster = Cluster(
         new_session_id(),
@@ -30,16 +32,15 @@ def make_cluster(tmp: Path, names: list[str], timeout: float = 10.0) -> tuple[Cl
         phase_timeout=timeout,
         max_frame=1 << 20,
     )
-    keydir = tmp / "keys"
-    make_cluster_keys(cluster, keydir)
+    dirs = make_party_dirs(cluster, tmp / "parties")
     (tmp / "cluster.toml").write_text(dump_cluster(cluster))
-    return cluster, keydir
+    return cluster, dirs
 
 
 async def connected_pair(tmp: Path, timeout: float = 10.0) -> tuple[Node, Node]:
-    cluster, keydir = make_cluster(tmp, ["a", "b"], timeout)
-    a = Node(cluster, "a", keydir, tmp / "run")
-    b = Node(cluster, "b", keydir, tmp / "run")
+    cluster, dirs = make_cluster(tmp, ["a", "b"], timeout)
+    a = Node(cluster, "a", dirs["a"], tmp / "run")
+    b = Node(cluster, "b", dirs["b"], tmp / "run")
     await asyncio.gather(a.start({"b"}), b.start({"a"}))
     return a, b
 
@@ -168,13 +169,14 @@ async def test_unsealed_frames_are_not_delivered(tmp_path):
 
 
 async def test_peer_with_foreign_certificate_is_refused(tmp_path):
-    cluster, keydir = make_cluster(tmp_path, ["a", "b"], timeout=3)
+    cluster, dirs = make_cluster(tmp_path, ["a", "b"], timeout=3)
     other = tmp_path / "otherkeys"
-    other.mkdir()
-    for f in keydir.iterdir():
-        (other / f.name).write_bytes(f.read_bytes())
-    make_party_key("b", "127.0.0.1", other)  # b's key replaced: a does not know it
-    a = Node(cluster, "a", keydir, tmp_path / "run")
+    (other / "certs").mkdir(parents=True)
+    for f in (dirs["b"] / "certs").iterdir():
+        (other / "certs" / f.name).write_bytes(f.read_bytes())
+    # b's key replaced: a does not know it
+    (other / "certs" / "b.crt").write_bytes(make_party_key("b", "127.0.0.1", other))
+    a = Node(cluster, "a", dirs["a"], tmp_path / "run")
     b = Node(cluster, "b", other, tmp_path / "run2")
     res = await asyncio.gather(a.start({"b"}), b.start({"a"}), return_exceptions=True)
     assert isinstance(res[0], PeerError)
@@ -184,18 +186,14 @@ async def test_peer_with_foreign_certificate_is_refused(tmp_path):
 
 
 def test_wrong_private_key_one_clear_line(tmp_path):
-    cluster, keydir = make_cluster(tmp_path, ["a", "b"])
+    cluster, dirs = make_cluster(tmp_path, ["a", "b"])
     other = tmp_path / "k2"
     make_party_key("a", "127.0.0.1", other)
-    (keydir / "a.key").write_bytes((other / "a.key").read_bytes())
+    (dirs["a"] / "a.key").write_bytes((other / "a.key").read_bytes())
     proc = sdp(
         "party",
-        "--cluster",
-        str(tmp_path / "cluster.toml"),
-        "--keys",
-        str(keydir),
-        "--name",
-        "a",
+        "--dir",
+        str(dirs["a"]),
         "--out",
         str(tmp_path / "run"),
         timeout=60,
@@ -206,27 +204,16 @@ def test_wrong_private_key_one_clear_line(tmp_path):
 
 
 def test_missing_key_and_unknown_name(tmp_path):
-    cluster, keydir = make_cluster(tmp_path, ["a", "b"])
-    (keydir / "b.key").unlink()
-    proc = sdp(
-        "party",
-        "--cluster",
-        str(tmp_path / "cluster.toml"),
-        "--keys",
-        str(keydir),
-        "--name",
-        "b",
-        "--out",
-        str(tmp_path / "run"),
-        timeout=60,
-    )
+    cluster, dirs = make_cluster(tmp_path, ["a", "b"])
+    (dirs["b"] / "b.key").unlink()
+    proc = sdp("party", "--dir", str(dirs["b"]), "--name", "b", "--out", str(tmp_path / "run"))
     assert proc.returncode != 0 and "private key of party 'b' missing" in proc.stderr
+    proc = sdp("party", "--dir", str(dirs["b"]), "--out", str(tmp_path / "run"))
+    assert proc.returncode == 2 and "holds 0 private keys" in proc.stderr
     proc = sdp(
         "party",
-        "--cluster",
-        str(tmp_path / "cluster.toml"),
-        "--keys",
-        str(keydir),
+        "--dir",
+        str(dirs["a"]),
         "--name",
         "nobody",
         "--out",
@@ -238,12 +225,12 @@ def test_missing_key_and_unknown_name(tmp_path):
 
 
 async def test_port_conflict_is_one_clear_error(tmp_path):
-    cluster, keydir = make_cluster(tmp_path, ["a", "b"], timeout=2)
+    cluster, dirs = make_cluster(tmp_path, ["a", "b"], timeout=2)
     blocker = socket.socket()
     blocker.bind(("127.0.0.1", cluster.party("b").port))
     blocker.listen()
     try:
-        b = Node(cluster, "b", keydir, tmp_path / "run")
+        b = Node(cluster, "b", dirs["b"], tmp_path / "run")
         with pytest.raises(PeerError, match="cannot listen on 127.0.0.1"):
             await b.start({"a"})
         await b.close()
@@ -252,8 +239,8 @@ async def test_port_conflict_is_one_clear_error(tmp_path):
 
 
 async def test_unreachable_peer_gives_up_with_message(tmp_path):
-    cluster, keydir = make_cluster(tmp_path, ["a", "b"], timeout=1.5)
-    a = Node(cluster, "a", keydir, tmp_path / "run")
+    cluster, dirs = make_cluster(tmp_path, ["a", "b"], timeout=1.5)
+    a = Node(cluster, "a", dirs["a"], tmp_path / "run")
     with pytest.raises(PeerError, match=r"cannot reach party b at 127\.0\.0\.1:\d+"):
         await a.start({"b"})
     await a.close()

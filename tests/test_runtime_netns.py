@@ -79,7 +79,7 @@ def test_parties_in_separate_network_namespaces(namespaces, tmp_path):
     )
     ctoml = tmp_path / "cluster.toml"
     ctoml.write_text(dump_cluster(cluster))
-    sdp("keys", str(ctoml), "--out", str(tmp_path / "keys"), check=True)
+    sdp("cluster", "init", str(ctoml), "--out", str(tmp_path / "parties"), check=True)
     run_dir = tmp_path / "run"
     procs = {}
     for p in parties:
@@ -94,12 +94,8 @@ def test_parties_in_separate_network_namespaces(namespaces, tmp_path):
                 "-m",
                 "parties.cli",
                 "party",
-                "--cluster",
-                str(ctoml),
-                "--keys",
-                str(tmp_path / "keys"),
-                "--name",
-                p.name,
+                "--dir",
+                str(tmp_path / "parties" / p.name),
                 "--out",
                 str(run_dir),
             ],
@@ -121,7 +117,8 @@ def test_parties_in_separate_network_namespaces(namespaces, tmp_path):
         text=True,
     )
     assert namespaces["shuffler"][1] not in probe.stdout
-    shutil.copytree(tmp_path / "keys", run_dir / "keys", dirs_exist_ok=True)
-    shutil.copy(ctoml, run_dir / "cluster.toml")
-    proc = sdp("verify", str(run_dir), "--json")
+    assert not list(run_dir.rglob("*.key")), "a private key reached the run directory"
+    proc = sdp(
+        "verify", str(run_dir), "--trust", str(tmp_path / "parties" / "trust.json"), "--json"
+    )
     assert proc.returncode == 0, proc.stdout

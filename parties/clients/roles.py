@@ -9,6 +9,7 @@ publishes the estimate in its transcript and writes ``result.json``.
 from __future__ import annotations
 
 import json
+import os
 import secrets
 from collections.abc import Iterator
 from pathlib import Path
@@ -113,7 +114,9 @@ def publish_result(
     (e.g. synthetic data) and write ``result.json``. Shared by every shuffler backend."""
     node.phase("publish")
     estimate = to_jsonable(estimate)
+    privacy = to_jsonable(privacy_statement(cluster, workload.protocol.privacy()))
     digest = node.publish("estimate", codec.dumps(estimate))
+    node.publish("privacy", codec.dumps(privacy))
     result = {
         "protocol": cluster.protocol,
         "shuffler": cluster.shuffler,
@@ -121,7 +124,7 @@ def publish_result(
         "params": dict(cluster.params),
         "estimate": estimate,
         "estimate_sha256": digest,
-        "privacy": to_jsonable(workload.protocol.privacy()),
+        "privacy": privacy,
         "messages": messages,
         "invalid_messages": invalid,
         **(extra or {}),
@@ -130,7 +133,24 @@ def publish_result(
     if files:
         result["artifacts"] = files
     path = Path(node.run_dir) / "result.json"
-    tmp = path.with_suffix(".tmp")
+    tmp = path.with_name(f".result.json.{os.getpid()}.tmp")
     tmp.write_text(json.dumps(result, indent=1))
-    tmp.replace(path)
+    os.replace(tmp, path)
     return result
+
+
+SIMULATION_WARNING = (
+    "SIMULATION WITHOUT PRIVACY: the client randomness was seeded from the public cluster file "
+    "(--seed), so anyone holding the run directory can recompute every user's local noise"
+)
+
+
+def privacy_statement(cluster: Cluster, statement: dict[str, Any]) -> dict[str, Any]:
+    """The published privacy statement; a seeded run says it is a simulation without privacy."""
+    out = dict(statement)
+    if cluster.params.get("seed") is not None:
+        out["simulation"] = True
+        out["warning"] = SIMULATION_WARNING
+    else:
+        out["simulation"] = False
+    return out

@@ -80,13 +80,34 @@ class Cluster:
         return bytes.fromhex(self.session)
 
 
+def cluster_digest(cluster: Cluster) -> str:
+    """SHA-256 (hex) of the cluster's canonical JSON: what every party records in its signed
+    transcript, so a run directory's ``cluster.toml`` cannot be edited after the run unnoticed
+    (formatting of the TOML file does not matter, its content does)."""
+    import hashlib
+    import json
+
+    doc = {
+        "session": cluster.session,
+        "protocol": cluster.protocol,
+        "shuffler": cluster.shuffler,
+        "phase_timeout": float(cluster.phase_timeout),
+        "max_frame": int(cluster.max_frame),
+        "params": {k: v for k, v in sorted(cluster.params.items()) if v is not None},
+        "parties": [[p.name, p.role, p.host, p.port] for p in cluster.parties],
+    }
+    text = json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
 def new_session_id() -> str:
     """A fresh random session id (16 bytes, hex)."""
     return secrets.token_hex(16)
 
 
-def load_cluster(path: str | Path) -> Cluster:
-    """Parse and validate a cluster TOML file."""
+def load_cluster(path: str | Path, session_optional: bool = False) -> Cluster:
+    """Parse and validate a cluster TOML file (a missing session gets a fresh one if
+    ``session_optional``: ``sdp cluster init`` of a hand-written file)."""
     path = Path(path)
     try:
         data = tomllib.loads(path.read_text())
@@ -98,6 +119,8 @@ def load_cluster(path: str | Path) -> Cluster:
     if not isinstance(run, dict):
         raise ClusterError(f"cluster file {path}: [run] must be a table")
     session = str(run.get("session", ""))
+    if not session and session_optional:
+        session = new_session_id()
     if not re.fullmatch(r"[0-9a-f]{32}", session):
         raise ClusterError(f"cluster file {path}: run.session must be 32 lowercase hex digits")
     raw_parties = data.get("party", [])

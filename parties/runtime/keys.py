@@ -1,36 +1,61 @@
-"""Per-party Ed25519 keys and self-signed X.509 certificates (``sdp keys``).
+"""Per-party Ed25519 keys, X.509 certificates, party directories and trust files.
 
-``KEYDIR/NAME.key`` is the party's private Ed25519 key (PKCS#8 PEM, mode 0600); it signs the
-party's TLS handshakes, frame seals and transcript checkpoints. ``KEYDIR/NAME.crt`` is its
-certificate (public). For separate-host runs copy every ``.crt`` to every host and each ``.key``
-only to its own host.
+A party's private key signs its TLS handshakes, frame seals and transcript checkpoints; it lives
+only in that party's *party directory* (never in a run directory)::
+
+    PARTYDIR/                 mode 0700
+      cluster.toml            the public cluster file (same on every host)
+      NAME.key                this party's private key (PKCS#8 PEM, mode 0600), nowhere else
+      certs/P.crt             every party's certificate (public; not a CA certificate)
+      trust.json              session, cluster digest and every certificate's SHA-256
+                              fingerprint: what an auditor needs to verify a run independently
+
+``sdp cluster init`` writes one such directory per party (``parties.runtime.cluster_init``);
+``sdp run`` writes them to a private temporary directory and deletes the private keys after the
+run. A run directory holds certificates only (``RUN_DIR/certs``); ``sdp verify --trust`` takes
+the expected fingerprints from outside it.
 """
 
 from __future__ import annotations
 
-import argparse
 import datetime
 import hashlib
 import ipaddress
+import json
 import os
-import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ed25519
-from cryptography.x509.oid import NameOID
+from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-from parties.runtime.cluster import Cluster, ClusterError, load_cluster
+from parties.runtime.cluster import Cluster, cluster_digest, dump_cluster
+
+CERTS = "certs"
+TRUST = "trust.json"
 
 
 class KeyError_(ValueError):
     """A key or certificate is missing, unreadable or does not match the cluster."""
 
 
-def make_party_key(name: str, host: str, keydir: Path) -> None:
-    """Create ``NAME.key`` and a self-signed ``NAME.crt`` for one party."""
+def _write_private(path: Path, data: bytes) -> None:
+    """Create ``path`` with mode 0600 (never readable by others, even for an instant)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+    os.chmod(path, 0o600)
+
+
+def make_party_key(name: str, host: str, keydir: Path) -> bytes:
+    """Create ``KEYDIR/NAME.key`` (0600); returns the PEM of its self-signed certificate.
+
+    The certificate is an end-entity certificate (``CA:FALSE``, key usage digital signature,
+    TLS client and server): it is pinned by fingerprint, never used to sign another one.
+    """
     key = ed25519.Ed25519PrivateKey.generate()
     subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)])
     now = datetime.datetime.now(datetime.timezone.utc)
@@ -39,6 +64,17 @@ def make_party_key(name: str, host: str, keydir: Path) -> None:
         alt.append(x509.IPAddress(ipaddress.ip_address(host)))
     except ValueError:
         alt.append(x509.DNSName(host))
+    usage = x509.KeyUsage(
+        digital_signature=True,
+        content_commitment=False,
+        key_encipherment=False,
+        data_encipherment=False,
+        key_agreement=False,
+        key_cert_sign=False,
+        crl_sign=False,
+        encipher_only=False,
+        decipher_only=False,
+    )
     cert = (
         x509.CertificateBuilder()
         .subject_name(subject)
@@ -47,25 +83,62 @@ def make_party_key(name: str, host: str, keydir: Path) -> None:
         .serial_number(x509.random_serial_number())
         .not_valid_before(now - datetime.timedelta(days=1))
         .not_valid_after(now + datetime.timedelta(days=3650))
-        .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
+        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+        .add_extension(usage, critical=True)
+        .add_extension(
+            x509.ExtendedKeyUsage(
+                [ExtendedKeyUsageOID.SERVER_AUTH, ExtendedKeyUsageOID.CLIENT_AUTH]
+            ),
+            critical=False,
+        )
         .add_extension(x509.SubjectAlternativeName(alt), critical=False)
         .sign(key, None)
     )
     keydir.mkdir(parents=True, exist_ok=True)
-    key_path = keydir / f"{name}.key"
     pem = key.private_bytes(
         serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
     )
-    fd = os.open(key_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "wb") as f:
-        f.write(pem)
-    (keydir / f"{name}.crt").write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    _write_private(keydir / f"{name}.key", pem)
+    return cert.public_bytes(serialization.Encoding.PEM)
 
 
-def make_cluster_keys(cluster: Cluster, keydir: Path) -> None:
-    """Keys and certificates for every party of the cluster."""
+def fingerprint(cert_pem: bytes) -> str:
+    """SHA-256 (hex) of a certificate's DER encoding."""
+    der = x509.load_pem_x509_certificate(cert_pem).public_bytes(serialization.Encoding.DER)
+    return hashlib.sha256(der).hexdigest()
+
+
+def trust_document(cluster: Cluster, certs: dict[str, bytes]) -> dict[str, Any]:
+    """The public trust anchor of a run: session, cluster digest, certificate fingerprints."""
+    return {
+        "session": cluster.session,
+        "cluster_sha256": cluster_digest(cluster),
+        "fingerprints": {name: fingerprint(pem) for name, pem in sorted(certs.items())},
+    }
+
+
+def make_party_dirs(cluster: Cluster, out: Path) -> dict[str, Path]:
+    """One party directory per party under ``out`` (see the module docstring).
+
+    Returns ``{name: directory}``. Each directory holds only its own party's private key.
+    """
+    out.mkdir(parents=True, exist_ok=True)
+    dirs = {p.name: out / p.name for p in cluster.parties}
+    certs: dict[str, bytes] = {}
     for p in cluster.parties:
-        make_party_key(p.name, p.host, keydir)
+        d = dirs[p.name]
+        d.mkdir(mode=0o700, exist_ok=True)
+        os.chmod(d, 0o700)
+        certs[p.name] = make_party_key(p.name, p.host, d)
+    toml = dump_cluster(cluster)
+    trust = json.dumps(trust_document(cluster, certs), indent=1)
+    for d in dirs.values():
+        (d / "cluster.toml").write_text(toml)
+        (d / CERTS).mkdir(exist_ok=True)
+        for name, pem in certs.items():
+            (d / CERTS / f"{name}.crt").write_bytes(pem)
+        (d / TRUST).write_text(trust)
+    return dirs
 
 
 @dataclass
@@ -78,9 +151,14 @@ class PartyIdentity:
     public_key: bytes  # raw 32 bytes
 
 
+def cert_path(keydir: Path, name: str) -> Path:
+    """Where a party directory keeps ``name``'s certificate."""
+    return keydir / CERTS / f"{name}.crt"
+
+
 def load_certificate(keydir: Path, name: str) -> PartyIdentity:
-    """Load and check ``NAME.crt`` (Ed25519, CN = NAME)."""
-    path = keydir / f"{name}.crt"
+    """Load and check ``KEYDIR/certs/NAME.crt`` (Ed25519, CN = NAME, not a CA)."""
+    path = cert_path(keydir, name)
     try:
         cert = x509.load_pem_x509_certificate(path.read_bytes())
     except FileNotFoundError:
@@ -93,18 +171,27 @@ def load_certificate(keydir: Path, name: str) -> PartyIdentity:
     cns = cert.subject.get_attributes_for_oid(NameOID.COMMON_NAME)
     if not cns or cns[0].value != name:
         raise KeyError_(f"certificate {path} is for {cns[0].value if cns else '?'!r}, not {name!r}")
+    try:
+        if cert.extensions.get_extension_for_class(x509.BasicConstraints).value.ca:
+            raise KeyError_(f"certificate {path} is a CA certificate; party certificates are not")
+    except x509.ExtensionNotFound:
+        pass
     der = cert.public_bytes(serialization.Encoding.DER)
     raw = pub.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
     return PartyIdentity(name, der, hashlib.sha256(der).hexdigest(), raw)
 
 
 def load_private_key(keydir: Path, name: str) -> bytes:
-    """The raw 32-byte Ed25519 seed of party ``name``; checks it matches the certificate."""
+    """The raw 32-byte Ed25519 seed of party ``name``; checks mode and the certificate."""
     path = keydir / f"{name}.key"
     try:
-        key = serialization.load_pem_private_key(path.read_bytes(), password=None)
+        mode = path.stat().st_mode & 0o777
     except FileNotFoundError:
         raise KeyError_(f"private key of party {name!r} missing: {path}") from None
+    if mode & 0o077:
+        raise KeyError_(f"private key {path} is readable by others (mode {mode:o}); chmod 600 it")
+    try:
+        key = serialization.load_pem_private_key(path.read_bytes(), password=None)
     except (ValueError, TypeError) as exc:
         raise KeyError_(f"private key {path} unreadable: {exc}") from None
     if not isinstance(key, ed25519.Ed25519PrivateKey):
@@ -116,19 +203,3 @@ def load_private_key(keydir: Path, name: str) -> bytes:
     return key.private_bytes(
         serialization.Encoding.Raw, serialization.PrivateFormat.Raw, serialization.NoEncryption()
     )
-
-
-def main(argv: list[str]) -> int:
-    """``sdp keys CLUSTER.toml --out KEYDIR``."""
-    ap = argparse.ArgumentParser(prog="sdp keys", description=__doc__.splitlines()[0])
-    ap.add_argument("cluster", help="cluster TOML file")
-    ap.add_argument("--out", required=True, help="directory for NAME.key / NAME.crt")
-    args = ap.parse_args(argv)
-    try:
-        cluster = load_cluster(args.cluster)
-        make_cluster_keys(cluster, Path(args.out))
-    except (ClusterError, OSError) as exc:
-        print(f"sdp keys: {exc}", file=sys.stderr)
-        return 1
-    print(f"wrote keys and certificates of {len(cluster.parties)} parties to {args.out}")
-    return 0

@@ -1,8 +1,12 @@
-"""One party process: ``sdp party --cluster C --keys K --name N --out RUN_DIR``.
+"""One party process: ``sdp party --dir PARTYDIR --out RUN_DIR``.
 
-Loads the cluster, connects to its peers over pinned mutual TLS, runs its role of the run plan
-(chosen by the cluster's protocol and shuffler), then writes its transcript, cost ledger and
-status. Expected faults end with one clear line on stderr and a non-zero exit, never a traceback.
+``PARTYDIR`` is the party's own directory made by ``sdp cluster init`` (the public cluster file,
+this party's private key, every party's certificate). The party copies the public files into
+``RUN_DIR`` (``cluster.toml``, ``certs/``), connects to its peers over pinned mutual TLS, runs
+its role of the run plan (chosen by the cluster's protocol and shuffler), then writes its
+transcript, cost ledger and status. Expected faults end with one clear line on stderr and a
+non-zero exit, never a traceback. SIGINT and SIGTERM abort the run: the transcript is closed as
+aborted, the peers are told, nothing is published; the exit code is 130 (SIGINT) or 143.
 """
 
 from __future__ import annotations
@@ -10,6 +14,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
+import shutil
+import signal
 import sys
 import traceback
 from pathlib import Path
@@ -17,18 +24,55 @@ from typing import Any
 
 from parties.runtime.cluster import Cluster, ClusterError, load_cluster
 from parties.runtime.frames import FrameError
-from parties.runtime.keys import KeyError_
+from parties.runtime.keys import CERTS, KeyError_
 from parties.runtime.link import PeerError
 from parties.runtime.plans import get_plan
 from parties.runtime.transport import Node, log, progress_printer
 
 EXPECTED = (PeerError, ClusterError, KeyError_, FrameError, ValueError, OSError)
+SIGNAL_EXIT = {signal.SIGINT: 130, signal.SIGTERM: 143}
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` so that a reader never sees a half-written file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
 
 
 def write_status(run_dir: Path, name: str, status: dict[str, Any]) -> None:
-    d = run_dir / "status"
-    d.mkdir(parents=True, exist_ok=True)
-    (d / f"{name}.json").write_text(json.dumps(status, indent=1))
+    write_atomic(run_dir / "status" / f"{name}.json", json.dumps(status, indent=1))
+
+
+def publish_public_files(party_dir: Path, run_dir: Path) -> None:
+    """Copy the cluster file and every certificate into the run directory (never the key)."""
+    write_atomic(run_dir / "cluster.toml", (party_dir / "cluster.toml").read_text())
+    (run_dir / CERTS).mkdir(parents=True, exist_ok=True)
+    for crt in sorted((party_dir / CERTS).glob("*.crt")):
+        dst = run_dir / CERTS / crt.name
+        tmp = dst.with_name(f".{crt.name}.{os.getpid()}.tmp")
+        shutil.copyfile(crt, tmp)
+        os.replace(tmp, dst)
+
+
+class Interrupted(BaseException):
+    """SIGINT or SIGTERM: raised wherever the party is (CPU-bound work included), once."""
+
+    def __init__(self, sig: signal.Signals) -> None:
+        super().__init__(f"interrupted by {sig.name}")
+        self.sig = sig
+
+
+_STATE: dict[str, Any] = {"closing": False, "node": None}
+
+
+def _on_signal(signum: int, frame: Any) -> None:
+    # once the party is closing (for this or another reason) a signal changes nothing
+    if _STATE["closing"]:
+        return
+    _STATE["closing"] = True
+    raise Interrupted(signal.Signals(signum))
 
 
 async def run_party(
@@ -39,51 +83,99 @@ async def run_party(
     node: Node | None = None
     try:
         node = Node(cluster, name, keydir, run_dir, progress_printer() if progress else None)
+        _STATE["node"] = node
         await node.start(plan.peers(cluster, name))
         await plan.run(node, cluster)
+    except Interrupted as exc:
+        _STATE["closing"] = True
+        log(name, str(exc))
+        write_status(run_dir, name, {"status": "failed", "error": str(exc)})
+        if node is not None:
+            await _close_quietly(node, f"{name}: {exc}")
+        return SIGNAL_EXIT[exc.sig]
     except EXPECTED as exc:
+        _STATE["closing"] = True
         reason = str(exc)
         log(name, f"error: {reason}")
         write_status(run_dir, name, {"status": "failed", "error": reason})
         if node is not None:
-            await node.close("aborted", f"{name}: {reason}")
+            await _close_quietly(node, f"{name}: {reason}")
         return 1
     except Exception as exc:  # a bug: keep the traceback in the log, one line on screen
+        _STATE["closing"] = True
         reason = f"internal error {type(exc).__name__}: {exc}"
         (run_dir / "logs").mkdir(parents=True, exist_ok=True)
         (run_dir / "logs" / f"{name}.traceback").write_text(traceback.format_exc())
         log(name, f"{reason} (traceback in logs/{name}.traceback)")
         write_status(run_dir, name, {"status": "failed", "error": reason})
         if node is not None:
-            await node.close("aborted", f"{name}: {reason}")
+            await _close_quietly(node, f"{name}: {reason}")
         return 1
+    _STATE["closing"] = True
     await node.close("ok")
     write_status(run_dir, name, {"status": "ok"})
     return 0
 
 
+async def _close_quietly(node: Node, reason: str) -> None:
+    """Close the transcript as aborted and tell the peers, within a few seconds at most."""
+    try:
+        await asyncio.wait_for(node.close("aborted", reason), 5.0)
+    except (asyncio.TimeoutError, asyncio.CancelledError, OSError, PeerError):
+        node.transcript.close("aborted", reason)
+
+
+def party_name(party_dir: Path, name: str | None) -> str:
+    """The party a party directory belongs to: ``--name`` or the one ``*.key`` in it."""
+    keys = sorted(p.stem for p in party_dir.glob("*.key"))
+    if name is not None:
+        return name
+    if len(keys) != 1:
+        raise ClusterError(
+            f"{party_dir} holds {len(keys)} private keys ({', '.join(keys) or 'none'}); "
+            "a party directory holds exactly its own (or pass --name)"
+        )
+    return keys[0]
+
+
 def main(argv: list[str]) -> int:
     """Entry of ``sdp party``."""
     ap = argparse.ArgumentParser(prog="sdp party", description=__doc__.splitlines()[0])
-    ap.add_argument("--cluster", required=True, help="cluster TOML file")
-    ap.add_argument("--keys", required=True, help="key directory (sdp keys)")
-    ap.add_argument("--name", required=True, help="this party's name in the cluster file")
+    ap.add_argument("--dir", required=True, help="this party's directory (sdp cluster init)")
+    ap.add_argument("--name", help="this party's name (default: the one key in --dir)")
     ap.add_argument("--out", required=True, help="run directory for transcript, costs, status")
     ap.add_argument("--progress", action="store_true", help="print @@progress events on stdout")
     args = ap.parse_args(argv)
     run_dir = Path(args.out)
+    party_dir = Path(args.dir)
     try:
-        cluster = load_cluster(args.cluster)
-        cluster.party(args.name)
+        if not party_dir.is_dir():
+            raise ClusterError(f"party directory {party_dir} not found")
+        cluster = load_cluster(party_dir / "cluster.toml")
+        name = party_name(party_dir, args.name)
+        cluster.party(name)
         run_dir.mkdir(parents=True, exist_ok=True)
+        rd, pd = run_dir.resolve(), party_dir.resolve()
+        if rd == pd or rd in pd.parents:
+            raise ClusterError(
+                f"the party directory {party_dir} (it holds the private key) must not be inside "
+                f"the run directory {run_dir}, which is published"
+            )
+        publish_public_files(party_dir, run_dir)
     except (ClusterError, OSError) as exc:
         print(f"sdp party: {exc}", file=sys.stderr)
         return 2
+    for sig in SIGNAL_EXIT:
+        signal.signal(sig, _on_signal)
     try:
-        return asyncio.run(run_party(cluster, args.name, Path(args.keys), run_dir, args.progress))
-    except KeyboardInterrupt:
-        log(args.name, "interrupted")
-        return 130
+        return asyncio.run(run_party(cluster, name, party_dir, run_dir, args.progress))
+    except Interrupted as exc:  # raised in the event loop itself (it was idle)
+        log(name, str(exc))
+        write_status(run_dir, name, {"status": "failed", "error": str(exc)})
+        node = _STATE["node"]
+        if node is not None:
+            node.transcript.close("aborted", f"{name}: {exc}")  # synchronous: no network
+        return SIGNAL_EXIT[exc.sig]
 
 
 if __name__ == "__main__":

@@ -39,7 +39,9 @@ def entry_hash(entry: dict[str, Any]) -> str:
 class TranscriptWriter:
     """Writes one party's transcript; checkpoints (signed chain heads) are coalesced per tick."""
 
-    def __init__(self, run_dir: Path, party: str, session: bytes, signer: Signer) -> None:
+    def __init__(
+        self, run_dir: Path, party: str, session: bytes, signer: Signer, cluster_sha256: str = ""
+    ) -> None:
         tdir = Path(run_dir) / "transcripts"
         tdir.mkdir(parents=True, exist_ok=True)
         self.path = tdir / f"{party}.jsonl"
@@ -53,7 +55,7 @@ class TranscriptWriter:
         self._scheduled = False
         self._closed = False
         self._quote_cache: dict[str, str] = {}
-        self.append({"dir": "open", "session": session.hex()})
+        self.append({"dir": "open", "session": session.hex(), "cluster": cluster_sha256})
         self.checkpoint()
 
     def store_blob(self, digest_hex: str, payload: bytes | memoryview) -> None:

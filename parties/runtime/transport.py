@@ -23,14 +23,14 @@ from pathlib import Path
 from typing import Any
 
 from parties.runtime.channel import Channel, log
-from parties.runtime.cluster import Cluster
+from parties.runtime.cluster import Cluster, cluster_digest
 from parties.runtime.cost_ledger import CostLedger
 from parties.runtime.frames import (
     MAX_HEADER,
     VERSION,
     FrameError,
 )
-from parties.runtime.keys import PartyIdentity, load_certificate, load_private_key
+from parties.runtime.keys import PartyIdentity, cert_path, load_certificate, load_private_key
 from parties.runtime.link import PeerError
 from parties.runtime.signing import Signer
 from parties.runtime.transcript import TranscriptWriter
@@ -65,7 +65,9 @@ class Node:
         self.party_by_fingerprint = {v.fingerprint: k for k, v in self.identities.items()}
         self.signer = Signer(load_private_key(self.keydir, name))
         self.ledger = CostLedger(name)
-        self.transcript = TranscriptWriter(self.run_dir, name, self.session, self.signer)
+        self.transcript = TranscriptWriter(
+            self.run_dir, name, self.session, self.signer, cluster_digest(cluster)
+        )
         self.channels: dict[str, Channel] = {}
         self.expected_peers: set[str] = set()
         self._queues: dict[tuple[str, str], deque[bytes]] = {}
@@ -81,7 +83,7 @@ class Node:
     def _ssl_context(self, server: bool) -> ssl.SSLContext:
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER if server else ssl.PROTOCOL_TLS_CLIENT)
         ctx.minimum_version = ssl.TLSVersion.TLSv1_3
-        ctx.load_cert_chain(self.keydir / f"{self.name}.crt", self.keydir / f"{self.name}.key")
+        ctx.load_cert_chain(cert_path(self.keydir, self.name), self.keydir / f"{self.name}.key")
         ctx.load_verify_locations(
             cadata="".join(ssl.DER_cert_to_PEM_cert(i.cert_der) for i in self.identities.values())
         )

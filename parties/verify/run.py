@@ -17,10 +17,12 @@ from typing import Any
 
 import tomllib
 
+from parties.runtime.cluster import cluster_digest, load_cluster
 from parties.verify.transcripts import (
     Check,
     Report,
     Transcript,
+    cert_fingerprint,
     check_consistency,
     check_transcript,
     public_key,
@@ -51,25 +53,96 @@ def _protocol_check(cluster: dict[str, Any]) -> ProtocolCheck | None:
         return None
 
 
-def verify_run(run_dir: Path, progress: bool = True) -> Report:
-    """All checks of a run directory."""
+# Roles whose failure a published run tolerates, by shuffler (evidence: a transcript without a
+# signed clean close). Everyone else must have closed cleanly for a published run to verify.
+TOLERATED: dict[str, frozenset[str]] = {
+    "trusted": frozenset({"client"}),
+    "mpc": frozenset({"client"}),
+    "mixnet": frozenset({"client", "mix-server"}),
+}
+
+
+def load_trust(path: Path) -> dict[str, Any]:
+    """A trust anchor: ``trust.json`` (or a party directory holding one)."""
+    if path.is_dir():
+        path = path / "trust.json"
+    try:
+        doc = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"trust file {path} unreadable: {exc}") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("fingerprints"), dict):
+        raise ValueError(f"trust file {path}: expected {{session, cluster_sha256, fingerprints}}")
+    return doc
+
+
+def _certificates(
+    run_dir: Path, names: list[str], trust: dict[str, Any] | None, report: Report
+) -> dict[str, Any] | None:
+    """Every party's public key, checked against the trust anchor when one is given."""
+    keys = {}
+    for n in names:
+        path = run_dir / "certs" / f"{n}.crt"
+        try:
+            keys[n] = public_key(path, n)
+        except (OSError, ValueError) as exc:
+            report.add(Check("certificates", False, len(names), f"{n}: {exc}"))
+            return None
+        if trust is not None:
+            want = trust["fingerprints"].get(n)
+            got = cert_fingerprint(path)
+            if want != got:
+                report.add(
+                    Check(
+                        "certificates",
+                        False,
+                        len(names),
+                        f"{n}: certificate fingerprint {got[:16]}... is not the trusted "
+                        f"{str(want)[:16]}... (replaced certificate?)",
+                    )
+                )
+                return None
+    if trust is None:
+        report.trust = "run directory (not independent)"
+        report.warnings.append(
+            "certificates were taken from the run directory itself: whoever holds the run "
+            "directory could have replaced them; pass --trust TRUST.json (from sdp cluster init, "
+            "or RUN_DIR.trust.json written by sdp run) for an independent check"
+        )
+        detail = "one Ed25519 certificate per party, TRUSTED FROM THE RUN DIRECTORY"
+    else:
+        report.trust = "trust anchor"
+        detail = "one Ed25519 certificate per party, fingerprints match the trust anchor"
+    report.add(Check("certificates", True, len(names), detail))
+    return keys
+
+
+def verify_run(run_dir: Path, progress: bool = True, trust: dict[str, Any] | None = None) -> Report:
+    """All checks of a run directory; ``trust`` (a trust document) pins the certificates."""
     run_dir = Path(run_dir)
     report = Report()
     try:
         cluster = tomllib.loads((run_dir / "cluster.toml").read_text())
         session = bytes.fromhex(cluster["run"]["session"])
         names = [p["name"] for p in cluster["party"]]
-    except (OSError, ValueError, KeyError, tomllib.TOMLDecodeError) as exc:
+        digest = cluster_digest(load_cluster(run_dir / "cluster.toml"))
+    except (OSError, ValueError, KeyError, TypeError, tomllib.TOMLDecodeError) as exc:
         report.add(Check("run directory", False, 0, f"cluster.toml unreadable: {exc}"))
         return report
-    keys = {}
-    for n in names:
-        try:
-            keys[n] = public_key(run_dir / "keys" / f"{n}.crt", n)
-        except (OSError, ValueError) as exc:
-            report.add(Check("certificates", False, len(names), f"{n}: {exc}"))
-            return report
-    report.add(Check("certificates", True, len(names), "one Ed25519 certificate per party"))
+    if trust is not None and (
+        trust.get("session") != session.hex() or trust.get("cluster_sha256") != digest
+    ):
+        report.add(
+            Check(
+                "run directory",
+                False,
+                0,
+                "cluster.toml is not the cluster of the trust anchor (session or content differ)",
+            )
+        )
+        return report
+    keys = _certificates(run_dir, names, trust, report)
+    if keys is None:
+        return report
     total = 0
     for n in names:
         p = run_dir / "transcripts" / f"{n}.jsonl"
@@ -91,29 +164,28 @@ def verify_run(run_dir: Path, progress: bool = True) -> Report:
     transcripts: dict[str, Transcript] = {}
     failure = None
     entries = 0
-    aborted = (run_dir / "ABORTED.json").exists()
-    faulted: frozenset[str] = frozenset()
-    try:
-        faulted = frozenset(json.loads((run_dir / "result.json").read_text()).get("faults", {}))
-    except (OSError, ValueError):
-        pass
     try:
         for n in names:
-            t, err = check_transcript(
-                run_dir, n, session, keys[n], tick, allow_unsigned_tail=n in faulted
-            )
-            if t.unsigned_tail:
-                report.warnings.append(
-                    f"{n} failed during the run: its last {t.unsigned_tail} "
-                    "transcript entries are not signed and were ignored"
-                )
-            if err and aborted and "missing" in err:
-                report.warnings.append(err + " (aborted run)")
+            if not (run_dir / "transcripts" / f"{n}.jsonl").exists():
+                report.warnings.append(f"{n} left no transcript (it did not take part)")
                 continue
-            entries += len(t.entries)
+            t, err = check_transcript(run_dir, n, session, keys[n], tick, allow_unsigned_tail=True)
             if err:
                 failure = err
                 break
+            if t.cluster != digest:
+                failure = (
+                    f"{n} entry 0: the transcript was opened for another cluster "
+                    f"(recorded {t.cluster[:16] or 'nothing'}..., cluster.toml gives "
+                    f"{digest[:16]}...): cluster.toml was changed after the run"
+                )
+                break
+            if t.unsigned_tail:
+                report.warnings.append(
+                    f"{n} did not finish: its last {t.unsigned_tail} transcript entries are not "
+                    "signed and were ignored"
+                )
+            entries += len(t.entries)
             transcripts[n] = t
     finally:
         if bar is not None:
@@ -125,22 +197,69 @@ def verify_run(run_dir: Path, progress: bool = True) -> Report:
             entries,
             failure
             or f"{len(transcripts)} transcripts, {entries} entries, "
-            "hash chains intact, checkpoints signed",
+            "hash chains intact, checkpoints signed, cluster file as recorded",
         )
     )
     if failure:
         return report
-    report.add(check_consistency(transcripts, report, faulted))
-    if aborted:
+    clean = frozenset(n for n, t in transcripts.items() if t.closed_cleanly)
+    not_clean = sorted(set(names) - clean)
+    roles = {p["name"]: p["role"] for p in cluster["party"]}
+    may_fail = TOLERATED.get(cluster["run"].get("shuffler", ""), frozenset())
+    if cluster["run"].get("protocol") == "txpub":
+        may_fail = frozenset()
+    needed = [n for n in not_clean if roles.get(n) not in may_fail]
+    published = (run_dir / "result.json").exists()
+    status_ok = not (published and needed)
+    report.add(
+        Check(
+            "party status (signed)",
+            status_ok,
+            len(clean),
+            f"{len(clean)} of {len(names)} parties closed cleanly"
+            + (f"; did not: {', '.join(not_clean)}" if not_clean else "")
+            + (
+                ""
+                if status_ok
+                else f" -- a published run needs {', '.join(needed)} (role "
+                f"{', '.join(sorted({roles[n] for n in needed}))}) to have closed cleanly; "
+                "its transcript has no signed clean close (truncated, or the party crashed)"
+            ),
+        )
+    )
+    if not status_ok:
+        return report
+    report.add(check_consistency(transcripts, report, clean))
+    publishers = sorted(
+        n for n, t in transcripts.items() if any(e["dir"] == "publish" for e in t.entries)
+    )
+    bad_pub = [n for n in publishers if n not in clean]
+    if bad_pub or (published and not publishers):
+        report.add(
+            Check(
+                "publication",
+                False,
+                len(publishers),
+                f"{', '.join(bad_pub)} published but did not close its transcript cleanly"
+                if bad_pub
+                else "result.json exists but no party's signed transcript published anything",
+            )
+        )
+        return report
+    aborted = (run_dir / "ABORTED.json").exists()
+    if aborted or not published:
         report.add(
             Check(
                 "run completed",
                 False,
                 0,
-                "the run was aborted (ABORTED.json): transcripts checked, nothing was published",
+                "the run was aborted (ABORTED.json): transcripts checked, nothing was published"
+                if aborted
+                else "no result.json: nothing was published",
             )
         )
         return report
+    _privacy_marking(cluster, report)
     check = _protocol_check(cluster)
     if check is not None:
         try:
@@ -152,17 +271,50 @@ def verify_run(run_dir: Path, progress: bool = True) -> Report:
     return report
 
 
+def _privacy_marking(cluster: dict[str, Any], report: Report) -> None:
+    """A run whose client randomness is seeded from the public cluster file has no privacy."""
+    seed = cluster.get("run", {}).get("params", {}).get("seed")
+    if seed is None:
+        report.add(
+            Check("privacy", True, 0, "client randomness private (CSPRNG-seeded at each client)")
+        )
+        return
+    report.add(
+        Check(
+            "privacy",
+            True,
+            0,
+            f"SIMULATION WITHOUT PRIVACY: seed {seed} is in the public cluster file, so every "
+            "user's local noise can be recomputed from the run directory",
+        )
+    )
+    report.warnings.append(
+        f"seeded run (seed {seed}): a simulation without privacy, not a private release"
+    )
+
+
 def main(argv: list[str]) -> int:
     """Entry of ``sdp verify``."""
     ap = argparse.ArgumentParser(prog="sdp verify", description=__doc__.splitlines()[0])
     ap.add_argument("run_dir")
+    ap.add_argument(
+        "--trust",
+        help="trust anchor: trust.json from sdp cluster init (or a party directory), or "
+        "RUN_DIR.trust.json written by sdp run; without it the run directory's own "
+        "certificates are trusted (and the report says so)",
+    )
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     run_dir = Path(args.run_dir)
     if not run_dir.is_dir():
         print(f"sdp verify: {run_dir} is not a directory", file=sys.stderr)
         return 2
-    report = verify_run(run_dir, progress=not args.json)
+    try:
+        trust = load_trust(Path(args.trust)) if args.trust else None
+    except ValueError as exc:
+        print(f"sdp verify: {exc}", file=sys.stderr)
+        return 2
+    report = verify_run(run_dir, progress=not args.json, trust=trust)
     if args.json:
         print(
             json.dumps(
@@ -171,6 +323,7 @@ def main(argv: list[str]) -> int:
                     "first_failure": report.first_failure,
                     "checks": [c.__dict__ for c in report.checks],
                     "warnings": report.warnings,
+                    "trust": report.trust,
                 },
                 indent=1,
             )

@@ -72,6 +72,18 @@ def recompute_estimate(
                 )
             )
             return
+        shaky = [e["i"] for e in ins if (analyzer.party, e["i"]) in report.unconfirmed]
+        if shaky:
+            report.add(
+                Check(
+                    "recompute estimate",
+                    False,
+                    len(ins),
+                    f"{analyzer.party} entries {shaky}: the shuffled input is not in the "
+                    "sender's signed transcript, so the estimate cannot rest on it",
+                )
+            )
+            return
         inputs = []
         for e in ins:
             obj = codec.loads(_blob(run_dir, analyzer.party, e["dg"]))
@@ -132,14 +144,23 @@ def recompute_estimate(
 
         res = json.loads(result_path.read_text())
         same = _close(res.get("estimate"), published)
+        privs = [e for e in analyzer.entries if e["dir"] == "publish" and e["ty"] == "privacy"]
+        signed_privacy = (
+            codec.loads(_blob(run_dir, analyzer.party, privs[0]["dg"])) if len(privs) == 1 else None
+        )
+        same_privacy = signed_privacy is not None and _close(res.get("privacy"), signed_privacy)
         report.add(
             Check(
                 "result.json",
-                same,
+                same and same_privacy,
                 1,
-                "estimate equals the transcript's published artifact"
-                if same
-                else "result.json estimate differs from the published artifact",
+                "estimate and privacy statement equal the transcript's published artifacts"
+                if same and same_privacy
+                else "result.json estimate differs from the published artifact"
+                if not same
+                else "result.json privacy statement differs from the signed one"
+                if signed_privacy is not None
+                else f"{analyzer.party} published {len(privs)} privacy statements (expected 1)",
             )
         )
 

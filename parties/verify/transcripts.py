@@ -44,6 +44,9 @@ class Report:
 
     checks: list[Check] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    # (receiver, entry index) of messages not in their sender's signed transcript
+    unconfirmed: set[tuple[str, int]] = field(default_factory=set)
+    trust: str = ""  # where the certificates' fingerprints came from
 
     @property
     def ok(self) -> bool:
@@ -69,6 +72,12 @@ class Transcript:
     entries: list[dict[str, Any]]
     status: str = "?"
     unsigned_tail: int = 0  # entries after the last checkpoint of a party that failed
+    cluster: str = ""  # the cluster digest its open entry records
+
+    @property
+    def closed_cleanly(self) -> bool:
+        """Its last signed entries are ``close`` with status ``ok``."""
+        return self.status == "ok" and not self.unsigned_tail
 
 
 def _canonical(obj: dict[str, Any]) -> bytes:
@@ -84,6 +93,14 @@ def public_key(cert_path: Path, name: str) -> ed25519.Ed25519PublicKey:
     if not isinstance(key, ed25519.Ed25519PublicKey):
         raise ValueError(f"{cert_path} does not hold an Ed25519 key")
     return key
+
+
+def cert_fingerprint(cert_path: Path) -> str:
+    """SHA-256 (hex) of a PEM certificate's DER encoding."""
+    from cryptography.hazmat.primitives import serialization
+
+    cert = x509.load_pem_x509_certificate(cert_path.read_bytes())
+    return hashlib.sha256(cert.public_bytes(serialization.Encoding.DER)).hexdigest()
 
 
 def check_transcript(
@@ -120,6 +137,8 @@ def check_transcript(
                 return t, f"{where}: hash does not match the entry's content"
             if lineno == 1 and (e["dir"] != "open" or e.get("session") != session.hex()):
                 return t, f"{where}: first entry must open session {session.hex()}"
+            if lineno == 1:
+                t.cluster = str(e.get("cluster", ""))
             if e["dir"] == "checkpoint":
                 try:
                     key.verify(
@@ -159,9 +178,16 @@ def check_transcript(
 
 
 def check_consistency(
-    transcripts: dict[str, Transcript], report: Report, faulted: frozenset[str] = frozenset()
+    transcripts: dict[str, Transcript], report: Report, clean: frozenset[str] = frozenset()
 ) -> Check:
-    """What A logged as sent to B equals what B logged as received from A."""
+    """What A logged as sent to B equals what B logged as received from A.
+
+    ``clean`` holds the parties whose transcript ends with a signed clean close (the only
+    evidence of failure the verifier accepts: nothing unsigned, such as ``result.json``, can
+    declare a party failed). A message B logged as received from A that A's transcript lacks
+    is an error if A closed cleanly (B fabricated it), and otherwise *unconfirmed*: recorded in
+    ``report.unconfirmed`` so that no check relies on it, with a warning.
+    """
     sends: dict[tuple[str, str, int], dict[str, Any]] = {}
     recvs: dict[tuple[str, str, int], dict[str, Any]] = {}
     for party, t in transcripts.items():
@@ -172,13 +198,18 @@ def check_consistency(
                 recvs[(e["peer"], party, e["msg"])] = e
     fields = ("ty", "ph", "rd", "len", "dg", "pub")
     for key, r in sorted(recvs.items(), key=lambda kv: (kv[0][1], kv[1]["i"])):
+        sender, receiver, msg = key
         s = sends.get(key)
-        if key[0] not in transcripts:
-            continue
-        if s is None and key[0] in faulted:
+        if s is None and sender not in clean:
+            report.unconfirmed.add((receiver, r["i"]))
+            why = (
+                "has no transcript"
+                if sender not in transcripts
+                else "did not close its transcript cleanly"
+            )
             report.warnings.append(
-                f"{key[1]} entry {r['i']}: message {key[2]} from {key[0]} "
-                f"(which failed) is not in {key[0]}'s signed transcript"
+                f"{receiver} entry {r['i']}: message {msg} ({r['ty']!r}) from {sender} is not "
+                f"in {sender}'s signed transcript ({sender} {why}): unconfirmed, not relied on"
             )
             continue
         if s is None:
@@ -186,8 +217,8 @@ def check_consistency(
                 "cross-party consistency",
                 False,
                 len(recvs),
-                f"{key[1]} entry {r['i']}: received message {key[2]} from {key[0]} "
-                f"that {key[0]} never logged as sent",
+                f"{receiver} entry {r['i']}: received message {msg} from {sender} "
+                f"that {sender} never logged as sent (its transcript is complete and closed)",
             )
         diff = [f for f in fields if s.get(f) != r.get(f)]
         if diff:
@@ -195,7 +226,7 @@ def check_consistency(
                 "cross-party consistency",
                 False,
                 len(recvs),
-                f"{key[1]} entry {r['i']} vs {key[0]} entry {s['i']}: {', '.join(diff)} differ",
+                f"{receiver} entry {r['i']} vs {sender} entry {s['i']}: {', '.join(diff)} differ",
             )
     for key, s in sends.items():
         if key not in recvs and key[1] in transcripts and s["ty"] not in CONTROL_TYPES:
@@ -203,7 +234,7 @@ def check_consistency(
                 f"{key[0]} entry {s['i']}: message {s['ty']!r} to {key[1]} was never "
                 "logged as received"
             )
-            if transcripts[key[1]].status == "ok":
+            if key[1] in clean:
                 return Check("cross-party consistency", False, len(sends), msg)
             report.warnings.append(msg + f" ({key[1]} did not finish)")
     return Check(

@@ -1,0 +1,151 @@
+"""``sdp cluster init``: lay out a run's parties and write one directory per party.
+
+Two ways in::
+
+    sdp cluster init CLUSTER.toml --out DIR          # a cluster file you wrote (session optional)
+    sdp cluster init PROTOCOL [sdp run options] --host NAME=HOST ... --out DIR
+
+The second lays the parties out as ``sdp run`` does (same options: ``--shuffler``,
+``--mix-servers``, ``--clients``, ``--param`` ...) on the hosts you name (``--host`` repeated,
+``--default-host`` for the rest), ports counting up from ``--port-base``. Either way ``DIR/NAME/``
+is written for every party (``parties.runtime.keys``: the public cluster file, that party's
+private key and nobody else's, every certificate, ``trust.json``), ``DIR/trust.json`` is the
+auditor's copy of the trust anchor, and the exact command to run on each host is printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from parties.runtime.cluster import Cluster, ClusterError, PartySpec, load_cluster, new_session_id
+from parties.runtime.keys import TRUST, make_party_dirs
+from parties.runtime.plans import plan_for
+from parties.runtime.run_options import add_run_options, resolve_job
+
+
+def layout_cluster(
+    protocol: str,
+    shuffler: str,
+    params: dict[str, Any],
+    layout_options: dict[str, Any],
+    hosts: dict[str, str],
+    ports: list[int],
+    phase_timeout: float,
+    extra_ports: int = 0,
+) -> tuple[Cluster, Any]:
+    """The cluster of a run laid out by its plan; ``hosts`` maps party names to hosts
+    (``"*"``: everyone else); ``ports`` holds one port per party plus ``extra_ports``."""
+    plan = plan_for(protocol, shuffler)
+    layout = plan.layout(layout_options)
+    if len(ports) < len(layout) + extra_ports:
+        raise ClusterError(f"need {len(layout) + extra_ports} ports, got {len(ports)}")
+    unknown = set(hosts) - {n for n, _ in layout} - {"*"}
+    if unknown:
+        raise ClusterError(
+            f"--host names unknown parties {sorted(unknown)}; the run has "
+            + ", ".join(n for n, _ in layout)
+        )
+    parties = []
+    for (name, role), port in zip(layout, ports):
+        host = hosts.get(name, hosts.get("*"))
+        if host is None:
+            raise ClusterError(f"no host for party {name!r} (use --host {name}=HOST)")
+        parties.append(PartySpec(name, role, host, port))
+    if shuffler == "mpc" and protocol != "txpub":
+        params["mpc_ports"] = ports[len(layout) : len(layout) + extra_ports]
+    cluster = Cluster(
+        session=new_session_id(),
+        protocol=protocol,
+        shuffler=shuffler,
+        parties=parties,
+        params=params,
+        phase_timeout=phase_timeout,
+    )
+    return cluster, plan
+
+
+def commands(cluster: Cluster, out: Path) -> list[str]:
+    """The command each host runs (one line per party)."""
+    return [
+        f"# on {p.host}: sdp party --dir {out / p.name} --out run/   ({p.role}, port {p.port})"
+        for p in cluster.parties
+    ]
+
+
+def write_cluster(cluster: Cluster, out: Path) -> dict[str, Path]:
+    """Party directories for ``cluster`` under ``out`` plus ``out/trust.json``."""
+    if out.exists() and any(out.iterdir()):
+        raise ClusterError(f"{out} exists and is not empty; choose another --out")
+    dirs = make_party_dirs(cluster, out)
+    first = next(iter(dirs.values()))
+    (out / TRUST).write_text((first / TRUST).read_text())
+    return dirs
+
+
+def _parse_hosts(items: list[str], default: str | None) -> dict[str, str]:
+    hosts: dict[str, str] = {}
+    for item in items:
+        if "=" not in item:
+            raise ClusterError(f"--host expects NAME=HOST, got {item!r}")
+        name, host = item.split("=", 1)
+        hosts[name.strip()] = host.strip()
+    if default:
+        hosts["*"] = default
+    return hosts
+
+
+def main(argv: list[str]) -> int:
+    """Entry of ``sdp cluster``."""
+    if not argv or argv[0] != "init":
+        print(
+            "usage: sdp cluster init (CLUSTER.toml | PROTOCOL [options]) --out DIR", file=sys.stderr
+        )
+        return 2
+    ap = argparse.ArgumentParser(prog="sdp cluster init", description=__doc__.splitlines()[0])
+    ap.add_argument("source", help="a cluster TOML file, or a protocol name (sdp run NAME)")
+    ap.add_argument("--out", required=True, help="directory for the party directories")
+    ap.add_argument("--host", action="append", default=[], metavar="NAME=HOST")
+    ap.add_argument("--default-host", default="127.0.0.1", help="host of parties not named")
+    ap.add_argument("--port-base", type=int, default=47000, help="first port (counting up)")
+    add_run_options(ap, for_init=True)
+    args = ap.parse_args(argv[1:])
+    out = Path(args.out)
+    try:
+        if args.source.endswith(".toml"):
+            cluster = load_cluster(args.source, session_optional=True)
+        else:
+            protocol, shuffler, params, layout_options = resolve_job(args, args.source)
+            hosts = _parse_hosts(args.host, args.default_host)
+            n_extra = int(layout_options["servers"]) if shuffler == "mpc" else 0
+            n = len(plan_for(protocol, shuffler).layout(layout_options)) + n_extra
+            ports = list(range(args.port_base, args.port_base + n))
+            if ports[-1] > 65535:
+                raise ClusterError(f"--port-base {args.port_base} leaves no room for {n} ports")
+            cluster, _ = layout_cluster(
+                protocol,
+                shuffler,
+                params,
+                layout_options,
+                hosts,
+                ports,
+                args.phase_timeout,
+                n_extra,
+            )
+        dirs = write_cluster(cluster, out)
+    except (ClusterError, KeyError, ValueError, ArithmeticError, OSError) as exc:
+        msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+        print(f"sdp cluster init: {msg}", file=sys.stderr)
+        return 2
+    trust = json.loads((out / TRUST).read_text())
+    print(f"wrote {len(dirs)} party directories under {out} (session {cluster.session})")
+    print("copy each DIR/NAME/ to its host only (it holds that party's private key), then:")
+    print("\n".join(commands(cluster, out)))
+    print(f"auditors verify with: sdp verify RUN_DIR --trust {out / TRUST}")
+    print("certificate fingerprints (SHA-256):")
+    for name, fp in trust["fingerprints"].items():
+        print(f"  {name}: {fp}")
+    return 0
