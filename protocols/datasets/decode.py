@@ -42,39 +42,74 @@ def _as_binary(values: list[str]) -> pa.Array:
 
 def strip(col: pa.Array) -> pa.Array:
     """Spaces and tabs trimmed at both ends of every value."""
+    edge = pc.or_(
+        pc.or_(pc.starts_with(col, b" "), pc.starts_with(col, b"\t")),
+        pc.or_(pc.ends_with(col, b" "), pc.ends_with(col, b"\t")),
+    )
+    if not pc.any(edge).as_py():
+        return col
     return pc.replace_substring_regex(col, STRIP_RE, b"")
 
 
-def parse_ints(col: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _cast(col: pa.Array, to: pa.DataType) -> np.ndarray | None:
+    """All values cast at once (the fast path), or None if any value does not parse."""
+    try:
+        return pc.cast(pc.cast(col, pa.string()), to).to_numpy(zero_copy_only=False)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return None
+
+
+def parse_ints(
+    col: pa.Array, skip: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(parsed, values, huge): ``parsed`` where a value is an integer of at most 18 digits,
-    ``huge`` where it is a longer integer (certainly outside any range)."""
-    ok = _np_bool(pc.match_substring_regex(col, INT_RE))
-    huge = ~ok & _np_bool(pc.match_substring_regex(col, DIGITS_RE))
-    vals = np.zeros(len(col), dtype=np.int64)
+    ``huge`` where it is a longer integer (certainly outside any range). Values where ``skip``
+    is set (missing tokens) are neither."""
+    n = len(col)
+    vals = np.zeros(n, dtype=np.int64)
+    todo = np.ones(n, dtype=bool) if skip is None else ~skip
+    sub = col if todo.all() else col.filter(pa.array(todo))
+    fast = _cast(sub, pa.int64()) if not pc.any(pc.starts_with(sub, b"+")).as_py() else None
+    if fast is not None and (not len(sub) or np.abs(fast).max() < 10**18):
+        vals[todo] = fast
+        return todo, vals, np.zeros(n, dtype=bool)
+    ok = todo & _np_bool(pc.match_substring_regex(col, INT_RE))
+    huge = todo & ~ok & _np_bool(pc.match_substring_regex(col, DIGITS_RE))
     if ok.any():
         good = pc.replace_substring_regex(col.filter(pa.array(ok)), r"^\+", b"")
         vals[ok] = pc.cast(pc.cast(good, pa.string()), pa.int64()).to_numpy()
     return ok, vals, huge
 
 
-def parse_floats(col: pa.Array) -> tuple[np.ndarray, np.ndarray]:
-    """(parsed, values): finite decimal numbers only (``1e999`` is not parsed)."""
-    ok = _np_bool(pc.match_substring_regex(col, NUM_RE))
-    vals = np.zeros(len(col), dtype=np.float64)
-    if ok.any():
-        good = col.filter(pa.array(ok))
-        vals[ok] = pc.cast(pc.cast(good, pa.string()), pa.float64()).to_numpy()
-        bad = ~np.isfinite(vals)
-        ok &= ~bad
-        vals[bad] = 0.0
+def parse_floats(col: pa.Array, skip: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(parsed, values): finite decimal numbers only (``1e999``, ``nan`` are not parsed)."""
+    n = len(col)
+    vals = np.zeros(n, dtype=np.float64)
+    todo = np.ones(n, dtype=bool) if skip is None else ~skip
+    sub = col if todo.all() else col.filter(pa.array(todo))
+    fast = _cast(sub, pa.float64())
+    if fast is not None:
+        ok = todo.copy()
+        vals[todo] = fast
+    else:
+        ok = todo & _np_bool(pc.match_substring_regex(col, NUM_RE))
+        if ok.any():
+            vals[ok] = pc.cast(pc.cast(col.filter(pa.array(ok)), pa.string()), pa.float64())
+    bad = ~np.isfinite(vals)
+    ok &= ~bad
+    vals[bad] = 0.0
     return ok, vals
 
 
 def is_missing(col: pa.Array, tokens: tuple[str, ...]) -> np.ndarray:
-    """Where a value equals one of the missing-value tokens."""
-    if not tokens:
-        return np.zeros(len(col), dtype=bool)
-    return _np_bool(pc.is_in(col, value_set=_as_binary(list(tokens))))
+    """Where a value equals one of the missing-value tokens (the empty token by its length)."""
+    out = np.zeros(len(col), dtype=bool)
+    if "" in tokens:
+        out |= pc.binary_length(col).to_numpy(zero_copy_only=False) == 0
+    rest = [t for t in tokens if t]
+    if rest:
+        out |= _np_bool(pc.is_in(col, value_set=_as_binary(rest)))
+    return out
 
 
 def values_index(col: pa.Array, values: tuple[str, ...]) -> np.ndarray:
@@ -97,7 +132,7 @@ def decode_attribute(col: pa.Array, attr: Attribute) -> tuple[np.ndarray, np.nda
         ood = (idx < 0) & ~miss
         codes[idx >= 0] = idx[idx >= 0]
     elif isinstance(dom, RangeDomain):
-        ok, v, huge = parse_ints(col)
+        ok, v, huge = parse_ints(col, miss)
         status[~ok & ~huge & ~miss] = UNPARSABLE
         below = (ok & (v < dom.low)) | (huge & _np_bool(pc.starts_with(col, b"-")))
         above = (ok & (v > dom.high)) | (huge & ~below)
@@ -106,7 +141,7 @@ def decode_attribute(col: pa.Array, attr: Attribute) -> tuple[np.ndarray, np.nda
         ood = (below | above) & ~miss
     else:
         assert isinstance(dom, BinsDomain)
-        ok, x = parse_floats(col)
+        ok, x = parse_floats(col, miss)
         status[~ok & ~miss] = UNPARSABLE
         e = np.asarray(dom.edges)
         below = ok & (x < e[0])
@@ -136,7 +171,7 @@ def decode_attribute(col: pa.Array, attr: Attribute) -> tuple[np.ndarray, np.nda
 def decode_numeric(col: pa.Array, spec: NumericColumn) -> tuple[np.ndarray, np.ndarray]:
     """(values float64 in [0, 1], status uint8): clipped to [low, high], then scaled."""
     miss = is_missing(col, spec.missing)
-    ok, x = parse_floats(col)
+    ok, x = parse_floats(col, miss)
     status = np.full(len(col), OK, dtype=np.uint8)
     status[~ok & ~miss] = UNPARSABLE
     status[miss] = MISSING

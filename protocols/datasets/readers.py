@@ -248,7 +248,7 @@ class DataReader:
                 )
         m = parsed.lines.size
         cols = [parsed.columns[j] for j in self._index]
-        if schema.format.strip:
+        if schema.format.strip and (b" " in block.data or b"\t" in block.data):
             cols = [strip(c) for c in cols]
         if isinstance(schema, CategoricalSchema):
             decoded = [decode_attribute(c, a) for c, a in zip(cols, schema.attributes)]

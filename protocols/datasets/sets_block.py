@@ -30,16 +30,36 @@ DUPLICATE = "duplicate item"
 TOO_MANY = "more items than max_items"
 
 
+def item_pattern(separator: str | None) -> str:
+    """The regular expression that cuts a line into item tokens."""
+    if separator is None:
+        return r"[ \t\r\n\f\v]+"
+    return rf"[ \t]*{re.escape(separator)}[ \t]*|^[ \t]+|[ \t\r\n]+$"
+
+
+def tokenize(block: LineBlock, first: int, pattern: str) -> tuple[pa.Array, np.ndarray]:
+    """(non-empty item tokens of lines ``first..``, block-line index - first of each token)."""
+    n = block.count - first
+    base = int(block.starts[first])
+    end = int(block.next_starts[-1])
+    offsets = np.empty(n + 1, dtype=np.int32)
+    offsets[:-1] = block.starts[first:] - base
+    offsets[-1] = end - base
+    buf = pa.py_buffer(memoryview(block.data)[base:end])
+    lines = pa.Array.from_buffers(pa.binary(), n, [None, pa.py_buffer(offsets), buf])
+    parts = pc.split_pattern_regex(lines, pattern)
+    tokens = pc.list_flatten(parts)
+    parent = np.asarray(pc.list_parent_indices(parts).to_numpy(), dtype=np.int64)
+    nonempty = pc.binary_length(tokens).to_numpy() > 0
+    return tokens.filter(pa.array(nonempty)), parent[nonempty]
+
+
 class SetDecoder:
     """Decodes blocks of transaction lines under one set-valued schema."""
 
     def __init__(self, schema: SetValuedSchema) -> None:
         self.schema = schema
-        sep = schema.format.separator
-        if sep is None:
-            self.pattern = r"[ \t\r\n\f\v]+"
-        else:
-            self.pattern = rf"[ \t]*{re.escape(sep)}[ \t]*|^[ \t]+|[ \t\r\n]+$"
+        self.pattern = item_pattern(schema.format.separator)
         u = schema.universe
         self.universe_text = (
             f"[{u.low}, {u.high}]" if isinstance(u, RangeDomain) else f"of {u.size} listed items"
@@ -54,19 +74,7 @@ class SetDecoder:
         rep.rows_total += n
         if n <= 0:
             return np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int32)
-        base = int(block.starts[first])
-        end = int(block.next_starts[-1])
-        offsets = np.empty(n + 1, dtype=np.int32)
-        offsets[:-1] = block.starts[first:] - base
-        offsets[-1] = end - base
-        buf = pa.py_buffer(memoryview(block.data)[base:end])
-        lines = pa.Array.from_buffers(pa.binary(), n, [None, pa.py_buffer(offsets), buf])
-        parts = pc.split_pattern_regex(lines, self.pattern)
-        tokens = pc.list_flatten(parts)
-        parent = np.asarray(pc.list_parent_indices(parts).to_numpy(), dtype=np.int64)
-        nonempty = pc.binary_length(tokens).to_numpy() > 0
-        tokens = tokens.filter(pa.array(nonempty))
-        parent = parent[nonempty]
+        tokens, parent = tokenize(block, first, self.pattern)
         idx = item_index(tokens, s.universe)
         outside = idx < 0
         n_out = np.bincount(parent[outside], minlength=n)
