@@ -108,7 +108,10 @@ class _Locator:
                 self.lines.setdefault((table, index, m.group(1).strip('"')), no)
 
     def line(self, table: str | None, index: int = 0, key: str | None = None) -> int | None:
-        return self.lines.get((table, index, key)) or self.lines.get((table, index, None))
+        found = self.lines.get((table, index, key)) or self.lines.get((table, index, None))
+        if found is None and table is None and key is not None:  # a top-level table
+            found = self.lines.get((key, 0, None))
+        return found
 
 
 class _Ctx:
@@ -383,10 +386,11 @@ def parse_schema(text: str, source: str = "<schema>") -> Schema:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         m = re.search(r"\(at line (\d+)", str(exc))
-        msg = re.sub(r"\s*\(at line \d+, column \d+\)", "", str(exc))
-        raise SchemaError(
-            source, int(m.group(1)) if m else None, "", f"not valid TOML: {msg}"
-        ) from None
+        line = int(m.group(1)) if m else None
+        if line is None and "end of document" in str(exc):
+            line = max(1, len(text.splitlines()))
+        msg = re.sub(r"\s*\(at (line \d+, column \d+|end of document)\)", "", str(exc))
+        raise SchemaError(source, line, "", f"not valid TOML: {msg}") from None
     loc = _Locator(text)
     top = _Ctx(source, loc, None, 0, "")
     top.known(doc, ("schema", "kind", "name", "format", "attribute", "items", "value"))

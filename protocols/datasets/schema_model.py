@@ -10,7 +10,6 @@ schema a run used.
 from __future__ import annotations
 
 import hashlib
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -215,8 +214,20 @@ def fmt_num(x: float) -> str:
     return repr(float(x))
 
 
-def _q(s: str) -> str:
-    return json.dumps(s, ensure_ascii=False)
+def toml_string(s: str) -> str:
+    """A TOML basic string: quotes, backslashes and control characters escaped."""
+    out = []
+    for ch in s:
+        if ch in '"\\':
+            out.append("\\" + ch)
+        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
+            out.append(f"\\u{ord(ch):04x}")
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + '"'
+
+
+_q = toml_string
 
 
 def _list(xs: tuple[Any, ...] | list[Any], per_line: int = 8) -> str:
