@@ -11,10 +11,12 @@ counted as malformed. The result is the same whatever the block boundaries (test
 from __future__ import annotations
 
 import csv
+import sys
 from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from protocols.datasets.lines import LineBlock
@@ -84,6 +86,21 @@ class CsvSplitter:
         for j in self.used:
             parts = [c for t, _ in tables for c in t.column(self._names[j]).chunks]
             cols[j] = pa.concat_arrays(parts) if parts else pa.array([], type=pa.binary())
+        if lines.size:  # a quote left open at the end of a line takes its newline in
+            spans = np.zeros(lines.size, dtype=bool)
+            for c in cols.values():
+                spans |= np.asarray(
+                    pc.fill_null(pc.match_substring(c, "\n"), False).to_numpy(zero_copy_only=False),
+                    dtype=bool,
+                )
+            if spans.any():
+                bad += [
+                    (int(i), OPEN_QUOTE, "a quoted field does not end on this line")
+                    for i in lines[spans]
+                ]
+                keep = pa.array(~spans)
+                cols = {j: c.filter(keep) for j, c in cols.items()}
+                lines = lines[~spans]
         if self.ncols > 1 and lines.size:  # Arrow reads a blank line as a row of empty fields
             blank = block.ends[lines] == block.starts[lines]
             if blank.any():
@@ -100,6 +117,11 @@ class CsvSplitter:
             refused.append(row)
             return "skip"
 
+        failed: list = []
+        hook = sys.unraisablehook
+        # Arrow decodes a refused row's text as UTF-8 before calling the handler; on other
+        # bytes the call fails (reported through the unraisable hook) and the parse errors out.
+        sys.unraisablehook = failed.append
         try:
             table = pacsv.read_csv(
                 pa.py_buffer(data),
@@ -117,9 +139,13 @@ class CsvSplitter:
                 ),
                 convert_options=self._convert,
             )
-        except (pa.ArrowInvalid, pa.ArrowException):
+        except pa.ArrowException:
             return None
-        if table.num_rows + len(refused) != nlines or any(r.number is None for r in refused):
+        finally:
+            sys.unraisablehook = hook
+        if failed or table.num_rows + len(refused) != nlines:
+            return None
+        if any(r.number is None for r in refused):
             return None
         return table, refused
 
@@ -133,21 +159,12 @@ class CsvSplitter:
             keep = np.ones(b - a, dtype=bool)
             keep[rel] = False
             for r in refused:
-                bad.append(
-                    (
-                        a + r.number - 1,
-                        WRONG_FIELDS,
-                        f"{r.actual_columns} fields, the schema expects {r.expected_columns}",
-                    )
-                )
+                i = a + r.number - 1
+                bad.append((i, *self._why(mv[block.starts[i] : block.ends[i]].tobytes())))
             tables.append((table, np.arange(a, b, dtype=np.int64)[keep]))
             return
         if b - a == 1:
-            line = mv[block.starts[a] : block.ends[a]]
-            if b"\r" in line.tobytes():
-                bad.append((a, BARE_CR, "a lone carriage return splits the line"))
-            else:
-                bad.append((a, OPEN_QUOTE, "a quoted field does not end on this line"))
+            bad.append((a, *self._why(mv[block.starts[a] : block.ends[a]].tobytes())))
             return
         if b - a <= _SMALL:
             for i in range(a, b):
@@ -156,3 +173,26 @@ class CsvSplitter:
         mid = (a + b) // 2
         self._parse(block, a, mid, tables, bad)
         self._parse(block, mid, b, tables, bad)
+
+    def _why(self, line: bytes) -> tuple[str, str]:
+        """Reason for a line that Arrow could not parse on its own."""
+        if b"\r" in line:
+            return BARE_CR, "a lone carriage return splits the line"
+        text = line.decode("utf-8", errors="surrogateescape")
+        quoting = csv.QUOTE_MINIMAL if self.fmt.quote else csv.QUOTE_NONE
+        try:
+            rows = list(
+                csv.reader(
+                    [text],
+                    delimiter=self.fmt.delimiter,
+                    quotechar=self.fmt.quote or '"',
+                    quoting=quoting,
+                    strict=True,
+                )
+            )
+        except csv.Error:
+            return OPEN_QUOTE, "a quoted field does not end on this line"
+        got = len(rows[0]) if rows else 0
+        if got != self.ncols:
+            return WRONG_FIELDS, f"{got} fields, the schema expects {self.ncols}"
+        return OPEN_QUOTE, "a quoted field does not end on this line"
