@@ -69,6 +69,8 @@ class _Column:
     low: float = math.inf
     high: float = -math.inf
     rows: int = 0
+    numbers: int = 0  # values (not missing) that parse as finite numbers
+    others: int = 0  # values (not missing) that do not
 
 
 def _sample_lines(path: str) -> list[bytes]:
@@ -169,6 +171,8 @@ def _observe(c: _Column, col: pa.Array, max_values: int) -> None:
     ok_f, x = parse_floats(vals)
     ok_i, _, _ = parse_ints(vals)
     c.all_num &= bool(ok_f.all())
+    c.numbers += int(ok_f.sum())
+    c.others += int((~ok_f).sum())
     c.all_int &= bool(ok_i.all())
     if ok_f.any():
         c.low, c.high = min(c.low, float(x[ok_f].min())), max(c.high, float(x[ok_f].max()))
@@ -244,23 +248,26 @@ def infer_schema(
     kind = kind or g_kind
     notes = [] if kind == g_kind else [f"kind {kind!r} as asked (the file looks {g_kind!r})"]
     if kind == "setvalued":
-        return _infer_sets(p, delimiter, bool(header), max_values * 100, notes)
+        sep = delimiter if delimiter is not None else (g_delim if g_kind == "setvalued" else None)
+        return _infer_sets(p, sep, bool(header), max_values * 100, notes)
     fmt = CsvFormat(delimiter or g_delim or ",", g_header if header is None else header)
     names, cols = _scan_csv(p, fmt, max_values)
     label = (lambda j: names[j]) if fmt.header else (lambda j: int(names[j]))
     if kind == "numeric":
         pick = [j for j, n in enumerate(names) if column in (None, n, str(j + 1))]
-        pick = [j for j in pick if cols[j].all_num and cols[j].low <= cols[j].high]
+        share = {j: cols[j].numbers / max(1, cols[j].numbers + cols[j].others) for j in pick}
+        pick = [j for j in pick if share[j] >= 0.9 and cols[j].low <= cols[j].high]
         if not pick:
-            raise DataFileError(
-                f"{p}: no numeric column{'' if column is None else ' ' + repr(column)} to propose a range for"
-            )
+            what = "" if column is None else " " + repr(column)
+            raise DataFileError(f"{p}: no numeric column{what} to propose a range for")
         j = pick[0]
         c = cols[j]
         lo, hi = _nice(c.low, False), _nice(c.high, True)
         hi = hi if hi > lo else lo + 1
         name = names[j] if fmt.header else "value"
         spec = NumericColumn(name, label(j), lo, hi, tuple(sorted(c.missing | {""})))
+        if c.others:
+            notes.append(f"{name}: {c.others} values are not numbers (rows rejected as malformed)")
         notes.append(
             f"{name}: clipping range [{fmt_num(lo)}, {fmt_num(hi)}] from the rounded smallest and "
             "largest values in the data: replace by a range fixed for the question (it sets the "
