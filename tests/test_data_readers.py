@@ -423,3 +423,40 @@ def test_shipped_examples_read_as_documented():
     incomes = read(DATA / "incomes.csv.gz", load_schema(DATA / "incomes.toml"))
     assert (incomes.report.rows_total, incomes.n) == (20_000, 19_994)
     assert incomes.report.excluded == {"malformed": 1, "missing": 5, "out_of_domain": 0}
+
+
+SETS = parse_schema('kind = "setvalued"\n[items]\nrange = [1, 50]\nmax_items = 4\n')
+INCOME = parse_schema('kind = "numeric"\n[format]\nheader = false\n[value]\nlow = 0\nhigh = 10\n')
+
+
+def _flat(data):
+    if hasattr(data, "indptr"):
+        return [data.items[a:b].tolist() for a, b in zip(data.indptr, data.indptr[1:])]
+    return data.values.tolist()
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    lines=st.lists(
+        st.one_of(junk_line, st.sampled_from([b"1 2 3", b"7", b"3.5", b"12 12", b"-4"])),
+        min_size=1,
+        max_size=20,
+    ),
+    block=st.integers(1, 48),
+)
+def test_junk_setvalued_and_numeric(tmp_path, lines, block):
+    lines = [b"1", *lines]  # a first line, so that junk never looks like a compression magic
+    for schema in (SETS, INCOME):
+        path = write(tmp_path / "j.txt", b"\n".join(lines) + b"\n")
+        whole = read(path, schema, block_bytes=block)
+        assert whole.report.rows_total == len(lines)
+        expect = _flat(read(write(tmp_path / "one.txt", b"1\n"), schema))
+        counts = {"malformed": 0, "missing": 0, "out_of_domain": 0}
+        for line in lines[1:]:  # each line after the same first line (a BOM counts only there)
+            one = read(write(tmp_path / "one.txt", b"1\n" + line + b"\n"), schema)
+            expect += _flat(one)[1:]
+            for k, v in one.report.excluded.items():
+                counts[k] += v
+        assert _flat(whole) == expect and whole.report.excluded == counts
