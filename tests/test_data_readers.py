@@ -397,6 +397,15 @@ def test_overlong_lines_are_malformed_not_buffered(tmp_path):
     assert [e.line for e in data.report.examples] == [3, 5]
 
 
+def test_overlong_header(tmp_path):
+    path = write(tmp_path / "h.csv", "x" * 3000 + "\nnorth,20,1\n")
+    with pytest.raises(DataFileError, match="line 1: the header line is longer than 1000 bytes"):
+        read(path, SURVEY, block_bytes=64, max_line_bytes=1000)
+    sets = parse_schema('kind = "setvalued"\n[format]\nheader = true\n[items]\nrange = [1, 9]\n')
+    data = read(path, sets, block_bytes=64, max_line_bytes=1000)
+    assert data.report.rows_total == 1 and data.report.reasons == {"item outside the universe": 1}
+
+
 def test_streaming_reader_yields_bounded_chunks(tmp_path):
     body = "region,age,kids\n" + "north,20,1\n" * 3000
     reader = DataReader(write(tmp_path / "c.csv", body), SURVEY, block_bytes=1024)

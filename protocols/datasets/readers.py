@@ -144,6 +144,14 @@ class DataReader:
             decode = self._setup_sets() if isinstance(self.schema, SetValuedSchema) else None
             for block in line_blocks(stream, self.path, self.block_bytes, self.max_line_bytes):
                 for ln in block.long_lines:
+                    if ln == 1 and self.schema.format.header:
+                        if decode is None:
+                            raise DataFileError(
+                                f"{self.path} line 1: the header line is longer than "
+                                f"{self.max_line_bytes} bytes"
+                            )
+                        self.report.header_lines = 1
+                        continue
                     self.report.rows_total += 1
                     self.report.exclude(
                         "malformed", 1, f"line longer than {self.max_line_bytes} bytes"
@@ -154,7 +162,7 @@ class DataReader:
                 if not block.count:
                     continue
                 first = 0
-                if block.first_line == 1 and self.schema.format.header:
+                if block.first_line == 1 and self.schema.format.header and not block.long_lines:
                     first = 1
                     self.report.header_lines = 1
                     if decode is None:

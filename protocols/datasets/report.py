@@ -143,8 +143,9 @@ class DataReport:
             f"{self.rows_total:,} rows: {self.rows_kept:,} kept, {self.rows_excluded:,} excluded "
             f"before randomization ({', '.join(parts)})"
         )
-        if self.values_changed:
-            line += f"; {self.values_changed:,} values changed in kept rows as the schema says"
+        n = self.values_changed
+        if n:
+            line += f"; {n:,} value{'' if n == 1 else 's'} changed in kept rows as the schema says"
         return line
 
     def lines(self) -> list[str]:
