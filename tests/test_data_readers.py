@@ -426,9 +426,14 @@ def test_shipped_examples_read_as_documented():
         and r.attributes["age"]["clipped"] == 3
     )
     assert survey.records.shape == (49_987, 6) and survey.records.dtype == np.int8
+    ds = survey.to_dataset()
+    assert ds.records.dtype == np.int64 and ds.domain_sizes == (6, 7, 3, 7, 6, 5)
+    assert ds.attributes == ("region", "age", "sex", "education", "employment", "satisfaction")
+    assert np.isclose(ds.marginals()[0].sum(), 1.0)
     baskets = read(DATA / "baskets.txt.gz", load_schema(DATA / "baskets.toml"))
     assert (baskets.report.rows_total, baskets.n, baskets.d) == (20_003, 19_999, 500)
     assert baskets.report.items["duplicates_merged"] == 1
+    assert baskets.labels[0] == "1" and len(baskets.labels) == 500
     incomes = read(DATA / "incomes.csv.gz", load_schema(DATA / "incomes.toml"))
     assert (incomes.report.rows_total, incomes.n) == (20_000, 19_994)
     assert incomes.report.excluded == {"malformed": 1, "missing": 5, "out_of_domain": 0}

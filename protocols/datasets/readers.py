@@ -27,6 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
+from protocols.datasets.categorical import CategoricalDataset
 from protocols.datasets.csv_block import CsvSplitter, read_header
 from protocols.datasets.decode import (
     CLIPPED,
@@ -351,6 +352,16 @@ class CategoricalData:
     def labels(self) -> tuple[tuple[str, ...], ...]:
         return tuple(a.labels() for a in self.schema.attributes)
 
+    def to_dataset(self, name: str | None = None) -> CategoricalDataset:
+        """The bundled loaders' type (int64 records), for the seed-000 workloads."""
+        return CategoricalDataset(
+            name or self.schema.name or Path(self.report.path).name,
+            self.records.astype(np.int64),
+            self.domain_sizes,
+            self.attributes,
+            f"{self.report.path} under schema {self.report.schema_sha256[:12]}",
+        )
+
 
 @dataclass(frozen=True)
 class SetValuedData:
@@ -371,6 +382,11 @@ class SetValuedData:
 
     def sizes(self) -> np.ndarray:
         return np.diff(self.indptr)
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        """Item labels by index (for a range universe, the ids as text)."""
+        return self.schema.universe.labels()
 
     def padded(self, width: int | None = None) -> np.ndarray:
         """int32 (n, width) matrix, items left-aligned, -1 after (the bundled loaders' layout).
