@@ -8,14 +8,16 @@ import numpy as np
 import pytest
 
 import protocols.multidim.workloads  # noqa: F401  (registers the workloads)
-from protocols.base import trusted_shuffle
+from protocols.base import block_state, trusted_shuffle
 from protocols.workloads import WORKLOADS, get_workload
 
 
 def _run_sliced(w, populations=3, seed=0):
     rng = np.random.default_rng(seed)
+    slices = [w.user_slice(i, populations) for i in range(populations)]
     parts = [
-        w.protocol.encode(w.records[w.user_slice(i, populations)], rng) for i in range(populations)
+        w.protocol.encode_round(0, w.records[s], rng, {}, block_state(s.start, s.stop - s.start, 7))
+        for s in slices
     ]
     merged = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
     return w.protocol.analyze(trusted_shuffle(merged, rng))
