@@ -12,7 +12,7 @@ Parameters (strings from the command line are converted):
   reference, tested on the real 20 %); ``data_dir``, ``data_seed`` as for the seed-000 workloads;
 * ``users``: a random subset of that many records (seed ``data_seed``), e.g. for mix-net runs;
 * ``epsilon`` (eps_c, default 1.0), ``delta`` (default min(1e-6, 0.01/n), must lie below 1/n),
-  ``accounting`` (``paper`` or ``tight``), ``policy``, ``estimator``, ``tight_bound``,
+  ``accounting`` (``tight``, default, or ``paper``), ``policy``, ``estimator``, ``tight_bound``,
   ``min_users`` (default n), ``max_epsilon`` (default eps_c);
 * ``k``: the query width the (w, m) choice targets (default 3); ``w_max`` (4), ``max_cells``
   (4096), ``r0`` (2e-5) for the choice;
@@ -96,7 +96,7 @@ def build_calm_workload(mechanism: str, params: dict[str, Any]) -> Workload:
         mechanism,
         k=int(params.get("k", 3)),
         attributes=ds.attributes,
-        accounting=str(params.get("accounting", "paper")),
+        accounting=str(params.get("accounting", "tight")),
         policy=str(params.get("policy", "strict")),
         estimator=str(params.get("estimator", "paper")),
         tight_bound=str(params.get("tight_bound", "vr")),

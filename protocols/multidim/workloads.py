@@ -8,7 +8,7 @@ Parameters (all optional; strings from the command line are converted):
   min(1e-6, 0.01/n) (:func:`protocols.statements.default_delta`; the paper's 1/n would allow
   publishing a record, and an explicit delta must lie below 1/n); ``min_users`` (default n): the
   count each group is calibrated at; ``max_epsilon`` (default eps_c): the gate's cap;
-* ``accounting``: ``paper`` (Calculate, default) or ``tight`` (the DP core's accountant);
+* ``accounting``: ``tight`` (the accountant, default) or ``paper`` (Calculate, the closed form, valid only inside Balle et al.'s theorem; with the default delta it is infeasible on Adult for ARR-SS);
   ``tight_bound``: ``vr`` (variation ratio with the mechanism's parameters, default) or ``fmt21``;
   the launcher's ``bound`` maps onto them (paper/balle -> paper; tight/vr/fmt21 -> tight);
 * ``users``: run on a random subset of this many records (seeded by ``data_seed``);
@@ -71,7 +71,7 @@ def _accounting(params: dict[str, Any]) -> tuple[str, str]:
             )
         accounting = accounting or ("paper" if b in ("paper", "balle") else "tight")
         tight_bound = tight_bound or (b if b in ("vr", "fmt21") else None)
-    return str(accounting or "paper"), str(tight_bound or "vr")
+    return str(accounting or "tight"), str(tight_bound or "vr")
 
 
 def expected_sse(protocol: MultidimProtocol, truth: list[np.ndarray]) -> float | None:
