@@ -6,6 +6,11 @@ message is a fixed-width vector of non-negative integers, each component below t
 ``bound``. A shuffler receives ``{batch: int64 array of shape (n_messages, width)}`` and returns
 the same multiset per batch in uniformly random order. The analyzer maps shuffled batches to a
 JSON-serialisable estimate. Simulations and networked runs call the same two methods.
+
+Every release passes :func:`protocols.ledger.gate` (in :func:`simulate` always; the parties call
+it on the counts they received). A client block's private ``local`` state starts as
+:func:`block_state` (the global indices of its users), which grouped protocols need to assign
+users to groups by a public rule (:mod:`protocols.grouping`).
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from protocols.ledger import PrivacyRefusal, Release, gate
+from protocols.ledger import USERS, PrivacyRefusal, Release, gate
 
 Batches = dict[str, np.ndarray]
 
@@ -30,10 +35,63 @@ class BatchSpec:
     bound: int  # every component lies in [0, bound)
 
 
+USER_IDS = "user_ids"  # key of a block's ``local`` state: global indices of its users
+GROUPING_SEED = "grouping_seed"  # key of a block's ``local`` state: the run's public grouping seed
+
+
+def block_state(first_user: int, count: int, grouping_seed: int) -> dict[str, Any]:
+    """The initial private ``local`` state of a client block holding the users
+    ``first_user .. first_user + count - 1`` (global indices, in the order of its records).
+
+    ``grouping_seed`` is the run's *public* seed of the group assignment
+    (:mod:`protocols.grouping`): the same for every block of the run, fixed before any data is
+    read (e.g. derived from the session id), fresh per run so that the partition is random
+    across runs (the estimators' variances assume a random partition)."""
+    if first_user < 0 or count < 0 or grouping_seed < 0:
+        raise ValueError(
+            f"block_state: need first_user, count, grouping_seed >= 0, got "
+            f"{first_user}, {count}, {grouping_seed}"
+        )
+    return {
+        USER_IDS: np.arange(first_user, first_user + count, dtype=np.int64),
+        GROUPING_SEED: int(grouping_seed),
+    }
+
+
+def user_ids(local: dict[str, Any] | None, m: int, n: int, who: str) -> np.ndarray:
+    """Global indices of a block's m users: from ``local`` (:func:`block_state`), or 0..n-1
+    when the block is all n users; ValueError otherwise (a grouping cannot be guessed)."""
+    ids = None if local is None else local.get(USER_IDS)
+    if ids is None:
+        if m == n:
+            return np.arange(n, dtype=np.int64)
+        raise ValueError(
+            f"{who}: a block of {m} of the {n} users must come with its users' global indices "
+            "(local state from protocols.base.block_state) to assign them to groups"
+        )
+    ids = np.asarray(ids, dtype=np.int64)
+    if ids.shape != (m,):
+        raise ValueError(f"{who}: {ids.shape[0]} user indices for a block of {m} users")
+    return ids
+
+
+def grouping_seed(local: dict[str, Any] | None, rng: np.random.Generator, who: str) -> int:
+    """The run's public grouping seed from ``local``; a block that is the whole population
+    (no ``local`` state) draws one from ``rng`` (a single call: nothing to agree on)."""
+    if local and GROUPING_SEED in local:
+        return int(local[GROUPING_SEED])
+    if local and USER_IDS in local:
+        raise ValueError(f"{who}: the block's local state has user indices but no grouping seed")
+    return int(rng.integers(0, 2**62))
+
+
 class ShuffleProtocol(ABC):
     """Encoder + analyzer of a shuffle-model protocol."""
 
     name: str = "abstract"
+    # The operator's cap on the run's total epsilon (the gate's default; None = no cap). Workloads
+    # set it from the run parameter ``max_epsilon`` (default: the target epsilon).
+    max_epsilon: float | None = None
 
     @abstractmethod
     def batch_specs(self) -> list[BatchSpec]:
@@ -143,32 +201,68 @@ def simulate(
     populations: int = 1,
     ledger: list[Release] | None = None,
     max_epsilon: float | None = None,
+    dropout: float = 0.0,
 ) -> dict[str, Any]:
-    """Run every round in process: encode, shuffle (trusted by default), analyze.
+    """Run every round in process: encode, shuffle (trusted by default), gate, analyze.
 
     The same ``encode_round``/``analyze_round`` calls as the networked run, with the users split
-    into ``populations`` contiguous client populations like the launcher does. With ``ledger``
-    (a list), every round's shuffled batches pass :func:`protocols.ledger.gate` before the
-    analyzer sees them and the releases are appended to it (``PrivacyRefusal`` otherwise).
+    into ``populations`` contiguous client populations like the launcher does, each starting
+    from :func:`block_state`. Every round's shuffled batches pass :func:`protocols.ledger.gate`
+    before the analyzer sees them (``PrivacyRefusal`` otherwise: nothing is analyzed); the
+    releases are appended to ``ledger`` when given. ``max_epsilon`` overrides the protocol's cap.
+
+    ``dropout``: that fraction of the users (floor, a uniformly random subset drawn from ``rng``)
+    never reach the shuffler, in any round: a demonstration of a protocol refusing or
+    re-accounting. A seeded ``rng`` makes this a reproducible *simulation*: its noise is known to
+    whoever knows the seed.
     """
     n = records.shape[0]
+    if not 0.0 <= dropout < 1.0:
+        raise ValueError(f"simulate: dropout must lie in [0, 1), got {dropout}")
+    present = np.ones(n, dtype=bool)
+    if dropout > 0:
+        present[rng.choice(n, size=int(dropout * n), replace=False)] = False
     slices = [slice(i * n // populations, (i + 1) * n // populations) for i in range(populations)]
-    locals_: list[dict[str, Any]] = [{} for _ in slices]
+    ids = [np.arange(sl.start, sl.stop)[present[sl]] for sl in slices]
+    seed = int(rng.integers(0, 2**62))  # the run's public grouping seed
+    locals_: list[dict[str, Any]] = [{USER_IDS: i, GROUPING_SEED: seed} for i in ids]
+    released: list[Release] = []
     public: dict[str, Any] = {}
     result: dict[str, Any] = {}
     for r in range(protocol.n_rounds):
         parts = [
-            protocol.encode_round(r, records[sl], rng, public, loc)
-            for sl, loc in zip(slices, locals_)
+            protocol.encode_round(r, records[i], rng, public, loc) for i, loc in zip(ids, locals_)
         ]
+        specs = protocol.batch_specs_round(r, public)
+        widths = {s.name: s.width for s in specs}
         merged = {
-            name: np.concatenate([p[name] for p in parts if name in p])
+            name: np.concatenate(
+                [p[name] for p in parts if name in p]
+                or [np.zeros((0, widths.get(name, 1)), np.int64)]
+            )
             for name in {k for p in parts for k in p}
         }
         shuffled = shuffler(merged, rng)
-        if ledger is not None:
-            counts = count_valid(protocol.batch_specs_round(r, public), shuffled)
-            ledger.extend(gate(protocol, r, counts, max_epsilon))
+        counts = count_valid(specs, shuffled)
+        counts[USERS] = int(present.sum())
+        released.extend(gate(protocol, r, counts, max_epsilon, previous=released))
         result = protocol.analyze_round(r, shuffled, public)
         public = result
+    if ledger is not None:
+        ledger.extend(released)
     return result
+
+
+def gate_shuffled(
+    protocol: ShuffleProtocol,
+    shuffled: Batches,
+    users: int,
+    round: int = 0,
+    public: dict[str, Any] | None = None,
+    previous: list[Release] | None = None,
+) -> list[Release]:
+    """Gate one round's shuffled batches (``users`` = users whose submissions arrived): the
+    call for code that runs encode/shuffle/analyze by hand (reproductions, benchmarks)."""
+    counts = count_valid(protocol.batch_specs_round(round, public or {}), shuffled)
+    counts[USERS] = int(users)
+    return gate(protocol, round, counts, previous=previous or [])

@@ -12,9 +12,20 @@ amplification recomputed for the smaller crowd), or raises :class:`PrivacyRefusa
 :func:`gate` is what every release passes, in simulation and over every shuffler, intermediate
 rounds included: it asks the protocol for its releases, checks the counts, and refuses (one
 clear line, nothing published) when a guarantee is missing or exceeds the operator's
-``max_epsilon``. :func:`compose` gives the run's total: basic composition over rounds and over
-releases that share users, parallel composition (the maximum) over releases computed on
-disjoint groups of users of the same round (SRR-MS's attribute groups).
+``max_epsilon`` (checked against the run's composed total so far, not one release alone).
+:func:`compose` gives the run's total: basic composition over releases that share users, parallel
+composition (the maximum) over releases computed on disjoint groups of users. A ``group`` label
+names one set of users for the whole run (SRR-MS's attribute groups, GFIM's G1 in round 0 and G2
+in round 1): the assignment of users to groups must be data-independent, and then a user's record
+touches only the releases of its own group, whatever the round and however the later rounds
+adapt to the earlier ones (adaptive parallel composition). ``group=None`` means all users.
+
+Counts. ``counts`` maps each batch of the round to its number of well-formed messages. Protocols
+whose guarantee rests on *users* rather than messages (multi-message protocols: Split-Mix's
+shares, AUE's noise messages, dummies, MURS's fakes) read the reserved key :data:`USERS`: the
+number of users whose submissions reached the shuffler whole. The caller fills it in
+(:func:`protocols.base.simulate` does; so must the parties: the sum of the ``users`` of the
+accepted submissions). A protocol that needs it and does not get it refuses.
 """
 
 from __future__ import annotations
@@ -25,6 +36,7 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any, Protocol
 
 KINDS = ("upper", "exact")
+USERS = "#users"  # reserved key of ``counts``: users whose submissions reached the shuffler whole
 
 
 class Releasing(Protocol):
@@ -94,17 +106,32 @@ def check_counts(
     return got, sum(int(v) for v in planned.values())
 
 
+def users_received(counts: Mapping[str, int], who: str) -> int:
+    """``counts[USERS]``, or :class:`PrivacyRefusal` naming ``who`` when the caller left it out."""
+    if USERS not in counts:
+        raise PrivacyRefusal(
+            f"{who}: the guarantee rests on the number of users whose submissions arrived whole, "
+            f"and the caller gave none (counts[{USERS!r}]); refusing to publish"
+        )
+    return int(counts[USERS])
+
+
 def gate(
     protocol: Releasing,
     round: int,
     counts: Mapping[str, int],
     max_epsilon: float | None = None,
+    previous: Iterable[Release] = (),
 ) -> list[Release]:
     """The releases of ``round`` given the well-formed reports received per batch, or refusal.
 
     Raises :class:`PrivacyRefusal` if the protocol refuses, if a release's guarantee does not
-    cover the count received, or if its epsilon exceeds ``max_epsilon``.
+    cover the count received, or if the run's composed epsilon (``previous`` releases of the run
+    plus this round's) exceeds ``max_epsilon``; ``None`` takes the protocol's own
+    ``max_epsilon`` attribute (set from the run parameters, default the target epsilon; no cap
+    when that is ``None`` too).
     """
+    cap = max_epsilon if max_epsilon is not None else getattr(protocol, "max_epsilon", None)
     releases = protocol.releases(round, {str(k): int(v) for k, v in counts.items()})
     if not releases:
         raise PrivacyRefusal(
@@ -119,47 +146,47 @@ def gate(
                 f"(eps {r.eps:.4g}, delta {r.delta:.3g}) was accounted for {r.n_accounted}; "
                 "refusing to publish"
             )
-        if max_epsilon is not None and r.eps > max_epsilon:
-            raise PrivacyRefusal(
-                f"{protocol.name}: {r.what}: epsilon {r.eps:.4g} at {r.n_received} reports "
-                f"exceeds max_epsilon {max_epsilon:g}; refusing to publish"
-            )
         out.append(r)
+    if cap is not None:
+        total = compose([*previous, *out])["eps"]
+        if total > cap * (1 + 1e-12):
+            worst = max(out, key=lambda r: r.eps)
+            raise PrivacyRefusal(
+                f"{protocol.name}: round {round}: epsilon {total:.4g} (composed over the run; "
+                f"{worst.what}: {worst.eps:.4g} at {worst.n_received} reports"
+                f"{', re-accounted' if worst.reaccounted else ''}) exceeds max_epsilon "
+                f"{cap:g}; refusing to publish"
+            )
     return out
 
 
 def compose(releases: Iterable[Release]) -> dict[str, Any]:
     """The run's total guarantee over its releases (basic composition; parallel over groups).
 
-    Within a round, releases with distinct ``group`` values are computed on disjoint users and
-    compose in parallel (max of eps and of delta); every other pair composes sequentially
-    (sum). Rounds compose sequentially.
+    Releases with distinct ``group`` labels are computed on disjoint users (for the whole run)
+    and compose in parallel (max of eps and of delta); releases of one group compose
+    sequentially among themselves, and releases with ``group=None`` (all users) sequentially
+    with everything.
     """
     rel = list(releases)
-    by_round: dict[int, list[Release]] = {}
+    shared = [r for r in rel if r.group is None]
+    grouped: dict[str, list[Release]] = {}
     for r in rel:
-        by_round.setdefault(r.round, []).append(r)
-    eps = delta = 0.0
-    for rs in by_round.values():
-        shared = [r for r in rs if r.group is None]
-        grouped: dict[str, list[Release]] = {}
-        for r in rs:
-            if r.group is not None:
-                grouped.setdefault(r.group, []).append(r)
-        e = sum(r.eps for r in shared)
-        d = sum(r.delta for r in shared)
-        if grouped:
-            e += max(sum(r.eps for r in g) for g in grouped.values())
-            d += max(sum(r.delta for r in g) for g in grouped.values())
-        eps += e
-        delta += d
+        if r.group is not None:
+            grouped.setdefault(r.group, []).append(r)
+    eps = sum(r.eps for r in shared)
+    delta = sum(r.delta for r in shared)
+    if grouped:
+        eps += max(sum(r.eps for r in g) for g in grouped.values())
+        delta += max(sum(r.delta for r in g) for g in grouped.values())
     return {
         "eps": eps,
         "delta": min(delta, 1.0),
         "kind": "upper" if len(rel) != 1 else rel[0].kind,
-        "composition": "basic: sum over rounds and over releases sharing users, "
-        "max over disjoint groups of a round",
+        "composition": "basic: sum over releases sharing users (every round), "
+        "max over disjoint groups of users",
         "releases": len(rel),
+        "reaccounted": any(r.reaccounted for r in rel),
     }
 
 

@@ -143,7 +143,10 @@ def test_shuffle_variant_accounting():
 def test_shuffle_variant_runs_and_checks_report_counts():
     rng = np.random.default_rng(0)
     rec = from_lists([list(rng.choice(32, 3, replace=False)) for _ in range(4000)])
-    g = gfim_shuffle(32, 2, 3, 1.0, 4000, 1e-5, slack=4)
-    out = simulate(g, rec, np.random.default_rng(1), populations=2)
-    assert out["amplification_holds"] and out["reports_accounted"] == g.min_reports
+    g = gfim_shuffle(32, 2, 3, 1.0, 4000, 1e-5)
+    ledger = []
+    out = simulate(g, rec, np.random.default_rng(1), populations=3, ledger=ledger)
+    assert out["amplification_holds"] and out["reports_accounted"] == g.min_reports == 2000
+    assert out["n1"] == out["n2"] == 2000  # exact halves whatever the populations
+    assert [r.group for r in ledger] == ["G1", "G2"] and all(r.holds for r in ledger)
     assert isinstance(g, GFIM) and g.name == "gfim-shuffle"

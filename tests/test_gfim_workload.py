@@ -70,7 +70,9 @@ def test_real_set_datasets_load():
     from protocols.gfim.setvalued_data import check_records, load_set_dataset
 
     t10 = load_set_dataset("t10i4d100k")
-    assert t10.n == 100_000 and t10.d == 870 and t10.records.shape[1] == 29
+    # the public universe of 1,000 generator items (870 occur), never the items present
+    assert t10.n == 100_000 and t10.d == 1000 and t10.records.shape[1] == 29
+    assert len(np.unique(t10.records[t10.records >= 0])) == 870
     check_records(t10.records[:2000], t10.d)
     kos = load_set_dataset("kosarak")
     assert kos.n == 36_683 and kos.ell() == 15

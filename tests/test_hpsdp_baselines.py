@@ -106,7 +106,7 @@ def test_laplace_sensitivity_two() -> None:
     _, c, f = _data()
     rng = np.random.default_rng(6)
     errs = [np.mean((laplace_histogram(c, 0.5, rng) - f) ** 2) for _ in range(400)]
-    assert laplace_mse(N, 0.5) == pytest.approx(8 / (N**2 * 0.25))
+    assert laplace_mse(N, 0.5) == pytest.approx(8 / (N**2 * 0.25), rel=3e-3)  # grid: +2^-10
     assert 0.9 < np.mean(errs) / laplace_mse(N, 0.5) < 1.1
 
 

@@ -148,4 +148,4 @@ def test_calm_workload_report_and_csv(tmp_path) -> None:  # noqa: ANN001
     lines = (tmp_path / "synthetic.csv").read_text().splitlines()
     assert len(lines) == wl.n_users + 1
     with pytest.raises(ValueError, match="feasible"):
-        get_workload("calm-srr-ms", {"dataset": "kosarak", "epsilon": "0.2"})
+        get_workload("calm-srr-ms", {"dataset": "kosarak", "epsilon": "0.2", "accounting": "paper"})

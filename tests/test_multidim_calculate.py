@@ -10,6 +10,7 @@ from protocols.multidim.calculate import (
     balle_x,
     calculate,
     calculate_eps_local,
+    closed_form_eps_local,
     eps_c_from_local,
     feasibility_threshold,
 )
@@ -17,7 +18,8 @@ from protocols.multidim.calculate import (
 N_KOS, D_KOS = 65_536, 8
 DELTA_KOS = 1 / N_KOS
 
-# spec Sec. 12.1: eps_c -> (X_s, SRR-MS, ARR-SS, PSRR-SS); negative entries are paper_lenient
+# spec Sec. 12.1: eps_c -> (X_s, SRR-MS, ARR-SS, PSRR-SS); the paper's printed numbers
+# (closed_form_eps_local), negative entries included
 TABLE_12_1 = {
     0.2: (1.986, -0.014, -0.116, 2.701),
     0.3: (4.469, 1.244, 3.033, 3.548),
@@ -35,23 +37,20 @@ def test_log_term():
     assert 14 * math.log(2 / DELTA_KOS) == pytest.approx(164.969, abs=5e-4)
 
 
-@pytest.mark.filterwarnings("ignore::UserWarning")
 @pytest.mark.parametrize("eps_c", sorted(TABLE_12_1))
 def test_table_12_1(eps_c):
     xs, srr, arr, psrr = TABLE_12_1[eps_c]
     assert round(balle_x(eps_c, DELTA_KOS, N_KOS / D_KOS), 3) == xs
-    got = [
-        calculate_eps_local(eps_c, DELTA_KOS, N_KOS / D_KOS, 2, "paper_lenient"),
-        calculate_eps_local(eps_c, DELTA_KOS, N_KOS, 16, "paper_lenient"),
-        calculate_eps_local(eps_c, DELTA_KOS, N_KOS, 2, "paper_lenient"),
-    ]
+    cases = [(N_KOS / D_KOS, 2), (N_KOS, 16), (N_KOS, 2)]
+    got = [closed_form_eps_local(eps_c, DELTA_KOS, ne, k) for ne, k in cases]
     assert [round(g, 3) for g in got] == [srr, arr, psrr]
-    # strict: the negative entries are infeasible, the others identical
-    for g, (ne, k) in zip(got, [(N_KOS / D_KOS, 2), (N_KOS, 16), (N_KOS, 2)], strict=True):
-        strict = calculate(eps_c, DELTA_KOS, ne, k, "strict")
-        assert strict.feasible == (g > 0)
-        if g > 0:
-            assert strict.eps_local == pytest.approx(g)
+    # strict and paper_lenient: the negative entries are infeasible, the others identical
+    for g, (ne, k) in zip(got, cases, strict=True):
+        for policy in ("strict", "paper_lenient"):
+            b = calculate(eps_c, DELTA_KOS, ne, k, policy)
+            assert b.feasible == (g > 0)
+            if g > 0:
+                assert b.eps_local == pytest.approx(g)
 
 
 def test_eps_c_0_1():
@@ -62,10 +61,12 @@ def test_eps_c_0_1():
     assert calculate(0.1, DELTA_KOS, N_KOS, 16, "paper_lenient").feasible is False
 
 
-def test_negative_lenient_warns():
-    with pytest.warns(UserWarning, match="no guarantee"):
-        b = calculate(0.2, DELTA_KOS, N_KOS / D_KOS, 2, "paper_lenient")
-    assert b.eps_local < 0 and "no central guarantee" in b.reason
+def test_nonpositive_local_epsilon_is_an_error_under_every_policy():
+    """Issue 21 item 4: paper_lenient gave eps_l = -0.014 (Kosarak SRR-MS, eps_c = 0.2) and the
+    run proceeded claiming eps_c. An eps_l <= 0 is no guarantee: never a feasible budget."""
+    b = calculate(0.2, DELTA_KOS, N_KOS / D_KOS, 2, "paper_lenient")
+    assert not b.feasible and b.eps_local is None and "no privacy guarantee" in b.reason
+    assert closed_form_eps_local(0.2, DELTA_KOS, N_KOS / D_KOS, 2) < 0  # what the paper printed
 
 
 def test_fallback_policy():
@@ -80,18 +81,23 @@ def test_fallback_policy():
 def test_round_trip(eps_l, n_eff, k):
     delta = 1e-5
     eps_c = eps_c_from_local(eps_l, delta, n_eff, k)
-    with_warn = eps_c > 1
-    if with_warn:
-        with pytest.warns(UserWarning):
-            back = calculate_eps_local(eps_c, delta, n_eff, k)
+    b = calculate(eps_c, delta, n_eff, k)
+    if eps_c > 1:  # outside the theorem: no local epsilon from the closed form
+        assert b.outside_theorem and not b.feasible
     else:
-        back = calculate_eps_local(eps_c, delta, n_eff, k)
-    assert back == pytest.approx(eps_l, abs=1e-9)
+        assert b.eps_local == pytest.approx(eps_l, abs=1e-9)
 
 
-def test_warns_above_one():
-    with pytest.warns(UserWarning, match="validity"):
-        calculate(1.5, DELTA_KOS, N_KOS, 2)
+def test_outside_the_theorem_gives_no_closed_form_budget():
+    """Issue 21 item 4: eps_c > 1 used the closed form with only a warning (``sdp run srr-ms
+    --epsilon 8`` claimed eps_c = 8); the blanket condition was never checked."""
+    b = calculate(1.5, DELTA_KOS, N_KOS, 2)
+    assert b.outside_theorem and b.eps_local is None and "eps_c <= 1" in b.reason
+    # second condition: (n-1) eps_c >= 27 (e^eps_l + k - 1); at equality it reduces to
+    # eps_c <= 14 ln(2/delta)/27, which fails for a huge delta
+    b = calculate(1.0, 0.9, 10_000, 2)
+    assert b.outside_theorem and "27" in b.reason
+    assert closed_form_eps_local(1.0, 0.9, 10_000, 2) > 0
 
 
 @pytest.mark.parametrize(
@@ -126,12 +132,12 @@ THRESHOLDS = [
 ]
 
 
-@pytest.mark.filterwarnings("ignore:calculate")
 @pytest.mark.parametrize("n,n_eff,k,thr", THRESHOLDS)
 def test_thresholds_12_2(n, n_eff, k, thr):
     t = feasibility_threshold(1 / n, n_eff, k)
     assert round(t, 3) == thr
-    assert calculate(t * 1.001, 1 / n, n_eff, k).feasible
+    above = calculate(t * 1.001, 1 / n, n_eff, k)
+    assert above.feasible or (t > 1 and above.outside_theorem)
     assert not calculate(t * 0.999, 1 / n, n_eff, k).feasible
 
 

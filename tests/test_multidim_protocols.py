@@ -66,7 +66,7 @@ def test_srr_ms_conditional_on_partition():
     x = _records()
     proto = SRRMS(KS, N, EPS_C, DELTA)
     rng = np.random.default_rng(3)
-    groups = proto.assign_groups(N, rng)
+    groups = proto.assign_groups(np.arange(N), 3)
     assert np.bincount(groups).tolist() == [N // 3] * 3
     reps = 2000
     est = []

@@ -27,6 +27,14 @@ Preprocessing choices (the paper gives none; documented here and in the reproduc
   bits (a bootstrap of the head rows, seed 0) to match the paper's n.
 * **Bank** is not available offline; it is not provided.
 
+Public parameters. The bin edges, categorical domains and Kosarak's top items above were derived
+from the data (as in the paper); they are frozen in ``protocols/data/schemas.json``
+(``scripts/freeze_schemas.py``) and the parsers read them from there, never from the records they
+parse: one record cannot move an edge or a domain. A value outside a frozen domain is an error.
+They remain *public parameters derived from the data, as in the paper, not private*, and every
+reproduction report lists them (:data:`DERIVED_FROM_DATA`). Census-Income's categorical domains
+are still the values present (listed as such too).
+
 Raw data is read from an explicit ``data_dir`` (the folder holding ``adult/``, ``census-income-kdd/``
 and ``fimi/``), else ``$SDP_DATASETS``, else ``../shared/datasets`` next to the project. Adult also
 ships preprocessed inside the package (``protocols/data/adult.npz.gz``), used when no directory is
@@ -38,7 +46,6 @@ from __future__ import annotations
 import gzip
 import io
 import os
-from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -46,6 +53,22 @@ import numpy as np
 
 DATASET_NAMES = ("adult", "census-income", "kosarak", "kosarak-synthetic")
 BUNDLED_ADULT = Path(__file__).resolve().parents[1] / "data" / "adult.npz.gz"
+SCHEMAS = Path(__file__).resolve().parents[1] / "data" / "schemas.json"
+DERIVED_FROM_DATA = {
+    "adult": "fnlwgt / capital-gain / capital-loss quantile bin edges and the categorical "
+    "domains (values present in the complete rows), frozen in protocols/data/schemas.json",
+    "kosarak": "the 8 most frequent items of the Kosarak head (frozen in schemas.json)",
+    "kosarak-synthetic": "the 8 most frequent items of the Kosarak head (frozen in schemas.json)",
+    "census-income": "the categorical domains (the values present in the file)",
+}
+
+
+def frozen_schema() -> dict:
+    """The frozen public parameters of the bundled datasets (module docstring)."""
+    import json
+
+    return json.loads(SCHEMAS.read_text())
+
 
 ADULT_COLUMNS = (
     "age",
@@ -154,24 +177,30 @@ def _codes(column: list[str]) -> tuple[np.ndarray, int]:
     return inv.astype(np.int64), len(values)
 
 
-def _quantile_bins(x: np.ndarray, bins: int) -> np.ndarray:
-    """Bin index in [0, bins) by empirical quantiles (ties may leave bins empty)."""
-    edges = np.quantile(x, np.linspace(0, 1, bins + 1)[1:-1])
-    return np.searchsorted(edges, x, side="right").astype(np.int64)
+def _edge_bins(x: np.ndarray, edges: list[float]) -> np.ndarray:
+    """Bin index in [0, len(edges) + 1) by fixed public edges."""
+    return np.searchsorted(np.asarray(edges), x, side="right").astype(np.int64)
 
 
-def _zero_plus_quantiles(x: np.ndarray, bins: int) -> np.ndarray:
-    """Bin 0 for zero, bins 1..bins-1 by quantiles of the non-zero values."""
+def _zero_plus_edges(x: np.ndarray, edges: list[float]) -> np.ndarray:
+    """Bin 0 for zero, bins 1..len(edges)+1 by fixed public edges of the non-zero values."""
     out = np.zeros(x.shape, dtype=np.int64)
     nz = x != 0
-    if nz.any():
-        out[nz] = 1 + _quantile_bins(x[nz], bins - 1)
+    out[nz] = 1 + _edge_bins(x[nz], edges)
     return out
 
 
-def parse_adult(data_dir: str | Path) -> CategoricalDataset:
-    """Parse and discretize raw UCI Adult (see the module docstring)."""
-    folder = Path(data_dir) / "adult"
+def _frozen_codes(column: list[str], domain: list[str], what: str) -> tuple[np.ndarray, int]:
+    """Indices of the values in a frozen domain; ValueError for a value outside it."""
+    index = {v: i for i, v in enumerate(domain)}
+    bad = next((v for v in column if v not in index), None)
+    if bad is not None:
+        raise ValueError(f"{what}: value {bad!r} lies outside the frozen domain")
+    return np.fromiter((index[v] for v in column), np.int64, len(column)), len(domain)
+
+
+def _adult_rows(folder: Path) -> list[list[str]]:
+    """Complete rows of adult.data + adult.test (income's ``.`` suffix dropped)."""
     rows: list[list[str]] = []
     for fname in ("adult.data.gz", "adult.test.gz"):
         with gzip.open(_need(folder / fname, "Adult"), "rt") as fh:
@@ -184,28 +213,44 @@ def parse_adult(data_dir: str | Path) -> CategoricalDataset:
                     continue
                 parts[14] = parts[14].rstrip(".")
                 rows.append(parts)
+    return rows
+
+
+def discretize_adult(rows: list[list[str]], schema: dict | None = None) -> CategoricalDataset:
+    """Adult rows -> records with the frozen public schema (edges and domains never read from
+    ``rows``)."""
+    sch = (schema or frozen_schema())["adult"]
+    edges, cats = sch["quantile_edges"], sch["categories"]
     cols = list(zip(*rows, strict=True))
     num = {j: np.asarray(cols[j], dtype=np.float64) for j in (0, 2, 4, 10, 11, 12)}
     out, ks = [], []
     for j in range(15):
         if j == 0:  # age: 5-year bins from 15 -> 16 bins (17..90)
             c, k = np.clip((num[0] - 15) // 5, 0, 15).astype(np.int64), 16
-        elif j == 2:  # fnlwgt: 20 quantile bins
-            c, k = _quantile_bins(num[2], 20), 20
+        elif j == 2:  # fnlwgt: 20 bins at frozen quantile edges
+            c, k = _edge_bins(num[2], edges["fnlwgt"]), 20
         elif j == 4:  # education-num 1..16
             c, k = (num[4] - 1).astype(np.int64), 16
-        elif j in (10, 11):  # capital gain/loss: zero + 19 quantile bins
-            c, k = _zero_plus_quantiles(num[j], 20), 20
+        elif j in (10, 11):  # capital gain/loss: zero + 19 bins at frozen edges
+            c, k = _zero_plus_edges(num[j], edges[ADULT_COLUMNS[j]]), 20
         elif j == 12:  # hours-per-week 1..99: 5-hour bins -> 20 bins
             c, k = np.clip((num[12] - 1) // 5, 0, 19).astype(np.int64), 20
         else:
-            c, k = _codes(list(cols[j]))
+            name = ADULT_COLUMNS[j]
+            c, k = _frozen_codes(list(cols[j]), cats[name], f"adult {name}")
         out.append(c)
         ks.append(k)
     return _check(
-        CategoricalDataset(
-            "adult", np.stack(out, axis=1), tuple(ks), ADULT_COLUMNS, f"raw UCI Adult in {folder}"
-        )
+        CategoricalDataset("adult", np.stack(out, axis=1), tuple(ks), ADULT_COLUMNS, "UCI Adult")
+    )
+
+
+def parse_adult(data_dir: str | Path) -> CategoricalDataset:
+    """Parse and discretize raw UCI Adult (see the module docstring)."""
+    folder = Path(data_dir) / "adult"
+    ds = discretize_adult(_adult_rows(folder))
+    return CategoricalDataset(
+        ds.name, ds.records, ds.domain_sizes, ds.attributes, f"raw UCI Adult in {folder}"
     )
 
 
@@ -295,11 +340,10 @@ def load_kosarak(data_dir: str | Path | None = None, items: int = 8) -> Categori
     )
     with gzip.open(path, "rt") as fh:
         txs = [set(line.split()) for line in fh if line.strip()]
-    counts: Counter[str] = Counter()
-    for t in txs:
-        counts.update(t)
-    # most frequent first; ties broken by item id for determinism
-    top = sorted(counts, key=lambda it: (-counts[it], int(it)))[:items]
+    frozen = frozen_schema()["kosarak_top_items"]
+    if items > len(frozen):
+        raise ValueError(f"kosarak: only the top {len(frozen)} items are frozen, got {items}")
+    top = frozen[:items]  # the head's most frequent items, frozen (never recomputed)
     x = np.array([[it in t for it in top] for t in txs], dtype=np.int64)
     return _check(
         CategoricalDataset(

@@ -2,9 +2,12 @@
 
 Two rounds over the multi-round :class:`~protocols.base.ShuffleProtocol` API (spec Sec. 3):
 
-* **Round 0** (group G1). Every client block splits its users at random into two disjoint halves
-  (``floor(b/2)`` users in G1, the rest in G2; data-independent, chosen client-side and kept in
-  the block's private ``local`` state). G1 users pad/truncate their set to ``ell`` slots, sample
+* **Round 0** (group G1). The users are split into two disjoint halves by the public,
+  data-independent rule of :mod:`protocols.grouping` on their global indices (exactly
+  ``floor(n/2)`` users in G1 and the rest in G2, whatever the split into client populations;
+  without ``n``, in the LDP-only variant whose guarantee does not depend on group sizes, each
+  encode call splits its own users in halves). The membership is kept in the block's ``local``
+  state. G1 users pad/truncate their set to ``ell`` slots, sample
   one slot and send one randomized bit of a Hadamard row over the whole domain (sampling S-Hist,
   ``protocols.oracles.padding_sampling.ps_hadamard_perturb``; message ``(j, bit)``). The analyzer
   estimates ``f1 = ell * mean(c H[j,v] s)`` for every item (fast Walsh-Hadamard transform) and
@@ -43,10 +46,13 @@ from typing import Any
 
 import numpy as np
 
-from protocols.base import Batches, BatchSpec, ShuffleProtocol
+from protocols.base import Batches, BatchSpec, ShuffleProtocol, grouping_seed, user_ids
 from protocols.gfim.setvalued_data import to_csr
+from protocols.grouping import public_groups
+from protocols.ledger import PrivacyRefusal, Release
 from protocols.oracles.hadamard_response import hadamard_order, hr_constant, hr_estimate, hr_perturb
 from protocols.oracles.padding_sampling import inclusion_moments, pad_and_sample
+from protocols.statements import shuffled_release
 
 COMBINATIONS = ("thesis", "ivw", "phase2")
 
@@ -144,6 +150,7 @@ class TwoPhaseMiner(ShuffleProtocol):
         k_max: int | None = None,
         combination: str = "thesis",
         privacy: dict[str, Any] | None = None,
+        n: int | None = None,
     ) -> None:
         k_max = 2 * k if k_max is None else int(k_max)
         if d < 2 or not 1 <= k <= k_max <= d:
@@ -168,6 +175,12 @@ class TwoPhaseMiner(ShuffleProtocol):
         )
         self.m1, self.m2 = hadamard_order(self.d), hadamard_order(self.k_max)
         self._privacy = privacy or {}
+        self.n = None if n is None else int(n)
+        # shuffle variants set these: per-round (eps, delta) planned at min_reports, the
+        # accountant's mechanism, and the users per round the run was calibrated for
+        self.round_eps: tuple[float, float] | None = None
+        self.round_delta = 0.0
+        self.target_note = ""
 
     # -- messages --------------------------------------------------------------------------
     def batch_specs(self) -> list[BatchSpec]:
@@ -197,12 +210,20 @@ class TwoPhaseMiner(ShuffleProtocol):
             raise ValueError(f"{self.name}: items must lie in [0, {self.d}) (-1 = padding)")
         return r
 
-    def groups(self, n: int, rng: np.random.Generator) -> np.ndarray:
-        """Round-0 membership of a block of n users: floor(n/2) uniformly chosen (all if no split)."""
+    def groups(
+        self, m: int, rng: np.random.Generator, local: dict[str, Any] | None = None
+    ) -> np.ndarray:
+        """Round-0 membership (G1) of a block of m users (all of them if no split): the public
+        rule on global indices when ``n`` is known, else floor(m/2) chosen at random."""
         if not self.split:
-            return np.ones(n, dtype=bool)
-        g1 = np.zeros(n, dtype=bool)
-        g1[rng.permutation(n)[: n // 2]] = True
+            return np.ones(m, dtype=bool)
+        if self.n is not None:
+            who = f"{self.name}.encode"
+            ids = user_ids(local, m, self.n, who)
+            sizes = [self.n // 2, self.n - self.n // 2]
+            return public_groups(ids, self.n, sizes, grouping_seed(local, rng, who)) == 0
+        g1 = np.zeros(m, dtype=bool)
+        g1[rng.permutation(m)[: m // 2]] = True
         return g1
 
     def encode_round(
@@ -215,7 +236,7 @@ class TwoPhaseMiner(ShuffleProtocol):
     ) -> Batches:
         r = self._check(records)
         if round == 0:
-            g1 = self.groups(r.shape[0], rng)
+            g1 = self.groups(r.shape[0], rng, local)
             local["group1"] = g1
             indptr, items = to_csr(r[g1])
             sampled = pad_and_sample(indptr, items, self.ell, rng)
@@ -351,6 +372,47 @@ class TwoPhaseMiner(ShuffleProtocol):
     def privacy(self) -> dict[str, Any]:
         return self._privacy
 
+    def releases(self, round: int, counts: dict[str, int]) -> list[Release]:
+        """Round 0 publishes f1 of every item and the candidate set (public state); round 1 the
+        final estimate. Disjoint halves (GFIM) compose in parallel, LDPMiner's rounds share users.
+        LDP variants hold at any count; shuffle variants are re-accounted below ``min_reports``."""
+        if round not in (0, 1):
+            raise PrivacyRefusal(f"{self.name}: no round {round}")
+        batch = "phase1" if round == 0 else "phase2"
+        what = (
+            "round 0 public state: f1 of every item and the candidate set"
+            if round == 0
+            else "round 1: combined frequencies and the top-k"
+        )
+        group = ("G1" if round == 0 else "G2") if self.split else None
+        eps = self.eps1 if round == 0 else self.eps2
+        mech = "padding-and-sampling + Hadamard response"
+        if self.min_reports is None:
+            return [
+                Release(
+                    what, f"{mech}, eps = {eps:.4g} (pure LDP)", eps, 0.0, 0,
+                    counts.get(batch, 0), "pure LDP (every report is eps-LDP, spec Sec. 2.4)",
+                    group=group, note="local guarantee: holds whatever the number of reports",
+                )
+            ]  # fmt: skip
+        if self.round_eps is None:
+            raise PrivacyRefusal(f"{self.name}: shuffle variant without a round statement")
+        return [
+            shuffled_release(
+                what,
+                f"{mech}, eps_l = {eps:.4g}, shuffled among the round's reports",
+                eps_local=eps,
+                eps_planned=self.round_eps[round],
+                delta=self.round_delta,
+                n_accounted=self.min_reports,
+                n_received=counts.get(batch, 0),
+                bound=str(self._privacy.get("round", {}).get("bound", "vr")) + " (hadamard)",
+                accountant={"mechanism": "hadamard"},
+                group=group,
+                note=self.target_note,
+            )
+        ]
+
 
 class GFIM(TwoPhaseMiner):
     """GFIM: disjoint random halves, budget eps in each round; eps-LDP by parallel composition."""
@@ -367,6 +429,7 @@ class GFIM(TwoPhaseMiner):
         k_max: int | None = None,
         combination: str = "thesis",
         privacy: dict[str, Any] | None = None,
+        n: int | None = None,
     ) -> None:
         super().__init__(
             d,
@@ -377,6 +440,7 @@ class GFIM(TwoPhaseMiner):
             split=True,
             k_max=k_max,
             combination=combination,
+            n=n,
             privacy=privacy
             or {
                 "model": "ldp",

@@ -37,7 +37,7 @@ import hashlib
 import math
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 
@@ -54,6 +54,7 @@ SYNTHETIC = {
 }
 SYNTHETIC_VERSION = "successive-sampling-v1"  # bump when the generator changes (cache key)
 SET_DATASETS = tuple(SYNTHETIC) + ("census-income", "kosarak", "t10i4d100k")
+SYNTHETIC_SET_SIZE = 50  # the generator's parameter: every synthetic user holds 50 items
 
 
 @dataclass(frozen=True)
@@ -65,6 +66,7 @@ class SetData:
     d: int
     labels: tuple[str, ...]
     source: str
+    public_ell: int | None = None  # a padding length fixed by the public schema, if any
 
     @property
     def n(self) -> int:
@@ -80,7 +82,9 @@ class SetData:
         return item_frequencies(self.records, self.d)
 
     def ell(self, q: float = 0.9) -> int:
-        """Padding length: the q-quantile of set sizes (smallest L with >= q of |S_i| <= L)."""
+        """The paper's padding length: the q-quantile of the *private* set sizes (smallest L
+        with >= q of |S_i| <= L). A public parameter derived from the data, not private: for
+        the reproductions only (``sdp run`` takes ``ell`` from the run or the schema)."""
         return length_percentile(self.sizes, q)
 
 
@@ -340,6 +344,11 @@ def _parse_census(folder: Path) -> SetData:
 
 
 FIMI_FILES = {"kosarak": "kosarak-head36682.dat.gz", "t10i4d100k": "T10I4D100K.dat.gz"}
+# Public item universes (first and last id), never the items present: T10I4D100K's generator
+# draws from 1,000 items (ids 0..999; 870 occur); the Kosarak head's ids 1..17,034 (all occur:
+# derived from the data, as in the paper; the full Kosarak has more).
+FIMI_UNIVERSE = {"kosarak": (1, 17_034), "t10i4d100k": (0, 999)}
+PUBLIC_ELL = {"census-income": 41}  # every row is 41 attribute=value items (the schema)
 
 
 @lru_cache(maxsize=4)
@@ -348,16 +357,24 @@ def load_fimi(name: str, data_dir: str | None = None) -> SetData:
     if name not in FIMI_FILES:
         raise ValueError(f"unknown FIMI dataset {name!r}; known: {', '.join(FIMI_FILES)}")
     path = _need(Path(data_dir or default_data_dir()) / "fimi" / FIMI_FILES[name], name)
-    return _cached(name, [path], lambda: _parse_fimi(name, path))
+    return _cached(f"{name}-universe", [path], lambda: _parse_fimi(name, path))
 
 
 def _parse_fimi(name: str, path: Path) -> SetData:
     with gzip.open(path, "rt") as fh:
         txs = [sorted({int(x) for x in line.split()}) for line in fh if line.strip()]
-    ids = np.unique(np.fromiter((x for t in txs for x in t), dtype=np.int64))
-    remap = {int(x): i for i, x in enumerate(ids)}
-    rec = from_lists([[remap[x] for x in t] for t in txs])
-    src = f"FIMI {path.name} ({len(txs)} transactions, {ids.size} items) in {path.parent}"
+    return fimi_sets(name, txs, f"FIMI {path.name} ({len(txs)} transactions) in {path.parent}")
+
+
+def fimi_sets(name: str, txs: list[list[int]], src: str) -> SetData:
+    """Transactions over the public universe :data:`FIMI_UNIVERSE` (item v -> v - first id);
+    an id outside it is an error (the domain never grows or shrinks with the data)."""
+    lo, hi = FIMI_UNIVERSE[name]
+    bad = next((x for t in txs for x in t if not lo <= x <= hi), None)
+    if bad is not None:
+        raise ValueError(f"{name}: item id {bad} lies outside the public universe [{lo}, {hi}]")
+    ids = np.arange(lo, hi + 1)
+    rec = from_lists([[x - lo for x in t] for t in txs])
     return SetData(name, rec, int(ids.size), tuple(f"item-{x}" for x in ids), src)
 
 
@@ -382,11 +399,13 @@ def load_set_dataset(
     """Any of :data:`SET_DATASETS`: synthetic sets are generated with ``n`` users and ``seed``;
     real ones are subsampled to ``n`` users (``seed``) when ``n`` is given."""
     if name in SYNTHETIC:
-        return load_synthetic(name, seed=seed, n=n)
+        data = load_synthetic(name, seed=seed, n=n)
+        return replace(data, public_ell=SYNTHETIC_SET_SIZE)  # the generator's set size
     if name == "census-income":
         data = load_census_sets(None if data_dir is None else str(data_dir))
+        data = replace(data, public_ell=PUBLIC_ELL[name])
     elif name in ("kosarak", "t10i4d100k"):
         data = load_fimi(name, None if data_dir is None else str(data_dir))
     else:
         raise ValueError(f"unknown set-valued dataset {name!r}; known: {', '.join(SET_DATASETS)}")
-    return data if n is None else subsample(data, int(n), seed)
+    return data if n is None else replace(subsample(data, int(n), seed), public_ell=data.public_ell)

@@ -5,13 +5,19 @@ changes. Each round's reports are shuffled among that round's users, so for a ce
 (eps_c, delta) the local epsilon is the largest one the DP core's accountant certifies for the
 round's number of users (``protocols.accountant.max_local_epsilon``):
 
-* **GFIM**: round r shuffles |G_r| >= floor(n/2) - ``slack`` reports (every client block of b
-  users puts floor(b/2) in G1 and the rest in G2; ``slack`` covers up to 2*slack blocks). A user
-  is in exactly one group and the split is data-independent, so the two rounds compose in
-  parallel: the whole run is (eps_c, delta)-DP for every fixed split, hence also for the random
-  split. Round 1's candidate set is post-processing of round 0 and independent of G2's data.
-* **LDPMiner**: every user reports in both rounds among all n users; sequential composition, so
-  each round gets (eps_c/2, delta/2).
+* **GFIM**: G1 holds exactly floor(n/2) users and G2 the rest, by the public rule of
+  :mod:`protocols.grouping` (whatever the split into client populations), so each round is
+  calibrated for n_round = floor(min_users/2) reports (``min_users`` default n) and re-accounted
+  below it. A user is in exactly one group and the split is data-independent, so the two rounds
+  compose in parallel (round 1's candidate set is post-processing of round 0 and independent of
+  G2's data): the whole run is (eps_c, delta)-DP.
+* **LDPMiner**: every user reports in both rounds among all users; sequential composition, so
+  each round gets (eps_c/2, delta/2), calibrated at ``min_users``.
+
+``local_epsilon`` (an override of the calibrated local budget; for LDPMiner the total over both
+rounds) is honoured by both: the statement is then the override's own guarantee (the
+accountant's forward bound, or the local epsilon where nothing amplifies), with the target shown
+as missed when it is larger (the gate refuses unless ``max_epsilon`` allows it).
 
 Mechanism parameters (``mechanism="hadamard"`` of the variation-ratio bound, beta =
 (e^eps-1)/(2(e^eps+1))): a report is (j, bit) with j uniform and
@@ -25,6 +31,7 @@ single-bit Hadamard value. ``tests/test_gfim_privacy.py`` checks this exactly on
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from protocols.accountant import amplify, max_local_epsilon
@@ -47,17 +54,26 @@ def calibrate_round(
                 f"gfim-shuffle: the {bound} bound certifies no local epsilon for eps_c={eps_c} "
                 f"with {n_round} users per round and delta={delta}; raise n or eps_c"
             )
+    if not (eps_local > 0 and math.isfinite(eps_local)):
+        raise ValueError(f"gfim-shuffle: local_epsilon must be finite and > 0, got {eps_local}")
     amp = amplify(eps_local, n_round, delta, bound=bound, mechanism=MECHANISM)
+    ok = amp.valid and amp.eps_central is not None and amp.eps_central < eps_local
     return float(eps_local), {
         "eps_local": float(eps_local),
-        "eps_central": amp.eps_central if amp.valid else float(eps_local),
+        "eps_central": float(amp.eps_central) if ok else float(eps_local),
         "eps_central_lower": amp.lower,
         "delta": delta,
         "n_shuffled": int(n_round),
-        "bound": bound,
+        "bound": bound if ok else "pure LDP (no amplification at this count)",
         "mechanism": MECHANISM,
         "note": amp.reason,
     }
+
+
+def _missed(target: float, got: float, eps_local: float | None) -> str:
+    if eps_local is None or got <= target * (1 + 1e-12):
+        return ""
+    return f"target eps_c = {target:g} missed: local_epsilon {eps_local:g} gives {got:.4g}"
 
 
 def gfim_shuffle(
@@ -72,23 +88,32 @@ def gfim_shuffle(
     eps_local: float | None = None,
     k_max: int | None = None,
     combination: str = "thesis",
-    slack: int = 128,
+    min_users: int | None = None,
+    max_epsilon: float | None = None,
 ) -> GFIM:
-    """GFIM whose local epsilon is amplified to a central (eps_c, delta) per round."""
-    n_round = n // 2 - slack if n // 2 > 4 * slack else n // 2 - 1
+    """GFIM whose local epsilon is amplified to a central (eps_c, delta) per round, calibrated
+    for floor(min_users/2) reports per round (G1 and G2 hold at least floor(n/2))."""
+    m = n if min_users is None else int(min_users)
+    n_round = m // 2
     eps_l, acct = calibrate_round(eps_c, n_round, delta, bound, eps_local)
+    note = _missed(eps_c, acct["eps_central"], eps_local)
     privacy = {
         "model": "shuffle",
         "eps_central_target": eps_c,
         "eps_central": acct["eps_central"],
+        "target_missed": bool(note),
         "delta": delta,
         "eps_local": eps_l,
         "composition": "parallel (disjoint groups), per round as below",
         "round": acct,
     }
-    p = GFIM(d, k, ell, eps_l, k_max=k_max, combination=combination, privacy=privacy)
+    p = GFIM(d, k, ell, eps_l, k_max=k_max, combination=combination, privacy=privacy, n=n)
     p.name = "gfim-shuffle"
     p.min_reports = n_round
+    p.round_eps = (acct["eps_central"], acct["eps_central"])
+    p.round_delta = delta
+    p.target_note = note
+    p.max_epsilon = eps_c if max_epsilon is None else float(max_epsilon)
     return p
 
 
@@ -103,13 +128,21 @@ def ldpminer_shuffle(
     bound: str = "vr",
     k_max: int | None = None,
     combination: str = "thesis",
+    eps_local: float | None = None,
+    min_users: int | None = None,
+    max_epsilon: float | None = None,
 ) -> LDPMiner:
-    """LDPMiner over a shuffler: each round (eps_c/2, delta/2) among all n users."""
-    eps_round, acct = calibrate_round(eps_c / 2, n, delta / 2, bound)
+    """LDPMiner over a shuffler: each round (eps_c/2, delta/2) among ``min_users`` (default n)
+    users; ``eps_local`` (the total local budget, eps_local/2 per round) overrides it."""
+    m = n if min_users is None else int(min_users)
+    half = None if eps_local is None else float(eps_local) / 2
+    eps_round, acct = calibrate_round(eps_c / 2, m, delta / 2, bound, half)
+    note = _missed(eps_c, 2 * acct["eps_central"], eps_local)
     privacy = {
         "model": "shuffle",
         "eps_central_target": eps_c,
         "eps_central": 2 * acct["eps_central"],
+        "target_missed": bool(note),
         "delta": delta,
         "eps_local": 2 * eps_round,
         "composition": "sequential (two rounds, each as below)",
@@ -117,5 +150,9 @@ def ldpminer_shuffle(
     }
     p = LDPMiner(d, k, ell, 2 * eps_round, k_max=k_max, combination=combination, privacy=privacy)
     p.name = "ldpminer-shuffle"
-    p.min_reports = n
+    p.min_reports = m
+    p.round_eps = (acct["eps_central"], acct["eps_central"])
+    p.round_delta = delta / 2
+    p.target_note = note
+    p.max_epsilon = eps_c if max_epsilon is None else float(max_epsilon)
     return p

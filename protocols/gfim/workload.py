@@ -6,13 +6,19 @@ Parameters (``--param KEY=VALUE`` unless a launcher option exists):
   ``normal-50k``, ``normal-500k``, ``census-income``, ``kosarak``, ``t10i4d100k``
   (:mod:`protocols.gfim.setvalued_data`); ``data_dir`` for the raw files; ``users`` and ``data_seed``
   resize / reseed the synthetic sets, or subsample the real ones;
-* ``k`` (default 10), ``k_max`` (default 2k), ``ell`` (default: the 90th percentile of set sizes,
-  computed from the data as the thesis assumes; a non-private preprocessing step);
+* ``k`` (default 10), ``k_max`` (default 2k), ``ell``: the padding length, a public parameter:
+  the run's ``ell``, else the one the dataset's public schema fixes (50 for the synthetic sets,
+  the generator's set size; 41 for census-income, whose rows all hold 41 items). Kosarak and
+  T10I4D100K have none: give ``ell``. The thesis' 90th percentile of the users' set sizes is
+  computed from the private data and uncharged: it is used by the seed-003 reproduction only,
+  listed there as a public parameter derived from the data, never by ``sdp run``;
 * ``method``: ``gfim`` (default for ``sdp run gfim``), ``ldpminer``, ``one-phase``;
   ``combination``: ``thesis`` (default), ``ivw`` (variance-weighted), ``phase2``;
 * ``epsilon`` (default 1.0): the local budget, or with ``shuffle=true`` the central target eps_c
-  (local epsilon from the accountant for the per-round user count, ``bound`` = ``vr`` default or
-  ``fmt21``, ``delta`` default 1e-6; ``local_epsilon`` overrides it);
+  (local epsilon from the accountant for the per-round user count floor(min_users/2) for GFIM,
+  min_users for LDPMiner; ``bound`` = ``vr`` default or ``fmt21``; ``delta`` default
+  min(1e-6, 0.01/n); ``local_epsilon`` overrides it and the statement is then its own, the target
+  shown as missed; ``min_users`` default n; ``max_epsilon`` default eps_c);
 * ``seed``: the launcher's client seed.
 
 ``report()`` lists the estimated top-k items with their estimated and true frequencies next to
@@ -29,6 +35,7 @@ from protocols.gfim.ldpminer import LDPMiner, OnePhase
 from protocols.gfim.protocol import GFIM, TwoPhaseMiner, topk_metrics, true_top
 from protocols.gfim.setvalued_data import SET_DATASETS, SetData, load_set_dataset
 from protocols.gfim.shuffle import gfim_shuffle, ldpminer_shuffle
+from protocols.statements import max_epsilon_param, min_users_param, run_delta
 from protocols.workloads import Workload, register
 
 METHODS = ("gfim", "ldpminer", "one-phase")
@@ -67,22 +74,34 @@ def build_protocol(params: dict[str, Any], data: SetData, method: str) -> Any:
         raise ValueError(f"gfim: k must lie in [1, {data.d // 2}] for {data.name}, got {k}")
     k_max = params.get("k_max")
     k_max = None if k_max is None else int(k_max)
-    ell = int(params["ell"]) if params.get("ell") is not None else data.ell(0.9)
+    if params.get("ell") is not None:
+        ell = int(params["ell"])
+    elif data.public_ell is not None:
+        ell = data.public_ell
+    else:
+        raise ValueError(
+            f"gfim: {data.name} has no public padding length; give ell (a public parameter; the "
+            "thesis' 90th percentile of the users' set sizes would be read from private data)"
+        )
     eps = float(params.get("epsilon", 1.0))
     comb = str(params.get("combination", "thesis"))
     if not _flag(params.get("shuffle", False)):
         if params.get("local_epsilon") is not None:
             eps = float(params["local_epsilon"])
         if method == "gfim":
-            return GFIM(data.d, k, ell, eps, k_max=k_max, combination=comb)
+            return GFIM(data.d, k, ell, eps, k_max=k_max, combination=comb, n=data.n)
         if method == "ldpminer":
             return LDPMiner(data.d, k, ell, eps, k_max=k_max, combination=comb)
         return OnePhase(data.d, k, ell, eps)
     bound = str(params.get("bound", "vr"))
     if bound not in ("vr", "fmt21"):
         raise ValueError(f"gfim: shuffle accounting supports bound vr or fmt21, got {bound!r}")
-    delta = float(params.get("delta", 1e-6))
+    delta = run_delta(params, data.n, "gfim")
     eps_l = params.get("local_epsilon")
+    run = dict(
+        min_users=min_users_param(params, data.n, "gfim"),
+        max_epsilon=max_epsilon_param(params, eps, "gfim"),
+    )
     if method == "gfim":
         return gfim_shuffle(
             data.d,
@@ -95,10 +114,21 @@ def build_protocol(params: dict[str, Any], data: SetData, method: str) -> Any:
             k_max=k_max,
             combination=comb,
             eps_local=None if eps_l is None else float(eps_l),
+            **run,
         )
     if method == "ldpminer":
         return ldpminer_shuffle(
-            data.d, k, ell, eps, data.n, delta, bound=bound, k_max=k_max, combination=comb
+            data.d,
+            k,
+            ell,
+            eps,
+            data.n,
+            delta,
+            bound=bound,
+            k_max=k_max,
+            combination=comb,
+            eps_local=None if eps_l is None else float(eps_l),
+            **run,
         )
     raise ValueError("gfim: the one-phase baseline has no shuffle variant here")
 

@@ -35,6 +35,15 @@ possible). The paper gives no parameters for any baseline; ours, and where they 
 * **Laplace** (central DP): counts + Lap(2/eps) each, frequencies = counts/n. Sensitivity
   convention: replace-one neighbours (the paper's relation) move one unit between two bins, L1
   sensitivity 2; MSE = 8/(n^2 eps^2). Not a shuffle protocol: :func:`laplace_histogram`.
+
+Releases and dropout. SH's local epsilon is fixed, so below n reports it is re-accounted (the
+accountant's GRR bound at the count received). The blanket arguments of AUE, pureDUMP, mixDUMP
+(and MURS) rest on the noise messages, dummies or fakes of the *other users*: fewer users means
+less blanket and the statement for n no longer holds; they refuse to publish when fewer than n
+users' submissions arrived (``counts[USERS]``, the users whose submissions reached the shuffler
+whole). Their blanket constant 14 ln(2/delta)/eps^2 is Balle et al.'s, proved for eps <= 1:
+above it they refuse at construction. SH's paper calibration is Balle et al.'s theorem for k-RR;
+above eps = 1 it is routed to the accountant (variation ratio, GRR with k = d) and says so.
 """
 
 from __future__ import annotations
@@ -46,8 +55,10 @@ from typing import Any
 import numpy as np
 
 from protocols.base import Batches, BatchSpec, ShuffleProtocol
+from protocols.ledger import PrivacyRefusal, Release, users_received
 from protocols.oracles.central import laplace_mechanism, laplace_variance
 from protocols.oracles.grr import grr_estimate_from_counts, grr_variance
+from protocols.statements import refused_below, shuffled_release
 
 LAPLACE_SENSITIVITY = 2.0  # replace-one neighbours: one unit moves between two bins
 
@@ -125,6 +136,15 @@ class _Baseline(ShuffleProtocol):
         )
         self.B = blanket_mass(eps_c, delta)
         self.feasible = True
+        if eps_c > 1.0 and type(self).__name__ in ("AUEProtocol", "PureDUMPProtocol"):
+            raise ValueError(
+                f"{self.name}: the blanket constant 14 ln(2/delta)/eps^2 is Balle et al.'s, "
+                f"proved for eps <= 1; got eps_c = {eps_c}"
+            )
+        if eps_c > 1.0 and type(self).__name__ == "MixDUMPProtocol" and accounting == "paper":
+            raise ValueError(
+                f"{self.name}: the paper blanket needs eps <= 1 (got {eps_c}); use accounting=tight"
+            )
 
     def batch_specs(self) -> list[BatchSpec]:
         return [BatchSpec("reports", 1, self.d)]
@@ -136,6 +156,33 @@ class _Baseline(ShuffleProtocol):
     def bits_per_user(self) -> float:
         """Expected bits each user sends (ceil(log2 d) per message)."""
         return self.messages_per_user() * math.ceil(math.log2(self.d))
+
+    def blanket_release(self, counts: dict[str, int], mechanism: str, bound: str) -> list[Release]:
+        """The histogram of a multi-message blanket protocol: holds only with all n users."""
+        if not self.feasible:
+            return [self.uniform_release()]
+        got = users_received(counts, self.name)
+        if got < self.n:
+            raise PrivacyRefusal(
+                refused_below(
+                    f"{self.name}: users", self.n, got, "the blanket of the other users' "
+                    "noise messages, dummies or fakes shrinks with them",
+                )
+            )  # fmt: skip
+        return [
+            Release(
+                f"histogram over {self.d} values", mechanism, float(self.eps_c),
+                float(self.delta), self.n, got, bound,
+            )
+        ]  # fmt: skip
+
+    def uniform_release(self) -> Release:
+        """An infeasible configuration publishes the uniform histogram: data-independent."""
+        return Release(
+            f"histogram over {self.d} values (uniform: infeasible configuration)",
+            f"{self.name}: every report uniform, output 1/d", 0.0, 0.0, 0, 0,
+            "data-independent output",
+        )  # fmt: skip
 
     def _publish(self, raw: np.ndarray, invalid: int) -> dict[str, Any]:
         return {
@@ -155,7 +202,8 @@ class SHProtocol(_Baseline):
         self, d: int, n: int, eps_c: float, delta: float, accounting: str = "paper"
     ) -> None:
         super().__init__(d, n, eps_c, delta, accounting)
-        if accounting == "paper":
+        self.routed = accounting == "paper" and eps_c > 1.0  # outside Balle et al.'s theorem
+        if accounting == "paper" and not self.routed:
             gamma = max(self.B * d / (n - 1), 27.0 * d / ((n - 1) * eps_c))
         else:
             e = _grr_tight_eps(float(eps_c), int(n), float(delta), int(d))
@@ -202,9 +250,33 @@ class SHProtocol(_Baseline):
             "gamma": self.gamma,
             "gamma_required": self.gamma_required,
             "feasible": self.feasible,
-            "bound": "balle" if self.accounting == "paper" else "vr(grr)",
+            "bound": self.bound,
             "mechanism": f"blanket-grr(d={self.d})",
         }
+
+    @property
+    def bound(self) -> str:
+        if self.routed:
+            return "vr(grr) (eps_c > 1: outside Balle et al.'s theorem, routed to the accountant)"
+        return "balle" if self.accounting == "paper" else "vr(grr)"
+
+    def releases(self, round: int, counts: dict[str, int]) -> list[Release]:
+        """Blanket GRR: the local epsilon is fixed, so it re-accounts below n."""
+        if not self.feasible:
+            return [self.uniform_release()]
+        return [
+            shuffled_release(
+                f"histogram over {self.d} values",
+                f"blanket GRR (gamma = {self.gamma:.4g}, eps_l = {self.eps_l:.4g}), uniform shuffle",
+                eps_local=self.eps_l,
+                eps_planned=self.eps_c,
+                delta=self.delta,
+                n_accounted=self.n,
+                n_received=counts.get("reports", 0),
+                bound=self.bound,
+                accountant={"mechanism": "grr", "k": self.d},
+            )
+        ]
 
 
 class AUEProtocol(_Baseline):
@@ -260,6 +332,13 @@ class AUEProtocol(_Baseline):
             "mechanism": f"aue(d={self.d}), not LDP",
         }
 
+    def releases(self, round: int, counts: dict[str, int]) -> list[Release]:
+        return self.blanket_release(
+            counts,
+            f"AUE (value in the clear + a message per bin w.p. q = {self.q:.4g})",
+            "blanket of the other users' binomial noise, 14 ln(2/delta)/eps^2 per bin",
+        )
+
 
 class PureDUMPProtocol(_Baseline):
     """pureDUMP: the true value plus s uniform dummies."""
@@ -307,6 +386,13 @@ class PureDUMPProtocol(_Baseline):
             "mechanism": f"pure-dump(d={self.d}, s={self.s}), not LDP",
         }
 
+    def releases(self, round: int, counts: dict[str, int]) -> list[Release]:
+        return self.blanket_release(
+            counts,
+            f"pureDUMP (value + {self.s} uniform dummies)",
+            "dummy blanket s(n-1)/d >= 14 ln(2/delta)/eps^2",
+        )
+
 
 class MixDUMPProtocol(_Baseline):
     """mixDUMP: blanket GRR (gamma) plus s uniform dummies."""
@@ -322,8 +408,13 @@ class MixDUMPProtocol(_Baseline):
         self.s, self.gamma, self.certificate = best, self._gamma_for(best), "blanket"
         if accounting == "tight":  # the better of the two certificates (both valid)
             sh = SHProtocol(d, n, eps_c, delta, "tight")
-            if sh.feasible and self._mean_var(1, sh.gamma) < self._mean_var(self.s, self.gamma):
+            blanket_ok = eps_c <= 1.0  # the blanket certificate is proved for eps <= 1 only
+            if sh.feasible and (
+                not blanket_ok or self._mean_var(1, sh.gamma) < self._mean_var(self.s, self.gamma)
+            ):
                 self.s, self.gamma, self.certificate = 1, sh.gamma, "vr"
+            elif not blanket_ok:
+                self.gamma = 1.0  # no valid certificate: infeasible (uniform output)
         self.feasible = self.gamma < 1.0
 
     def _gamma_for(self, s: int) -> float:
@@ -386,6 +477,13 @@ class MixDUMPProtocol(_Baseline):
             else "vr(grr), dummies not credited",
             "mechanism": f"mix-dump(d={self.d}, s={self.s})",
         }
+
+    def releases(self, round: int, counts: dict[str, int]) -> list[Release]:
+        return self.blanket_release(
+            counts,
+            f"mixDUMP (blanket GRR gamma = {self.gamma:.4g} + {self.s} dummies)",
+            "blanket (GRR + dummies)" if self.certificate == "blanket" else "vr(grr)",
+        )
 
 
 def laplace_histogram(counts: np.ndarray, eps_c: float, rng: np.random.Generator) -> np.ndarray:

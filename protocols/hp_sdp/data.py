@@ -11,7 +11,8 @@ The paper gives neither the synthetic distributions' parameters nor seeds (spec 
   x "detailed occupation recode" (columns 2 and 3, 1,569 distinct codes; code (0, 0) = "not in
   universe", about half of the people, like the city attribute's "not in a city" mass). The 914 most
   frequent codes keep their own value (by decreasing frequency), the rest share value 914, so
-  d = 915. Users: the rows resampled with replacement to n (default the paper's 602,325; seeded).
+  d = 915. The 914 codes are frozen in ``protocols/data/schemas.json`` (derived once from the
+  data, as in the paper; public parameters derived from the data, not private). Users: the rows resampled with replacement to n (default the paper's 602,325; seeded).
 * ``kosarak``: the FIMI Kosarak head (36,683 transactions); each user is one transaction with one
   item chosen uniformly at random from it (the paper's rule), value = item id - 1, d = 17,034 (the
   largest item id of the head). n = 36,683 unless ``n`` resamples with replacement.
@@ -25,7 +26,6 @@ Every loader is deterministic in ``seed`` (``protocols.rng`` paths).
 from __future__ import annotations
 
 import gzip
-from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -121,10 +121,13 @@ def _census_job_codes(folder: str) -> tuple[np.ndarray, int]:
                 if len(parts) < 5:
                     continue
                 pairs.append((parts[2].strip(), parts[3].strip()))
-    counts = Counter(pairs)
-    order = sorted(counts, key=lambda k: (-counts[k], k))
-    rank = {k: min(i, 914) for i, k in enumerate(order)}
-    codes = np.fromiter((rank[p] for p in pairs), dtype=np.int64, count=len(pairs))
+    from protocols.datasets.categorical import frozen_schema
+
+    # the 914 most frequent codes, frozen in protocols/data/schemas.json (derived once from the
+    # data as in the paper; never recomputed from the rows parsed here); the rest share 914
+    top = frozen_schema()["hp_sdp_census_top_codes"]
+    rank = {(a, b): i for i, (a, b) in enumerate(top)}
+    codes = np.fromiter((rank.get(p, 914) for p in pairs), dtype=np.int64, count=len(pairs))
     codes.setflags(write=False)
     return codes, len(pairs)
 

@@ -38,7 +38,9 @@ from protocols.hp_sdp.protocol import (
     srr_encode,
     srr_support,
 )
+from protocols.ledger import PrivacyRefusal, Release, users_received
 from protocols.oracles.olh import olh_estimate_from_support, olh_family, olh_probabilities
+from protocols.statements import refused_below
 
 FAKE_RATES = (0.0, 0.1, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0)
 
@@ -103,6 +105,11 @@ class MURSProtocol(ShuffleProtocol):
         )
         if accounting not in ("paper", "tight"):
             raise ValueError(f"MURS: accounting must be 'paper' or 'tight', got {accounting!r}")
+        if eps_c > 1.0:
+            raise ValueError(
+                f"MURS: the blanket constant 14 ln(2/delta)/eps^2 is proved for eps <= 1, "
+                f"got eps_c = {eps_c}"
+            )
         self.g, self.r, self.eps_l = murs_parameters(self.n, self.d, float(eps_c), float(delta))
         self.certificate = "blanket"
         if accounting == "tight":  # the better of the two certificates (both valid)
@@ -176,6 +183,30 @@ class MURSProtocol(ShuffleProtocol):
         g = self.g
         base = (f * p * (1 - p) + (1 - f) * qs * (1 - qs)) / (self.n * (p - qs) ** 2)
         return base + self.r * (1 / g) * (1 - 1 / g) / (self.n * (p - qs) ** 2)
+
+    def releases(self, round: int, counts: dict[str, int]) -> list[Release]:
+        """SOLH + fakes: the blanket counts the *other users'* fakes (n_r' = r (n - 1)), so the
+        statement holds only when all n users' submissions arrived; no re-accounting."""
+        got = users_received(counts, self.name)
+        if got < self.n:
+            raise PrivacyRefusal(
+                refused_below(
+                    f"{self.name}: users", self.n, got,
+                    "MURS's fake-report blanket is calibrated for the fakes of n - 1 other users",
+                )
+            )  # fmt: skip
+        bound = (
+            "blanket_naive_fn (MURS, Wang et al. PVLDB 2020)"
+            if self.certificate == "blanket"
+            else "vr(olh), fakes not credited"
+        )
+        return [
+            Release(
+                f"histogram over {self.d} values",
+                f"SOLH(g={self.g}, eps_l = {self.eps_l:.4g}) + fake reports at rate {self.r:g}",
+                float(self.eps_c), float(self.delta), self.n, got, bound,
+            )
+        ]  # fmt: skip
 
     def privacy(self) -> dict[str, Any]:
         return {

@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from protocols.base import Batches, BatchSpec, ShuffleProtocol
+from protocols.ledger import Release
 from protocols.oracles.olh import (
     OLHFamily,
     _inverses,
@@ -45,6 +46,7 @@ from protocols.oracles.olh import (
     olh_variance,
 )
 from protocols.oracles.postprocess import norm_sub, project_simplex
+from protocols.statements import shuffled_release
 
 ACCOUNTINGS = ("paper", "tight")
 G_MAX = 1 << 20  # largest hash range the tight search considers (P < 2^31 in protocols.oracles.olh)
@@ -100,10 +102,18 @@ class SRRParams:
 
 
 def calibrate_paper(eps_c: float, delta: float, n: int, g: int | None = None) -> SRRParams:
-    """Theorem 1 calibration (spec 5.3): eps_l = ln(C - g + 1), g = round((C+2)/3) by default."""
+    """Theorem 1 calibration (spec 5.3): eps_l = ln(C - g + 1), g = round((C+2)/3) by default.
+
+    Theorem 1 is Balle et al.'s blanket theorem with k = g: it needs eps_c <= 1 and the blanket
+    condition (n - 1) eps_c >= 27 (e^eps_l + g - 1); outside them this refuses (ValueError) and
+    names the accountant's calibration (``accounting="tight"``) as the way on.
+    """
     _check_privacy(eps_c, delta, n)
     if eps_c > 1:
-        raise ValueError(f"HP-SDP (paper accounting): Theorem 1 needs eps_c <= 1, got {eps_c}")
+        raise ValueError(
+            f"HP-SDP (paper accounting): Theorem 1 needs eps_c <= 1, got {eps_c}; "
+            "use accounting=tight (the accountant's bound holds for any eps_c)"
+        )
     C = blanket_capacity(eps_c, delta, n)
     g = paper_optimal_g(eps_c, delta, n) if g is None else int(g)
     if g < 2:
@@ -114,6 +124,16 @@ def calibrate_paper(eps_c: float, delta: float, n: int, g: int | None = None) ->
             f"(n={n}, eps_c={eps_c}, delta={delta}); lower g or raise n or eps_c"
         )
     eps_l = math.log(C - g + 1)
+    if eps_l <= 0:
+        raise ValueError(
+            f"HP-SDP (paper accounting): eps_l = ln(C - g + 1) = {eps_l:.4g} <= 0 is no privacy "
+            f"guarantee (g={g}, C={C:.3f}); lower g or raise n or eps_c"
+        )
+    if (n - 1) * eps_c < 27.0 * (math.exp(eps_l) + g - 1):
+        raise ValueError(
+            "HP-SDP (paper accounting): Theorem 1's blanket condition (n-1) eps_c >= "
+            f"27 (e^eps_l + g - 1) fails (n={n}, eps_c={eps_c}, g={g}); use accounting=tight"
+        )
     gamma = g / (math.exp(eps_l) + g - 1)
     return SRRParams(
         eps_c, delta, int(n), g, eps_l, gamma, "paper", theorem1_epsilon(eps_l, g, n, delta)
@@ -363,12 +383,21 @@ class HPSDPProtocol(ShuffleProtocol):
 
     name = "hp-sdp"
 
-    def __init__(self, d: int, params: SRRParams, post: str = "pop") -> None:
+    def __init__(
+        self,
+        d: int,
+        params: SRRParams,
+        post: str = "pop",
+        max_epsilon: float | None = None,
+        n_users: int | None = None,
+    ) -> None:
         if int(d) != d or d < 2:
             raise ValueError(f"HP-SDP: domain size d must be an integer >= 2, got {d}")
         if post not in ("pop", "none"):
             raise ValueError(f"HP-SDP: post must be 'pop' or 'none', got {post!r}")
         self.d, self.params, self.post = int(d), params, post
+        self.max_epsilon = params.eps_c if max_epsilon is None else float(max_epsilon)
+        self.n_users = params.n if n_users is None else int(n_users)  # params.n: min_users
         self.family = olh_family(self.d, params.g)
         if post == "none":
             self.name = "hp-sm"
@@ -399,7 +428,7 @@ class HPSDPProtocol(ShuffleProtocol):
 
     def variance(self, freqs: np.ndarray) -> np.ndarray:
         """Exact per-value variance of the unbiased (pre-POP) estimate for the true ``freqs``."""
-        return srr_variance(freqs, self.params.eps_l, self.family, self.params.n)
+        return srr_variance(freqs, self.params.eps_l, self.family, self.n_users)
 
     def sample(self, counts: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """Published estimate from support counts drawn by :func:`sample_olh_support`."""
@@ -416,6 +445,25 @@ class HPSDPProtocol(ShuffleProtocol):
         return float(
             math.ceil(math.log2(seed_bound(self.family))) + math.ceil(math.log2(self.family.g))
         )
+
+    def releases(self, round: int, counts: dict[str, int]) -> list[Release]:
+        """The histogram (before and after POP, post-processing): shuffled OLH reports,
+        calibrated at ``params.n`` and re-accounted below it (the accountant's OLH bound)."""
+        p = self.params
+        bound = "Theorem 1 (Balle et al. blanket, k = g)" if p.accounting == "paper" else "vr (olh)"
+        return [
+            shuffled_release(
+                f"histogram over {self.d} values ({'POP' if self.post == 'pop' else 'no POP'})",
+                f"SRR/OLH(g={p.g}, P={self.family.P}), eps_l = {p.eps_l:.4g}, uniform shuffle",
+                eps_local=p.eps_l,
+                eps_planned=p.eps_certified,
+                delta=p.delta,
+                n_accounted=p.n,
+                n_received=counts.get("reports", 0),
+                bound=bound,
+                accountant={"mechanism": "olh", "g": p.g},
+            )
+        ]
 
     def privacy(self) -> dict[str, Any]:
         p = self.params

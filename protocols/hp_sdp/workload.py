@@ -6,7 +6,10 @@ Parameters (strings from the command line are converted):
   (:mod:`protocols.hp_sdp.data`); ``users``: number of users (default the dataset's paper size);
   ``data_seed``: seed of the data (default 0; ``seed`` stays the launcher's client seed);
   ``data_dir``: folder of the raw datasets;
-* ``epsilon``: the central eps_c (default 0.5); ``delta`` (default 1e-6);
+* ``epsilon``: the central eps_c (default 0.5); ``delta`` (default min(1e-6, 0.01/n), must lie
+  below 1/n); ``min_users`` (default n: HP-SDP/HP-SM are calibrated at it and re-account below
+  it; the multi-message baselines are calibrated at n and refuse below it); ``max_epsilon``
+  (default eps_c);
 * ``accounting``: ``paper`` (Theorem 1 with the spec's optimal g, default) or ``tight``
   (variation-ratio bound, g chosen for it); ``g``: override the hash range;
 * ``method``: ``hp-sdp`` (default), ``hp-sm`` (no POP) or a baseline of
@@ -24,24 +27,43 @@ import numpy as np
 
 from protocols.hp_sdp import data as hp_sdp_data
 from protocols.hp_sdp.protocol import HPSDPProtocol, calibrate, mse
+from protocols.statements import max_epsilon_param, min_users_param, run_delta
 from protocols.workloads import Workload, register
 
 TOP_BINS = 20
 
 
 def build_protocol(
-    method: str, d: int, n: int, eps_c: float, delta: float, accounting: str, g: int | None = None
+    method: str,
+    d: int,
+    n: int,
+    eps_c: float,
+    delta: float,
+    accounting: str,
+    g: int | None = None,
+    min_users: int | None = None,
+    max_epsilon: float | None = None,
 ) -> Any:
-    """The shuffle protocol of ``method`` calibrated to (eps_c, delta) over n users."""
+    """The shuffle protocol of ``method`` calibrated to (eps_c, delta) over ``min_users``
+    (default n) users."""
+    m = n if min_users is None else int(min_users)
     if method in ("hp-sdp", "hp-sm"):
-        params = calibrate(eps_c, delta, n, g, accounting, d)
-        return HPSDPProtocol(d, params, post="pop" if method == "hp-sdp" else "none")
+        params = calibrate(eps_c, delta, m, g, accounting, d)
+        post = "pop" if method == "hp-sdp" else "none"
+        return HPSDPProtocol(d, params, post=post, max_epsilon=max_epsilon, n_users=n)
     from protocols.hp_sdp.methods import SHUFFLE_BASELINES
 
     if method not in SHUFFLE_BASELINES:
         known = ["hp-sdp", "hp-sm", *SHUFFLE_BASELINES]
         raise ValueError(f"hp-sdp workload: unknown method {method!r}; known: {', '.join(known)}")
-    return SHUFFLE_BASELINES[method](d, n, eps_c, delta, accounting)
+    if m != n:
+        raise ValueError(
+            f"hp-sdp workload: method {method!r} is calibrated for all n users (its blanket of "
+            "noise, dummies or fakes comes from the other users); min_users does not apply"
+        )
+    proto = SHUFFLE_BASELINES[method](d, n, eps_c, delta, accounting)
+    proto.max_epsilon = eps_c if max_epsilon is None else float(max_epsilon)
+    return proto
 
 
 def _opt_int(v: Any) -> int | None:
@@ -56,11 +78,19 @@ def hp_sdp_workload(params: dict[str, Any]) -> Workload:
         name, _opt_int(params.get("users")), int(params.get("data_seed", 0)), params.get("data_dir")
     )
     eps_c = float(params.get("epsilon", 0.5))
-    delta = float(params.get("delta", 1e-6))
+    delta = run_delta(params, ds.n, "hp-sdp")
     accounting = str(params.get("accounting", "paper"))
     method = str(params.get("method", "hp-sdp"))
     protocol = build_protocol(
-        method, ds.d, ds.n, eps_c, delta, accounting, _opt_int(params.get("g"))
+        method,
+        ds.d,
+        ds.n,
+        eps_c,
+        delta,
+        accounting,
+        _opt_int(params.get("g")),
+        min_users_param(params, ds.n, "hp-sdp"),
+        max_epsilon_param(params, eps_c, "hp-sdp"),
     )
     truth = ds.frequencies()
     expected = float(np.mean(protocol.variance(truth)))

@@ -22,12 +22,14 @@ queries and synthetic data are answered from them (:mod:`protocols.marginals.cal
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
 from protocols.base import Batches, BatchSpec, ShuffleProtocol
+from protocols.ledger import Release
 from protocols.marginals.calm import (
     AttrSet,
     CalmParams,
@@ -102,7 +104,7 @@ def _srr_ms_variances(
 ) -> list[float] | None:
     """SRR-MS per-cell variances (as SRRMS computes them) with cached local budgets."""
     m = len(cells)
-    n_eff = n / m if kw.get("accounting", "paper") == "paper" else n // m
+    n_eff = int(kw.get("min_users") or n) // m  # the guaranteed group size, as SRRMS
     if n_eff < 2:
         return None
     opts = dict(accounting=kw.get("accounting", "paper"), policy=kw.get("policy", "strict"))
@@ -134,6 +136,8 @@ class CalmShuffle(ShuffleProtocol):
         policy: str = "strict",
         estimator: str = "paper",
         tight_bound: str = "vr",
+        min_users: int | None = None,
+        max_epsilon: float | None = None,
         **choose: Any,
     ) -> None:
         """Choose the marginals (unless ``sets``) and build the inner protocol on their cells."""
@@ -155,8 +159,13 @@ class CalmShuffle(ShuffleProtocol):
             else tuple(f"A{j}" for j in range(len(self.domain_sizes)))
         )
         kw = dict(
-            accounting=accounting, policy=policy, estimator=estimator, tight_bound=tight_bound
+            accounting=accounting,
+            policy=policy,
+            estimator=estimator,
+            tight_bound=tight_bound,
+            min_users=min_users,
         )
+        self.max_epsilon = self.eps_c if max_epsilon is None else float(max_epsilon)
         model = shuffle_cell_variance(mechanism, self.n, self.eps_c, self.delta, **kw)
         if sets is None:
             try:
@@ -186,6 +195,7 @@ class CalmShuffle(ShuffleProtocol):
             self.eps_c,
             self.delta,
             attributes=["x".join(self.attributes[a] for a in s) for s in self.sets],
+            max_epsilon=self.max_epsilon,
             **kw,
         )
 
@@ -207,6 +217,24 @@ class CalmShuffle(ShuffleProtocol):
     def encode(self, records: np.ndarray, rng: np.random.Generator) -> Batches:
         """Map records to marginal cells, then the inner protocol's local randomizer."""
         return self.inner.encode(self.to_cells(records), rng)
+
+    def encode_round(
+        self,
+        round: int,
+        records: np.ndarray,
+        rng: np.random.Generator,
+        public: dict[str, Any],
+        local: dict[str, Any],
+    ) -> Batches:
+        """A block of users: cells, then the inner protocol's block encoder (its grouping)."""
+        return self.inner.encode_round(round, self.to_cells(records), rng, public, local)
+
+    def releases(self, round: int, counts: dict[str, int]) -> list[Release]:
+        """The inner protocol's releases; Calm's consistency step is post-processing of them."""
+        return [
+            replace(r, what=f"{r.what} (Calm marginal, Norm-Sub + consistency post-processing)")
+            for r in self.inner.releases(round, counts)
+        ]
 
     def analyze(self, shuffled: Batches) -> dict[str, Any]:
         """Inner estimate, then Calm's Norm-Sub + consistency over the feasible marginals."""

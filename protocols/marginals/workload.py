@@ -11,8 +11,9 @@ Parameters (strings from the command line are converted):
   the report then adds the three SGD models trained on the synthetic data and the non-private
   reference, tested on the real 20 %); ``data_dir``, ``data_seed`` as for the seed-000 workloads;
 * ``users``: a random subset of that many records (seed ``data_seed``), e.g. for mix-net runs;
-* ``epsilon`` (eps_c, default 1.0), ``delta`` (default 1/n), ``accounting`` (``paper`` or
-  ``tight``), ``policy``, ``estimator``, ``tight_bound``;
+* ``epsilon`` (eps_c, default 1.0), ``delta`` (default min(1e-6, 0.01/n), must lie below 1/n),
+  ``accounting`` (``tight``, default, or ``paper``), ``policy``, ``estimator``, ``tight_bound``,
+  ``min_users`` (default n), ``max_epsilon`` (default eps_c);
 * ``k``: the query width the (w, m) choice targets (default 3); ``w_max`` (4), ``max_cells``
   (4096), ``r0`` (2e-5) for the choice;
 * ``synthetic``: ``auto`` (default), ``joint``, ``sequential`` or ``none``; ``synthetic_n``
@@ -35,6 +36,7 @@ from protocols.marginals.calm import answer_marginal, kway_queries, marginal_tab
 from protocols.marginals.calm_shuffle import CalmShuffle, published_tables
 from protocols.marginals.synthetic_data import METHODS, synthesize, write_csv
 from protocols.rng import experiment_rng
+from protocols.statements import max_epsilon_param, min_users_param, run_delta
 from protocols.workloads import Workload, register
 
 LEARNING = "census-income-learning"
@@ -79,7 +81,8 @@ def build_calm_workload(mechanism: str, params: dict[str, Any]) -> Workload:
             ds.attributes,
             ds.source + f", {users} users",
         )
-    delta = float(params.get("delta", 1.0 / ds.n))
+    delta = run_delta(params, ds.n, f"calm-{mechanism}")
+    eps_c = float(params.get("epsilon", 1.0))
     choose = {
         key: conv(params[key])
         for key, conv in (("w_max", int), ("max_cells", int), ("r0", float))
@@ -88,15 +91,17 @@ def build_calm_workload(mechanism: str, params: dict[str, Any]) -> Workload:
     protocol = CalmShuffle(
         ds.domain_sizes,
         ds.n,
-        float(params.get("epsilon", 1.0)),
+        eps_c,
         delta,
         mechanism,
         k=int(params.get("k", 3)),
         attributes=ds.attributes,
-        accounting=str(params.get("accounting", "paper")),
+        accounting=str(params.get("accounting", "tight")),
         policy=str(params.get("policy", "strict")),
         estimator=str(params.get("estimator", "paper")),
         tight_bound=str(params.get("tight_bound", "vr")),
+        min_users=min_users_param(params, ds.n, f"calm-{mechanism}"),
+        max_epsilon=max_epsilon_param(params, eps_c, f"calm-{mechanism}"),
         **choose,
     )
     if not protocol.feasible:

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from protocols.base import Batches, BatchSpec
+from protocols.ledger import Release
 from protocols.multidim.common import MultidimProtocol
 from protocols.oracles.grr import grr_perturb, grr_probabilities
 
@@ -96,6 +97,13 @@ class ARRSS(MultidimProtocol):
         bound = self.bound_name("balle19-closed-form", "grr(K)")
         return self.privacy_statement(
             self.eps_local, bound, K=self.K, n=self.n, reason=self.budget.reason
+        )
+
+    def releases(self, round: int, counts: dict[str, int]) -> list[Release]:
+        """All 1-way marginals from one batch of K-RR reports among all users (Theorem 4)."""
+        bound = self.bound_name("balle19-closed-form (Theorem 4)", "grr(K)")
+        return self.single_batch_release(
+            counts, "1-way marginals of every attribute", f"K-RR (K={self.K})", self.K, bound
         )
 
     def variance(self, freqs: list[np.ndarray], estimator: str | None = None) -> list[np.ndarray]:

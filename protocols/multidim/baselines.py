@@ -9,9 +9,13 @@
 
 SUE shuffle bound (the paper gives none; spec Sec. 7 candidate, documented and unverified):
 two bits differ between any two inputs and each bit is binary RR at eps_l/2, so Balle's k = 2
-bound applied to eps_l/2 and composed over the 2 bits gives
+bound applied to eps_l/2 and composed over the 2 bits gives a (eps_c, 2 delta') guarantee from
+two (eps_c/2, delta') ones. Each bit is therefore calibrated to delta' = delta/2, so that the
+stated delta is the composed one:
 
-    eps_c = 2 sqrt(14 ln(2/delta) (e^{eps_l/2} + 1) / (n/d - 1))  =>  eps_l = 2 Calculate(eps_c/2, delta, n/d, 2)
+    eps_l = 2 Calculate(eps_c/2, delta/2, n_g, 2),   n_g = floor(min_users/d)
+
+(outside Balle et al.'s theorem, eps_c/2 > 1, the accountant's SUE bound is used instead).
 
 Acceptance check (paper): feasible from eps_c = 0.7 on Adult (threshold 0.651) and from 0.4 on
 Kosarak (threshold 0.4014: borderline, 0.4 itself is infeasible under the strict policy).
@@ -20,12 +24,12 @@ Kosarak (threshold 0.4014: borderline, 0.4 itself is infeasible under the strict
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 import numpy as np
 
 from protocols.base import Batches, BatchSpec
+from protocols.ledger import Release
 from protocols.multidim.calculate import LocalBudget, calculate, feasibility_threshold
 from protocols.multidim.common import (
     MultidimProtocol,
@@ -38,17 +42,24 @@ from protocols.oracles.unary_encoding import ue_estimate_from_counts, ue_perturb
 
 
 def sue_calculate(eps_c: float, delta: float, n_eff: float, policy: str = "strict") -> LocalBudget:
-    """SUE local epsilon from the candidate bound: eps_l = 2 Calculate(eps_c/2, delta, n_eff, 2).
+    """SUE local epsilon from the candidate bound: eps_l = 2 Calculate(eps_c/2, delta/2, n_eff, 2),
+    a composed (eps_c, delta) guarantee (module docstring).
 
-    Unary encoding needs eps_l > 0, so a non-positive solution is infeasible under every policy.
+    Unary encoding needs eps_l > 0, so a non-positive solution is infeasible under every policy;
+    outside Balle et al.'s theorem the budget says so (``outside_theorem``).
     """
-    with warnings.catch_warnings():  # a negative solution is rejected below anyway
-        warnings.filterwarnings("ignore", message="calculate: eps_l")
-        b = calculate(eps_c / 2, delta, n_eff, 2, policy)
+    b = calculate(eps_c / 2, delta / 2, n_eff, 2, policy)
     if b.eps_local is None or b.eps_local <= 0:
-        return LocalBudget(None, False, policy, b.argument, f"SUE bound: {b.reason}")
+        return LocalBudget(
+            None, False, policy, b.argument, f"SUE bound: {b.reason}", b.outside_theorem
+        )
+    bound = (
+        b.bound
+        if b.bound.startswith("pure")
+        else "sue-candidate (2x Balle k=2 at eps_l/2, delta/2 each)"
+    )
     return LocalBudget(
-        2 * b.eps_local, True, policy, b.argument, f"SUE candidate bound ({b.reason})"
+        2 * b.eps_local, True, policy, b.argument, f"SUE candidate bound ({b.reason})", bound=bound
     )
 
 
@@ -116,6 +127,21 @@ class OUESampling(MultidimProtocol):
             self.eps_c, "pure LDP (no amplification claimed)", delta_local=0.0
         )
 
+    def releases(self, round: int, counts: dict[str, int]) -> list[Release]:
+        """Pure eps_c-LDP reports: the guarantee holds at any count (delta 0)."""
+        return [
+            Release(
+                "1-way marginals of every attribute",
+                f"attribute sampling + OUE, eps = {self.eps_c:g} (pure LDP)",
+                self.eps_c,
+                0.0,
+                0,
+                sum(counts.get(f"a{j}", 0) for j in range(self.d)),
+                "pure LDP (Wang et al. 2017, OUE is eps-LDP)",
+                note="local guarantee: holds whatever the number of reports",
+            )
+        ]
+
     def variance(self, freqs: list[np.ndarray], estimator: str | None = None) -> list[np.ndarray]:
         """Exact per-value variances (:func:`protocols.multidim.common.sampled_attribute_variance`)."""
         p, q = ue_probabilities(self.eps_c, "oue")
@@ -127,6 +153,7 @@ class SUEMS(SRRMS):
     """SUE in the SRR-MS framework (module docstring); grouping as in SRR-MS."""
 
     name = "sue-ms"
+    paper_bound = "sue-candidate: 2 x Balle k=2 at (eps_l/2, delta/2) (spec Sec. 7, unverified)"
 
     def __init__(
         self,
@@ -138,19 +165,30 @@ class SUEMS(SRRMS):
     ) -> None:
         """Same arguments as :class:`SRRMS`; the local budget uses the SUE bound."""
         MultidimProtocol.__init__(self, domain_sizes, n, eps_c, delta, **kw)
+        self.group_accounted = self.min_users // self.d
+        if self.group_accounted < 2:
+            raise ValueError(f"{self.name}: floor(min_users/d) users per group is too few")
+        budget = None
         if self.accounting == "paper":
-            budget = sue_calculate(self.eps_c, self.delta, self.n / self.d, self.policy)
-        else:
-            budget = local_budget(
+            budget = sue_calculate(self.eps_c, self.delta, self.group_accounted, self.policy)
+        if budget is None or budget.outside_theorem:
+            tight = local_budget(
                 self.eps_c,
                 self.delta,
-                self.n // self.d,
+                self.group_accounted,
                 2,
                 accounting="tight",
                 policy=self.policy,
                 mechanism="sue",
                 bound=self.tight_bound,
             )
+            if budget is not None:  # routed: the closed form is outside its theorem here
+                tight = LocalBudget(
+                    tight.eps_local, tight.feasible, tight.policy, budget.argument,
+                    f"{budget.reason}: local epsilon from the accountant (SUE) instead", True,
+                    f"{tight.bound} (closed form outside its theorem)",
+                )  # fmt: skip
+            budget = tight
         self.budgets = [budget] * self.d
         self.eps_local = [budget.eps_local] * self.d
 
@@ -191,10 +229,16 @@ class SUEMS(SRRMS):
         return self.package({"paper": paper, "observed": observed}, reports, malformed)
 
     def privacy(self) -> dict[str, Any]:
-        bound = self.bound_name("sue-candidate (2x Balle k=2 at eps_l/2)", "sue")
+        bound = self.bound_name(self.budgets[0].bound, "sue", self.budgets[0])
         return self.privacy_statement(
-            self.eps_local[0], bound, composition="parallel over d disjoint groups"
+            self.eps_local[0],
+            bound,
+            composition="parallel over d disjoint groups",
+            group_size=self.group_accounted,
         )
+
+    def group_mechanism(self, j: int) -> tuple[str, dict[str, Any]]:
+        return f"SUE over {self.domain_sizes[j]} values", {"mechanism": "sue"}
 
     def variance(
         self, freqs: list[np.ndarray], estimator: str | None = None, partition: bool = True

@@ -25,7 +25,9 @@ from typing import Any
 import numpy as np
 
 from protocols.base import ShuffleProtocol
+from protocols.ledger import Release
 from protocols.multidim.calculate import POLICIES, LocalBudget, calculate
+from protocols.statements import shuffled_release
 
 ACCOUNTING = ("paper", "tight")
 
@@ -53,16 +55,40 @@ def local_budget(
     if policy not in POLICIES:
         raise ValueError(f"policy must be one of {POLICIES}, got {policy!r}")
     if accounting == "paper":
-        return calculate(eps_c, delta, n_eff, k_eff, policy)
+        b = calculate(eps_c, delta, n_eff, k_eff, policy)
+        if not b.outside_theorem:
+            return b
+        # Outside Balle et al.'s theorem the closed form certifies nothing: route to the
+        # accountant (variation ratio with the mechanism's parameters) and say so.
+        eps = _certified_local_epsilon(float(eps_c), int(n_eff), float(delta), "vr", mechanism, k)
+        what = f"accountant bound=vr mechanism={mechanism}" + (f" k={k}" if k else "")
+        if eps is None or eps <= 0:
+            if policy == "fallback":
+                return LocalBudget(
+                    eps_c, True, policy, b.argument, f"{b.reason}; fallback to eps_l = eps_c",
+                    True, "pure LDP (eps_l = eps_c)",
+                )  # fmt: skip
+            return LocalBudget(None, False, policy, b.argument, f"{b.reason}; {what}: none", True)
+        if policy == "fallback" and eps < eps_c:
+            eps = eps_c
+        return LocalBudget(
+            float(eps), True, policy, b.argument,
+            f"{b.reason}: local epsilon from the {what} instead", True,
+            f"accountant:vr/{mechanism} (closed form outside its theorem)",
+        )  # fmt: skip
     if bound == "fmt21":  # generic clone bound: valid for every eps-LDP randomizer
         mechanism, k = "generic", None
     eps = _certified_local_epsilon(float(eps_c), int(n_eff), float(delta), bound, mechanism, k)
     what = f"accountant bound={bound} mechanism={mechanism}" + (f" k={k}" if k else "")
+    tag = f"accountant:{bound}/{mechanism}"
     if policy == "fallback" and (eps is None or eps < eps_c):
-        return LocalBudget(eps_c, True, policy, math.nan, f"fallback to eps_l = eps_c ({what})")
+        return LocalBudget(
+            eps_c, True, policy, math.nan, f"fallback to eps_l = eps_c ({what})",
+            bound="pure LDP (eps_l = eps_c)",
+        )  # fmt: skip
     if eps is None or eps <= 0:
-        return LocalBudget(None, False, policy, math.nan, f"no local epsilon ({what})")
-    return LocalBudget(float(eps), True, policy, math.nan, what)
+        return LocalBudget(None, False, policy, math.nan, f"no local epsilon ({what})", bound=tag)
+    return LocalBudget(float(eps), True, policy, math.nan, what, bound=tag)
 
 
 @lru_cache(maxsize=4096)
@@ -113,6 +139,8 @@ class MultidimProtocol(ShuffleProtocol):
         estimator: str = "paper",
         attributes: tuple[str, ...] | list[str] | None = None,
         tight_bound: str = "vr",
+        min_users: int | None = None,
+        max_epsilon: float | None = None,
     ) -> None:
         ks = tuple(int(k) for k in domain_sizes)
         if not ks or min(ks) < 2:
@@ -130,8 +158,14 @@ class MultidimProtocol(ShuffleProtocol):
         self.domain_sizes = ks
         self.d = len(ks)
         self.n = int(n)
+        self.min_users = int(n) if min_users is None else int(min_users)
+        if not 2 <= self.min_users <= self.n:
+            raise ValueError(f"{self.name}: min_users must lie in [2, n={n}], got {min_users}")
         self.eps_c = float(eps_c)
         self.delta = float(delta)
+        if not 0 < self.delta < 1:
+            raise ValueError(f"{self.name}: delta must lie in (0, 1), got {delta}")
+        self.max_epsilon = self.eps_c if max_epsilon is None else float(max_epsilon)
         self.accounting = accounting
         self.policy = policy
         self.estimator = estimator
@@ -153,7 +187,7 @@ class MultidimProtocol(ShuffleProtocol):
         self.budget = local_budget(
             self.eps_c,
             self.delta,
-            self.n,
+            self.min_users,
             k,
             accounting=self.accounting,
             bound=self.tight_bound,
@@ -196,13 +230,36 @@ class MultidimProtocol(ShuffleProtocol):
             "discarded": int(discarded),
         }
 
-    def bound_name(self, paper: str, mechanism: str) -> str:
-        """Name of the bound behind the local epsilon."""
+    def bound_name(self, paper: str, mechanism: str, budget: LocalBudget | None = None) -> str:
+        """Name of the bound behind the local epsilon (``budget``'s own when it was routed
+        to the accountant or fell back to pure LDP)."""
+        b = budget if budget is not None else getattr(self, "budget", None)
+        if b is not None and (b.outside_theorem or b.bound.startswith("pure")):
+            return b.bound
         if self.accounting == "paper":
             return paper
         if self.tight_bound == "fmt21":
             return "accountant:fmt21/generic"
         return f"accountant:vr/{mechanism}"
+
+    def single_batch_release(
+        self, counts: dict[str, int], what: str, mechanism: str, k: int, bound: str
+    ) -> list[Release]:
+        """The release of the one-batch protocols (ARR-SS, PSRR-SS): k-RR among all users."""
+        eps = self._require_feasible()
+        return [
+            shuffled_release(
+                what,
+                f"{mechanism}, eps_l = {eps:.4g}, uniform shuffle",
+                eps_local=eps,
+                eps_planned=self.eps_c,
+                delta=self.delta,
+                n_accounted=self.min_users,
+                n_received=counts.get("reports", 0),
+                bound=bound,
+                accountant={"mechanism": "grr", "k": k},
+            )
+        ]
 
     def privacy_statement(self, eps_local: Any, bound: str, **extra: Any) -> dict[str, Any]:
         """Common privacy() fields."""
@@ -214,6 +271,8 @@ class MultidimProtocol(ShuffleProtocol):
             "accounting": self.accounting,
             "policy": self.policy,
             "bound": bound,
+            "min_users": self.min_users,
+            "max_epsilon": self.max_epsilon,
             **extra,
         }
 

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from protocols.base import Batches, BatchSpec
+from protocols.ledger import Release
 from protocols.multidim.common import MultidimProtocol, sampled_attribute_variance
 from protocols.oracles.grr import grr_estimate_from_counts, grr_perturb, grr_probabilities
 
@@ -96,6 +97,17 @@ class PSRRSS(MultidimProtocol):
         bound = self.bound_name("balle19-closed-form", "grr(k_max)")
         return self.privacy_statement(
             self.eps_local, bound, k_max=self.k_max, n=self.n, reason=self.budget.reason
+        )
+
+    def releases(self, round: int, counts: dict[str, int]) -> list[Release]:
+        """All 1-way marginals from one batch of (theta, k_max-RR) reports (Theorem 7)."""
+        bound = self.bound_name("balle19-closed-form (Theorem 7)", "grr(k_max)")
+        return self.single_batch_release(
+            counts,
+            "1-way marginals of every attribute",
+            f"attribute sampling + k_max-RR (k_max={self.k_max})",
+            self.k_max,
+            bound,
         )
 
     def variance(self, freqs: list[np.ndarray], estimator: str | None = None) -> list[np.ndarray]:

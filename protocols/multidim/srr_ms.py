@@ -1,19 +1,20 @@
 """SRR-MS (seed 000, Algorithm 1): single-attribute RR with multiple shufflers.
 
-Users are split at random (data-independently, balanced) into d groups; group i reports only
-attribute i with k_i-ary RR at eps_i and sends it to shuffler i (batch ``a{i}``, width 1, no
-attribute id on the wire). Estimators (spec Sec. 3):
+Users are split into d groups by a public, data-independent, balanced rule on their global
+indices (:mod:`protocols.grouping`: group sizes are exactly floor(n/d) or ceil(n/d) whatever the
+split of the users into client populations); group i reports only attribute i with k_i-ary RR at
+eps_i and sends it to shuffler i (batch ``a{i}``, width 1, no attribute id on the wire).
+Estimators (spec Sec. 3):
 
 * ``paper``: f~ = (d C - n q_i) / (n (p_i - q_i)), the n/d normalisation;
 * ``observed``: f~ = (C / n_i - q_i) / (p_i - q_i) with n_i the size of batch i.
 
-Accounting: ``paper`` = Calculate(eps_c, delta, n/d, k_i) per group (Theorem 1 with parallel
-composition); ``tight`` = the DP core's accountant for k_i-RR over floor(n/d) users. Attributes
-without a feasible eps_i are not collected (their group sends nothing; estimate ``None``).
-
-The group assignment happens inside ``encode`` (per call, balanced over the users it is given);
-a networked run with several client populations therefore gets groups balanced within +-1 per
-population.
+Accounting (both at the guaranteed group size n_g = floor(min_users/d), an integer; the paper
+uses the fractional n/d, which no real group holds): ``paper`` = Calculate(eps_c, delta, n_g,
+k_i) per group (Theorem 1 with parallel composition); ``tight`` = the DP core's accountant for
+k_i-RR over n_g users. Attributes without a feasible eps_i are not collected (their group sends
+nothing; estimate ``None``). Each group's estimate is its own release (group ``a{i}``); a group
+that received fewer than n_g reports is re-accounted at its count.
 """
 
 from __future__ import annotations
@@ -22,9 +23,12 @@ from typing import Any
 
 import numpy as np
 
-from protocols.base import Batches, BatchSpec
+from protocols.base import Batches, BatchSpec, grouping_seed, user_ids
+from protocols.grouping import balanced_sizes, public_groups
+from protocols.ledger import PrivacyRefusal, Release
 from protocols.multidim.common import MultidimProtocol, grouped_variance, local_budget
 from protocols.oracles.grr import grr_estimate_from_counts, grr_perturb, grr_probabilities
+from protocols.statements import shuffled_release
 
 
 class SRRMS(MultidimProtocol):
@@ -32,6 +36,7 @@ class SRRMS(MultidimProtocol):
 
     name = "srr-ms"
     estimators = ("paper", "observed")
+    paper_bound = "balle19-closed-form (Theorem 1, parallel over groups)"
 
     def __init__(
         self,
@@ -43,9 +48,12 @@ class SRRMS(MultidimProtocol):
     ) -> None:
         """``domain_sizes`` k_j, ``n`` users, target (eps_c, delta); see MultidimProtocol."""
         super().__init__(domain_sizes, n, eps_c, delta, **kw)
-        n_eff = self.n / self.d if self.accounting == "paper" else self.n // self.d
+        n_eff = self.min_users // self.d  # guaranteed size of every group (protocols.grouping)
         if n_eff < 2:
-            raise ValueError(f"srr-ms: n/d = {self.n / self.d:.3g} users per group is too few")
+            raise ValueError(
+                f"{self.name}: floor(min_users/d) = {n_eff} users per group is too few"
+            )
+        self.group_accounted = n_eff
         self.budgets = [
             local_budget(
                 self.eps_c,
@@ -75,11 +83,9 @@ class SRRMS(MultidimProtocol):
     def batch_specs(self) -> list[BatchSpec]:
         return [BatchSpec(f"a{j}", 1, k) for j, k in enumerate(self.domain_sizes)]
 
-    def assign_groups(self, m: int, rng: np.random.Generator) -> np.ndarray:
-        """Balanced random partition of m users into d groups (sizes differ by at most 1)."""
-        g = np.empty(m, dtype=np.int64)
-        g[rng.permutation(m)] = (np.arange(m) + rng.integers(self.d)) % self.d
-        return g
+    def assign_groups(self, ids: np.ndarray, seed: int) -> np.ndarray:
+        """Group of each user (global indices ``ids`` in [0, n)): the public balanced rule."""
+        return public_groups(ids, self.n, balanced_sizes(self.n, self.d), seed)
 
     def perturb(self, records: np.ndarray, groups: np.ndarray, rng: np.random.Generator) -> Batches:
         """Randomize each user's own-group attribute; one batch per attribute."""
@@ -96,9 +102,22 @@ class SRRMS(MultidimProtocol):
         return out
 
     def encode(self, records: np.ndarray, rng: np.random.Generator) -> Batches:
-        """Random balanced grouping, then k_i-RR of attribute i within group i."""
+        """All n users: public balanced grouping, then k_i-RR of attribute i within group i."""
+        return self.encode_round(0, records, rng, {}, {})
+
+    def encode_round(
+        self,
+        round: int,
+        records: np.ndarray,
+        rng: np.random.Generator,
+        public: dict[str, Any],
+        local: dict[str, Any],
+    ) -> Batches:
+        """A block of users (global indices in ``local``, :func:`protocols.base.block_state`)."""
         x = self.check(records)
-        return self.perturb(x, self.assign_groups(x.shape[0], rng), rng)
+        who = f"{self.name}.encode"
+        ids = user_ids(local, x.shape[0], self.n, who)
+        return self.perturb(x, self.assign_groups(ids, grouping_seed(local, rng, who)), rng)
 
     def analyze(self, shuffled: Batches) -> dict[str, Any]:
         """Per-batch counts and both estimators."""
@@ -126,14 +145,49 @@ class SRRMS(MultidimProtocol):
         return self.package({"paper": paper, "observed": observed}, reports, malformed)
 
     def privacy(self) -> dict[str, Any]:
-        bound = self.bound_name("balle19-closed-form", "grr")
+        bound = [self.bound_name("balle19-closed-form", "grr", b) for b in self.budgets]
         return self.privacy_statement(
             self.eps_local,
-            bound,
+            bound[0] if len(set(bound)) == 1 else bound,
             composition="parallel over d disjoint groups",
-            group_size=self.n / self.d,
+            group_size=self.group_accounted,
             infeasible=[self.attributes[j] for j, e in enumerate(self.eps_local) if e is None],
         )
+
+    def group_mechanism(self, j: int) -> tuple[str, dict[str, Any]]:
+        """(description, accountant keywords) of group j's randomizer."""
+        k = self.domain_sizes[j]
+        return f"{k}-RR", {"mechanism": "grr", "k": k}
+
+    def releases(self, round: int, counts: dict[str, int]) -> list[Release]:
+        """One release per collected attribute, on its own group (parallel composition)."""
+        out = []
+        for j, (b, eps) in enumerate(zip(self.budgets, self.eps_local, strict=True)):
+            if eps is None:
+                continue  # the group sends nothing and nothing is published for it
+            label, acct = self.group_mechanism(j)
+            out.append(
+                shuffled_release(
+                    f"1-way marginal of {self.attributes[j]}",
+                    f"{label}, eps_l = {eps:.4g}, shuffled within group a{j}",
+                    eps_local=eps,
+                    eps_planned=self.eps_c,
+                    delta=self.group_delta,
+                    n_accounted=self.group_accounted,
+                    n_received=counts.get(f"a{j}", 0),
+                    bound=self.bound_name(self.paper_bound, acct["mechanism"], b),
+                    accountant=acct,
+                    group=f"a{j}",
+                )
+            )
+        if not out:
+            raise PrivacyRefusal(f"{self.name}: no attribute has a feasible local epsilon")
+        return out
+
+    @property
+    def group_delta(self) -> float:
+        """The delta each group's release states."""
+        return self.delta
 
     def variance(
         self, freqs: list[np.ndarray], estimator: str | None = None, partition: bool = True

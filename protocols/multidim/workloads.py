@@ -4,8 +4,11 @@ Parameters (all optional; strings from the command line are converted):
 
 * ``dataset``: ``adult`` (default, the bundled copy), ``census-income``, ``kosarak``,
   ``kosarak-synthetic`` (see :mod:`protocols.datasets.categorical`); ``data_dir`` for the raw files;
-* ``epsilon``: the central target eps_c (default 1.0); ``delta``: default 1/n as in the paper;
-* ``accounting``: ``paper`` (Calculate, default) or ``tight`` (the DP core's accountant);
+* ``epsilon``: the central target eps_c (default 1.0); ``delta``: default the project's
+  min(1e-6, 0.01/n) (:func:`protocols.statements.default_delta`; the paper's 1/n would allow
+  publishing a record, and an explicit delta must lie below 1/n); ``min_users`` (default n): the
+  count each group is calibrated at; ``max_epsilon`` (default eps_c): the gate's cap;
+* ``accounting``: ``tight`` (the accountant, default) or ``paper`` (Calculate, the closed form, valid only inside Balle et al.'s theorem; with the default delta it is infeasible on Adult for ARR-SS);
   ``tight_bound``: ``vr`` (variation ratio with the mechanism's parameters, default) or ``fmt21``;
   the launcher's ``bound`` maps onto them (paper/balle -> paper; tight/vr/fmt21 -> tight);
 * ``users``: run on a random subset of this many records (seeded by ``data_seed``);
@@ -31,6 +34,7 @@ from protocols.multidim.baselines import SUEMS, OUESampling
 from protocols.multidim.common import MultidimProtocol, sse
 from protocols.multidim.psrr_ss import PSRRSS
 from protocols.multidim.srr_ms import SRRMS
+from protocols.statements import max_epsilon_param, min_users_param, run_delta
 from protocols.workloads import Workload, register
 
 
@@ -67,7 +71,7 @@ def _accounting(params: dict[str, Any]) -> tuple[str, str]:
             )
         accounting = accounting or ("paper" if b in ("paper", "balle") else "tight")
         tight_bound = tight_bound or (b if b in ("vr", "fmt21") else None)
-    return str(accounting or "paper"), str(tight_bound or "vr")
+    return str(accounting or "tight"), str(tight_bound or "vr")
 
 
 def expected_sse(protocol: MultidimProtocol, truth: list[np.ndarray]) -> float | None:
@@ -86,18 +90,21 @@ def build_workload(cls: type[MultidimProtocol], params: dict[str, Any]) -> Workl
             "domain does not apply to seed-000 protocols: the dataset fixes the domains"
         )
     ds = _dataset(params)
-    delta = float(params.get("delta", 1.0 / ds.n))
+    delta = run_delta(params, ds.n, cls.name)
     accounting, tight_bound = _accounting(params)
+    eps_c = float(params.get("epsilon", 1.0))
     protocol = cls(
         ds.domain_sizes,
         ds.n,
-        float(params.get("epsilon", 1.0)),
+        eps_c,
         delta,
         accounting=accounting,
         policy=str(params.get("policy", "strict")),
         estimator=str(params.get("estimator", "paper")),
         attributes=ds.attributes,
         tight_bound=tight_bound,
+        min_users=min_users_param(params, ds.n, cls.name),
+        max_epsilon=max_epsilon_param(params, eps_c, cls.name),
     )
     if not getattr(protocol, "feasible", True):
         raise ValueError(

@@ -3,18 +3,29 @@
 Users hold one value in [0, domain) drawn from a Zipf-like law (exponent ``zipf``, default
 1.1) fixed by ``data_seed``. ``epsilon`` is the *central* target: the local epsilon is the largest
 one the accountant (``bound``, default the variation-ratio bound with GRR's parameters) certifies
-for n users and ``delta``; ``local_epsilon`` overrides it (then the central guarantee reported is
-the accountant's forward bound).
+for ``min_users`` (default n) users and ``delta`` (default min(1e-6, 0.01/n)). ``local_epsilon``
+overrides it: the central guarantee stated is then the override's own (the accountant's forward
+bound at ``min_users``, or the local epsilon itself where nothing amplifies), with the target
+shown as missed when it is larger; the gate refuses such a run unless ``max_epsilon`` (default
+the target) allows it.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
 from protocols.base import Batches, BatchSpec, ShuffleProtocol
+from protocols.ledger import Release
 from protocols.oracles.grr import grr_estimate_from_counts, grr_perturb, grr_variance
+from protocols.statements import (
+    max_epsilon_param,
+    min_users_param,
+    run_delta,
+    shuffled_release,
+)
 from protocols.workloads import Workload, register
 
 
@@ -23,9 +34,19 @@ class GRRProtocol(ShuffleProtocol):
 
     name = "grr"
 
-    def __init__(self, k: int, eps_local: float, n: int, privacy: dict[str, Any]) -> None:
+    def __init__(
+        self,
+        k: int,
+        eps_local: float,
+        n: int,
+        privacy: dict[str, Any],
+        min_users: int | None = None,
+        max_epsilon: float | None = None,
+    ) -> None:
         self.k, self.eps_local, self.n = k, eps_local, n
+        self.min_users = n if min_users is None else int(min_users)
         self._privacy = privacy
+        self.max_epsilon = max_epsilon
 
     def batch_specs(self) -> list[BatchSpec]:
         return [BatchSpec("reports", 1, self.k)]
@@ -41,6 +62,24 @@ class GRRProtocol(ShuffleProtocol):
 
     def privacy(self) -> dict[str, Any]:
         return self._privacy
+
+    def releases(self, round: int, counts: dict[str, int]) -> list[Release]:
+        """The frequency estimate: shuffled k-RR reports, re-accounted below ``min_users``."""
+        p = self._privacy
+        return [
+            shuffled_release(
+                f"frequencies of the {self.k} values",
+                f"{self.k}-RR, eps_l = {self.eps_local:.4g}, uniform shuffle",
+                eps_local=self.eps_local,
+                eps_planned=p["eps_central"],
+                delta=p["delta"],
+                n_accounted=self.min_users,
+                n_received=counts.get("reports", 0),
+                bound=p["bound"],
+                accountant={"mechanism": "grr", "k": self.k},
+                note=p.get("target_note", ""),
+            )
+        ]
 
 
 def zipf_values(n: int, k: int, exponent: float, seed: int) -> np.ndarray:
@@ -66,14 +105,26 @@ def calibrate(
                 f"with n={n}, delta={delta}, k={k}; raise n or eps_c, or pass "
                 "local_epsilon"
             )
+    if not (eps_l > 0 and math.isfinite(eps_l)):
+        raise ValueError(f"grr: local_epsilon must be finite and > 0, got {eps_l}")
     amp = amplify(eps_l, n, delta, bound=bound, mechanism="grr", k=k)
+    valid = amp.valid and amp.eps_central is not None and amp.eps_central < eps_l
+    eps_central = float(amp.eps_central) if valid else float(eps_l)
+    missed = eps_c is not None and eps_central > eps_c * (1 + 1e-12)
     return eps_l, {
-        "eps_central": amp.eps_central if amp.valid else None,
+        "eps_central": eps_central,
         "eps_central_lower": amp.lower,
         "eps_central_target": eps_c,
+        "target_missed": missed,
+        "target_note": (
+            f"target eps_c = {eps_c:g} missed: local_epsilon {eps_l:g} gives {eps_central:.4g}"
+            if missed
+            else ""
+        ),
         "delta": delta,
         "eps_local": eps_l,
-        "bound": bound,
+        "n_accounted": n,
+        "bound": bound if valid else "pure LDP (no amplification at this count)",
         "mechanism": f"grr(k={k})",
         "note": amp.reason,
     }
@@ -86,19 +137,23 @@ def grr_workload(params: dict[str, Any]) -> Workload:
     k = int(params.get("domain", 10))
     if n < 2 or k < 2:
         raise ValueError(f"grr needs users >= 2 and domain >= 2 (got {n}, {k})")
-    delta = float(params.get("delta", 1e-6))
+    delta = run_delta(params, n, "grr")
     eps_c = params.get("epsilon", 1.0)
     eps_l = params.get("local_epsilon")
+    min_users = min_users_param(params, n, "grr")
     eps_l, privacy = calibrate(
         None if eps_c is None else float(eps_c),
         None if eps_l is None else float(eps_l),
-        n,
+        min_users,
         delta,
         k,
         str(params.get("bound", "vr")),
     )
     values = zipf_values(n, k, float(params.get("zipf", 1.1)), int(params.get("data_seed", 0)))
-    protocol = GRRProtocol(k, eps_l, n, privacy)
+    target = None if eps_c is None else float(eps_c)
+    protocol = GRRProtocol(
+        k, eps_l, n, privacy, min_users, max_epsilon_param(params, target, "grr")
+    )
     true_f = np.bincount(values, minlength=k) / n
 
     def report(est: dict[str, Any]) -> dict[str, Any]:

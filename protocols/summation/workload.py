@@ -1,6 +1,9 @@
 """``sdp run splitmix-sum``: private summation of values in [0, 1] through any shuffler.
 
-Parameters: ``users`` (default 10,000), ``epsilon`` (1.0), ``delta`` (default 1/n^2),
+Parameters: ``users`` (default 10,000), ``epsilon`` (1.0), ``delta`` (default the project's
+min(1e-6, 0.01/n); must lie below 1/n), ``min_users`` (default n: the Polya noise shape 1/n_min
+and the share count are calibrated for it; the single-message baseline's local epsilon too),
+``max_epsilon`` (default epsilon),
 ``sigma`` / ``precision`` (override Split-Mix's defaults), ``variant`` (``splitmix``, default,
 or ``single`` for the single-message k-RR baseline), ``data`` (``beta``, default: Beta(2, 5)
 values fixed by ``data_seed``; ``adult``: (age/130)^2 of UCI Adult's ``adult.data`` rows, read
@@ -16,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from protocols.statements import max_epsilon_param, min_users_param, run_delta
 from protocols.summation.split_mix import SingleMessageSum, SplitMixSum, splitmix_parameters
 from protocols.workloads import Workload, register
 
@@ -63,7 +67,8 @@ def splitmix_workload(params: dict[str, Any]) -> Workload:
     else:
         raise ValueError(f"splitmix-sum: data must be 'beta' or 'adult', got {data!r}")
     eps = float(params.get("epsilon", 1.0))
-    delta = float(params.get("delta", 1.0 / n**2))
+    delta = run_delta(params, n, "splitmix-sum")
+    min_users = min_users_param(params, n, "splitmix-sum")
     variant = str(params.get("variant", "splitmix"))
     if variant == "splitmix":
         sigma, prec = params.get("sigma"), params.get("precision")
@@ -74,12 +79,16 @@ def splitmix_workload(params: dict[str, Any]) -> Workload:
                 delta,
                 sigma=None if sigma is None else int(sigma),
                 precision=None if prec is None else int(prec),
+                min_users=min_users,
             )
         )
     elif variant == "single":
-        protocol = SingleMessageSum(n, eps, delta, bound=str(params.get("bound", "vr")))
+        protocol = SingleMessageSum(
+            n, eps, delta, bound=str(params.get("bound", "vr")), min_users=min_users
+        )
     else:
         raise ValueError(f"splitmix-sum: variant must be 'splitmix' or 'single', got {variant!r}")
+    protocol.max_epsilon = max_epsilon_param(params, eps, "splitmix-sum")
     true_mean = float(values.mean())
 
     def report(est: dict[str, Any]) -> dict[str, Any]:

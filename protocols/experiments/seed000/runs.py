@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from protocols.base import trusted_shuffle
+from protocols.base import gate_shuffled, trusted_shuffle
 from protocols.datasets import categorical as D
 from protocols.multidim.arr_ss import ARRSS
 from protocols.multidim.baselines import SUEMS, OUESampling
@@ -109,7 +109,9 @@ def simulate(
     sse = {e: np.full((reps, ds.d), np.nan) for e in proto.estimators}
     proj = {e: np.full((reps, ds.d), np.nan) for e in proto.estimators}
     for r in range(reps):
-        est = proto.analyze(trusted_shuffle(proto.encode(ds.records, rng), rng))
+        shuffled = trusted_shuffle(proto.encode(ds.records, rng), rng)
+        gate_shuffled(proto, shuffled, ds.n)  # every release passes the privacy gate
+        est = proto.analyze(shuffled)
         for e in proto.estimators:
             for j, (m, f) in enumerate(zip(est["estimates"][e], truth, strict=True)):
                 if m is not None and np.isfinite(m).all():

@@ -1,0 +1,103 @@
+"""Calibration that could state a guarantee it does not have (issue 21 item 4), one test each.
+
+(The closed form outside its theorem and eps_l <= 0 are tested in test_multidim_calculate.py:
+``test_outside_the_theorem_gives_no_closed_form_budget`` and
+``test_nonpositive_local_epsilon_is_an_error_under_every_policy``.)
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from protocols.accountant import amplify
+from protocols.base import simulate
+from protocols.ledger import PrivacyRefusal, Release
+from protocols.multidim.baselines import SUEMS, sue_calculate
+from protocols.multidim.calculate import calculate
+from protocols.statements import default_delta
+from protocols.workloads import get_workload
+
+
+def test_srr_ms_above_one_is_routed_to_the_accountant_and_says_so() -> None:
+    """``sdp run srr-ms --epsilon 8`` claimed eps_c = 8 from the closed form outside its theorem."""
+    w = get_workload("srr-ms", {"epsilon": 8.0, "accounting": "paper"})
+    for b in w.protocol.budgets:
+        assert b.outside_theorem and "eps_c <= 1" in b.reason
+    assert "accountant:vr" in str(w.protocol.privacy()["bound"])
+    ledger: list[Release] = []
+    simulate(w.protocol, w.records, np.random.default_rng(0), ledger=ledger)
+    j = 0
+    r = ledger[j]
+    eps_l = w.protocol.eps_local[j]
+    k = w.protocol.domain_sizes[j]
+    amp = amplify(eps_l, r.n_accounted, r.delta, bound="vr", mechanism="grr", k=k)
+    assert amp.eps_central <= 8.0 and "accountant" in r.bound
+
+
+@pytest.mark.parametrize("name,extra", [("grr", {}), ("gfim", {"shuffle": "true", "ell": 8})])
+def test_local_epsilon_override_states_its_own_guarantee(name, extra) -> None:
+    """grr with local_epsilon 7.58 and target 1.0 was accepted silently."""
+    params = {"users": 4000, "epsilon": 1.0, "local_epsilon": 7.58, **extra}
+    w = get_workload(name, params)
+    priv = w.protocol.privacy()
+    assert priv["target_missed"] and priv["eps_central"] > 1.0
+    with pytest.raises(PrivacyRefusal, match="max_epsilon"):
+        simulate(w.protocol, w.records, np.random.default_rng(1))
+    w = get_workload(name, {**params, "max_epsilon": 100})
+    ledger: list[Release] = []
+    simulate(w.protocol, w.records, np.random.default_rng(1), ledger=ledger)
+    assert all(r.eps > 1.0 and "missed" in r.note for r in ledger)
+
+
+def test_ldpminer_honours_local_epsilon() -> None:
+    params = {"users": 4000, "epsilon": 1.0, "shuffle": "true", "ell": 8, "k": 3}
+    base = get_workload("ldpminer", params).protocol
+    w = get_workload("ldpminer", {**params, "local_epsilon": 3.0, "max_epsilon": 50})
+    assert w.protocol.eps == pytest.approx(3.0) and base.eps != pytest.approx(3.0)
+    assert w.protocol.privacy()["eps_local"] == pytest.approx(3.0)
+
+
+@pytest.mark.parametrize(
+    "name,params",
+    [
+        ("grr", {"users": 3000}),
+        ("srr-ms", {}),
+        ("arr-ss", {}),
+        ("psrr-ss", {}),
+        ("calm-psrr-ss", {"dataset": "adult", "accounting": "tight"}),
+        ("hp-sdp", {"users": 20000}),
+        ("gfim", {"users": 3000, "ell": 5, "shuffle": "true", "epsilon": 2.0}),
+        ("splitmix-sum", {"users": 3000}),
+    ],
+)
+def test_default_delta_is_strictly_below_one_over_n(name, params) -> None:
+    """SRR-MS, ARR-SS, PSRR-SS and the marginals defaulted to delta = 1/n."""
+    w = get_workload(name, params)
+    ledger: list[Release] = []
+    simulate(w.protocol, w.records, np.random.default_rng(2), ledger=ledger)
+    n = w.n_users
+    assert all(0 <= r.delta <= default_delta(n) * (1 + 1e-9) for r in ledger)
+    assert default_delta(n) < 1.0 / n
+    with pytest.raises(ValueError, match="1/n"):
+        get_workload(name, {**params, "delta": 1.0 / n})
+
+
+def test_sue_ms_states_the_composed_delta() -> None:
+    """Two per-bit (eps_c/2, delta') guarantees compose to (eps_c, 2 delta'): each bit is now
+    calibrated at delta/2, so the stated delta is the composed one."""
+    n_eff, delta, eps_c = 3014, 1e-7, 0.9
+    b = sue_calculate(eps_c, delta, n_eff)
+    per_bit = calculate(eps_c / 2, delta / 2, n_eff, 2)
+    assert b.eps_local == pytest.approx(2 * per_bit.eps_local)
+    old = calculate(eps_c / 2, delta, n_eff, 2)  # what the old code used per bit
+    assert b.eps_local < 2 * old.eps_local
+    proto = SUEMS([4] * 15, 45_222, eps_c, delta)
+    assert proto.eps_local[0] == pytest.approx(b.eps_local)
+    # the bound each bit satisfies, composed over the two bits, is exactly (eps_c, delta)
+    bit_eps = math.sqrt(
+        14 * math.log(2 / (delta / 2)) * (math.exp(b.eps_local / 2) + 1) / (n_eff - 1)
+    )
+    assert 2 * bit_eps == pytest.approx(eps_c) and 2 * (delta / 2) == delta
