@@ -17,24 +17,22 @@ in this Feldman-style DKG; the key is still unknown to any coalition of fewer th
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass, field
 from typing import Any
 
-from mpc.mixnet_schema import dkg_digest
 from mpc.nizk import dkg_pok_prove
 from mpc.ristretto import (
     L,
-    check_point,
     msm,
     random_scalars,
-    scalar_bytes,
     scalar_from_bytes,
     smul_base,
     sum_points,
 )
-from parties.runtime import codec
-from parties.runtime.link import PartyContext, PeerError
+
+
+class DkgFailure(RuntimeError):
+    """The DKG cannot produce a key (e.g. fewer than ``t`` qualified dealers)."""
 
 
 @dataclass
@@ -101,152 +99,7 @@ def finalize(
             qual.discard(d)
     qual_l = sorted(qual)
     if len(qual_l) < t:
-        raise PeerError(f"dkg: only {len(qual_l)} qualified dealers, need {t}")
+        raise DkgFailure(f"dkg: only {len(qual_l)} qualified dealers, need {t}")
     pk = sum_points(comms[i][0] for i in qual_l)
     vks = {j: sum_points(commitment_at(comms[i], j) for i in qual_l) for j in range(1, k + 1)}
     return qual_l, pk, vks
-
-
-async def run_dkg(
-    ctx: PartyContext, servers: list[str], me: int, t: int, sess_id: str
-) -> DkgResult:
-    """DKG at server ``servers[me - 1]`` against the other servers (3 rounds).
-
-    Messages: ``dkg.commit`` (public: commitments, proof), ``dkg.share`` (private),
-    ``dkg.complain`` (public: complaints and view digest), ``dkg.reveal`` (public).
-    Dead peers (``PeerError``) are treated as dealers that never dealt.
-    """
-    from mpc.mixnet_verifier import verify_dkg_pok  # verifier-side check (shared, not duplicated)
-
-    k = len(servers)
-    if not 1 <= t <= k:
-        raise ValueError(f"dkg: need 1 <= t <= k, got t={t}, k={k}")
-    others = [(j, s) for j, s in enumerate(servers, 1) if j != me]
-    mine = deal(sess_id, me, t)
-
-    ctx.phase("dkg", 1)
-    for j, s in others:
-        await _try_send(
-            ctx, s, "dkg.commit", codec.dumps({"c": mine.commitments, "pok": mine.pok}), public=True
-        )
-        await _try_send(ctx, s, "dkg.share", codec.dumps({"s": scalar_bytes(mine.share_for(j))}))
-    comms = {me: mine.commitments}
-    poks = {me: mine.pok}
-    shares = {me: mine.share_for(me)}
-    alive = {me}
-    got_c, got_s = await asyncio.gather(
-        recv_all(ctx, [s for _, s in others], "dkg.commit"),
-        recv_all(ctx, [s for _, s in others], "dkg.share"),
-    )
-    for j, s in others:
-        try:
-            if isinstance(got_c[s], PeerError) or isinstance(got_s[s], PeerError):
-                continue
-            msg = codec.loads(got_c[s])
-            sh = codec.loads(got_s[s])
-            cl = msg["c"]
-            if not isinstance(cl, list) or len(cl) != t:
-                raise ValueError("wrong number of commitments")
-            comms[j] = [check_point(x, f"dkg commitment of {s}") for x in cl]
-            poks[j] = msg["pok"]
-            shares[j] = scalar_from_bytes(sh["s"], f"dkg share from {s}")
-            alive.add(j)
-        except (ValueError, KeyError, TypeError):
-            comms.pop(j, None)  # malformed dealing: the dealer is disqualified
-            continue
-    pok_ok = {i: verify_dkg_pok(sess_id, i, comms[i][0], poks[i]) for i in comms}
-    bad = sorted(i for i in comms if i != me and not share_ok(comms[i], me, shares[i]))
-
-    ctx.phase("dkg", 2)
-    view = dkg_digest(comms)
-    for j, s in others:
-        if j in alive:
-            await _try_send(
-                ctx, s, "dkg.complain", codec.dumps({"against": bad, "view": view}), public=True
-            )
-    complaints_by: dict[int, list[int]] = {me: bad}
-    got = await recv_all(ctx, [s for j, s in others if j in alive], "dkg.complain")
-    for j, s in others:
-        if j not in alive:
-            continue
-        if isinstance(got[s], PeerError):
-            alive.discard(j)
-            continue
-        try:
-            msg = codec.loads(got[s])
-        except ValueError:
-            msg = {}
-        if msg.get("view") != view:
-            raise PeerError(
-                f"dkg: server {s} saw different commitments (equivocating dealer); abort"
-            )
-        complaints_by[j] = [int(x) for x in msg.get("against", [])]
-
-    ctx.phase("dkg", 3)
-    against_me = sorted(j for j, lst in complaints_by.items() if me in lst)
-    reveal = {j: scalar_bytes(mine.share_for(j)) for j in against_me}
-    for j, s in others:
-        if j in alive:
-            await _try_send(ctx, s, "dkg.reveal", codec.dumps(reveal), public=True)
-    reveals: dict[int, dict[int, bytes]] = {me: reveal}
-    got = await recv_all(ctx, [s for j, s in others if j in alive], "dkg.reveal")
-    for j, s in others:
-        if j in alive:
-            try:
-                rv = codec.loads(got[s]) if not isinstance(got[s], PeerError) else {}
-            except ValueError:
-                rv = {}
-            reveals[j] = rv if isinstance(rv, dict) else {}
-    complaints = [
-        {"by": by, "against": d, "share": reveals.get(d, {}).get(by)}
-        for by, lst in sorted(complaints_by.items())
-        for d in lst
-    ]
-    qual, pk, vks = finalize(k, t, comms, poks, pok_ok, complaints)
-    x = 0
-    for i in qual:
-        rv = reveals.get(i, {}).get(me)
-        x += scalar_from_bytes(rv, "revealed share") if (i in bad and rv is not None) else shares[i]
-    x %= L
-    if smul_base(x) != vks[me]:
-        raise PeerError(f"dkg: server {me}'s share does not match its verification key")
-    record = {
-        "commitments": {i: comms[i] for i in sorted(comms)},
-        "pok": {i: poks[i] for i in sorted(comms)},
-        "complaints": complaints,
-        "qual": qual,
-        "pk": pk,
-        "vks": vks,
-    }
-    return DkgResult(me, x, pk, vks, qual, record)
-
-
-async def recv_patient(
-    ctx: PartyContext, peer: str, msg_type: str, patience: int = 1
-) -> bytes | PeerError:
-    """Receive one message, tolerating up to ``patience`` consecutive receive timeouts."""
-    err: PeerError | None = None
-    for _ in range(max(1, patience)):
-        try:
-            return await ctx.recv(peer, msg_type)
-        except PeerError as exc:
-            err = exc
-    return err  # type: ignore[return-value]
-
-
-async def recv_all(
-    ctx: PartyContext, peers: list[str], msg_type: str, patience: int = 1
-) -> dict[str, bytes | PeerError]:
-    """Receive ``msg_type`` from every peer concurrently (dead peers cost one wait in total)."""
-    res = await asyncio.gather(*(recv_patient(ctx, p, msg_type, patience) for p in peers))
-    return dict(zip(peers, res))
-
-
-async def _try_send(
-    ctx: PartyContext, peer: str, msg_type: str, payload: bytes, public: bool = False
-) -> bool:
-    try:
-        await ctx.send(peer, msg_type, payload, public=public)
-        return True
-    except PeerError:
-        return False

@@ -16,7 +16,7 @@ from concurrent.futures import Executor
 
 import numpy as np
 
-from mpc.mixnet_schema import EMBED_BYTES, Ciphertexts
+from mpc.mixnet.schema import EMBED_BYTES, Ciphertexts
 from mpc.ristretto import (
     IDENTITY,
     G,

@@ -1,6 +1,6 @@
-"""Provers of the mix-net's sigma proofs (Fiat-Shamir, challenges from ``mpc.mixnet_schema``).
+"""Provers of the mix-net's sigma proofs (Fiat-Shamir, challenges from ``mpc.mixnet.schema``).
 
-Verification lives only in ``mpc.mixnet_verifier`` (independent of this file).
+Verification lives only in ``mpc.mixnet.proof_checks`` (independent of this file).
 
 - Client proof: knowledge of the randomness ``r_j`` of every component ``b_j = r_j G`` of a
   submitted ciphertext, bound to the session, the client id, the batch and the message index, so
@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from concurrent.futures import Executor
 
-from mpc.mixnet_schema import (
+from mpc.mixnet.schema import (
     client_challenge,
     dec_share_seed,
     dkg_pok_challenge,

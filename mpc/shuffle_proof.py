@@ -1,7 +1,7 @@
 """Re-encryption shuffle with a Terelius-Wikstrom proof of shuffle (the one Verificatum uses).
 
 Notation (additive): ``G`` base point, ``PK`` ElGamal key, ``H, H_1..H_n`` independent
-generators (``mixnet_schema.shuffle_generators``). Output ``i`` is input ``psi(i)``
+generators (``mpc.mixnet.schema.shuffle_generators``). Output ``i`` is input ``psi(i)``
 re-encrypted with ``rt[j][i]``. The prover publishes
 
 - permutation commitment ``c_{psi(i)} = r_{psi(i)} G + H_i``;
@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from concurrent.futures import Executor
 from typing import Any
 
-from mpc.mixnet_schema import (
+from mpc.mixnet.schema import (
     Ciphertexts,
     perm_challenge_seed,
     scalar_vector,

@@ -27,9 +27,9 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from mpc import ristretto as R  # noqa: E402
 from mpc.elgamal import encode_rows, encrypt_points, keygen  # noqa: E402
-from mpc.mixnet_record_verifier import verify_record  # noqa: E402
-from mpc.mixnet_schema import shuffle_generators  # noqa: E402
-from mpc.mixnet_verifier import (  # noqa: E402
+from mpc.mixnet.record_verifier import verify_record  # noqa: E402
+from mpc.mixnet.schema import shuffle_generators  # noqa: E402
+from mpc.mixnet.shuffle_verifier import (  # noqa: E402
     verifier_op_counts,
     verify_mix_chain,
     verify_shuffle,
@@ -146,7 +146,8 @@ def _cpu_all() -> float:
 
 
 def bench_e2e(n: int, workers: int, verify_mixes: bool, combine_all: bool) -> dict[str, object]:
-    from mpc.mixnet_protocol import MixnetConfig, run_local
+    from parties.mixnet.local import run_local
+    from parties.mixnet.state import MixnetConfig
     from protocols.base import BatchSpec
 
     servers = ["mix1", "mix2", "mix3"]

@@ -9,8 +9,15 @@ import pytest
 
 from mpc import ristretto as R
 from mpc.elgamal import decode_rows, decrypt, decryption_shares, encode_rows, encrypt_points, keygen
-from mpc.mixnet_schema import Ciphertexts, blob_scalars, scalars_blob, shuffle_generators
-from mpc.mixnet_verifier import VerifyError, verify_client_proof, verify_dec_shares, verify_shuffle
+from mpc.mixnet.proof_checks import verify_client_proof, verify_dec_shares
+from mpc.mixnet.schema import (
+    Ciphertexts,
+    VerifyError,
+    blob_scalars,
+    scalars_blob,
+    shuffle_generators,
+)
+from mpc.mixnet.shuffle_verifier import verify_shuffle
 from mpc.nizk import client_prove, dec_share_prove
 from mpc.shuffle_proof import shuffle_and_prove
 
@@ -163,7 +170,7 @@ def test_decryption_share_proofs() -> None:
 def test_weighted_shares_decrypt_with_additions_only() -> None:
     """Shares weighted by Lagrange coefficients of the set add up to the plaintexts."""
     from mpc.elgamal import combine_weighted_shares, lagrange_at_zero
-    from mpc.mixnet_verifier import weighted_key
+    from mpc.mixnet.proof_checks import weighted_key
 
     x, pk, rows, ct, gens = _setup(n=6)
     # split x into a 2-of-3 sharing: f(i) = x + a1 i

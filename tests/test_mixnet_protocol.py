@@ -9,21 +9,18 @@ import numpy as np
 import pytest
 
 from mpc import ristretto as R
-from mpc.dkg import deal, finalize, run_dkg, share_ok
+from mpc.dkg import deal, finalize, share_ok
 from mpc.elgamal import encode_rows, encrypt_points
-from mpc.mixnet_protocol import (
-    MixnetAbort,
-    MixnetConfig,
-    ServerState,
-    public_record,
-    receive_result,
-    run_clients,
-    run_local,
-    run_mix_server,
-)
-from mpc.mixnet_record_verifier import verify_record
-from mpc.mixnet_schema import Ciphertexts
+from mpc.mixnet.record_verifier import verify_record
+from mpc.mixnet.schema import Ciphertexts
 from mpc.nizk import client_prove
+from parties.mixnet.analyzer import receive_result
+from parties.mixnet.client import run_clients
+from parties.mixnet.dkg import run_dkg
+from parties.mixnet.local import run_local
+from parties.mixnet.record import public_record
+from parties.mixnet.server import run_mix_server
+from parties.mixnet.state import MixnetAbort, MixnetConfig, ServerState
 from parties.runtime.memlink import MemoryNetwork
 from protocols.base import BatchSpec
 
@@ -222,7 +219,7 @@ def test_run_local_record_survives_cbor() -> None:
     assert verify_record(again).ok
     import tempfile
 
-    from mpc.mixnet_record_verifier import verify_file
+    from mpc.mixnet.record_verifier import verify_file
 
     with tempfile.NamedTemporaryFile(suffix=".cbor") as fh:
         fh.write(codec.dumps(rec))
@@ -237,7 +234,7 @@ def test_run_local_record_survives_cbor() -> None:
 @pytest.mark.parametrize("cheat", ["replace", "duplicate", "drop"])
 def test_cheating_mix_server_skipped_by_honest_servers(monkeypatch, cheat: str) -> None:
     """Server 2 mixes a modified list; servers 1 and 3 reject its step and finish without it."""
-    import mpc.mixnet_protocol as proto
+    import mpc.mixnet.mixing as proto
 
     real = proto.shuffle_and_prove
     published: dict[str, dict] = {}
@@ -359,14 +356,18 @@ def test_verifier_imports_no_prover_code() -> None:
     import ast
     import pathlib
 
-    for mod in ("mixnet_record_verifier", "mixnet_verifier", "mixnet_schema"):
-        src = pathlib.Path(__file__).parents[1] / "mpc" / f"{mod}.py"
-        tree = ast.parse(src.read_text())
+    root = pathlib.Path(__file__).parents[1]
+    verifier = ["mpc/mixnet/record_verifier.py", "mpc/mixnet/shuffle_verifier.py"]
+    verifier += ["mpc/mixnet/proof_checks.py", "mpc/mixnet/schema.py", "parties/verify/mixnet.py"]
+    allowed = {"mpc.ristretto", "mpc.pools", "mpc.mixnet.schema", "mpc.mixnet.proof_checks"}
+    allowed |= {"mpc.mixnet.shuffle_verifier", "mpc.mixnet.record_verifier"}
+    allowed |= {"parties.runtime", "parties.verify.shuffle", "parties.verify.transcripts"}
+    for path in verifier:
+        tree = ast.parse((root / path).read_text())
         names = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
         names |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
         project = {x for x in names if x and x.split(".")[0] in ("mpc", "parties", "protocols")}
-        allowed = {"mpc.ristretto", "mpc.mixnet_schema", "mpc.pools", "mpc.mixnet_verifier"}
-        assert project <= allowed, (mod, project)
+        assert project <= allowed, (path, project - allowed)
 
 
 @pytest.mark.slow
@@ -411,7 +412,7 @@ def test_malformed_records_never_crash_the_verifier() -> None:
 def test_bad_decryption_share_replaced_by_next_server(monkeypatch, combine_all: bool) -> None:
     """Server 2 (in the first decryption set {1, 2}) sends a wrong share: it is dropped, the
     set becomes {1, 3}, the run completes and the record verifies."""
-    import mpc.mixnet_decrypt as dec
+    import parties.mixnet.decrypt as dec
 
     real = dec.make_shares
 

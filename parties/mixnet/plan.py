@@ -6,11 +6,12 @@ analyzer broadcasts its public state (``state``) to the clients and the servers.
 Parties: ``analyzer``, ``mix-1..k`` (threshold ElGamal over ristretto255 from a DKG, each
 re-encrypts, permutes and proves the shuffle in turn, then t-of-k threshold decryption with
 proofs) and one client population ``client-1`` (every simulated user encrypts its messages under
-the joint key and proves knowledge of the randomness, bound to its own client id). The protocol
-logic is ``mpc.mixnet_protocol``; every mix-net message is public and so recorded in full in the
-transcripts. The server that combines the decryption shares publishes the run's public record
-(``mixnet.record``), which ``sdp verify`` re-checks with ``mpc.mixnet_verifier`` after tying
-every artifact of it to the messages on the wire.
+the joint key and proves knowledge of the randomness, bound to its own client id). The message
+flow is ``parties.mixnet`` (``server``, ``client``, ``analyzer``), the arithmetic
+``mpc.mixnet``; every mix-net message is public and so recorded in full in the transcripts. The
+server that combines the decryption shares publishes the run's public record
+(``mixnet.record``), which ``sdp verify`` re-checks with ``mpc.mixnet.record_verifier`` after
+tying every artifact of it to the messages on the wire.
 """
 
 from __future__ import annotations
@@ -20,21 +21,18 @@ from typing import Any
 
 import numpy as np
 
-from mpc.dkg import recv_patient
-from mpc.mixnet_protocol import (
-    MixnetAbort,
-    MixnetConfig,
-    public_record,
-    receive_result,
-    run_clients,
-    run_mix_server,
-)
 from parties.clients.roles import ClientPopulation, load_workload, publish_result
+from parties.mixnet.analyzer import receive_result
+from parties.mixnet.client import run_clients
+from parties.mixnet.record import public_record
+from parties.mixnet.server import run_mix_server
+from parties.mixnet.state import MixnetAbort, MixnetConfig
 from parties.runtime import codec
 from parties.runtime.cluster import Cluster
 from parties.runtime.codec import to_jsonable
 from parties.runtime.link import PeerError
 from parties.runtime.plans import names_with_role, single
+from parties.runtime.receive import recv_patient
 from protocols.workloads import Workload
 
 SERVER_ROLE = "mix-server"
@@ -79,7 +77,7 @@ def mixnet_config(
 class MixnetPlan:
     """client population -> k mix servers (DKG, mix, decrypt) -> analyzer.
 
-    Dead-server policy (``mpc.mixnet_protocol``): the run completes if at least t dealers
+    Dead-server policy (``parties.mixnet.server``): the run completes if at least t dealers
     qualified, at least one server mixed and t servers gave valid decryption shares; the dead
     servers are then listed as ``faults`` in result.json. Otherwise nothing is published.
     """

@@ -6,7 +6,7 @@
    every other server's decryption shares and the plaintexts the analyzer received are
    byte-for-byte the public messages logged in the transcripts (whose chains, signatures and
    cross-party consistency were checked before).
-3. ``mpc.mixnet_record_verifier.verify_record`` re-checks every proof (DKG, client proofs of
+3. ``mpc.mixnet.record_verifier.verify_record`` re-checks every proof (DKG, client proofs of
    knowledge, proofs of shuffle, decryption-share proofs) and the decryption. It shares only
    group arithmetic and the schema with the prover.
 4. The analyzer's round states and published estimate are recomputed from the decrypted
@@ -180,7 +180,7 @@ def _check_round(
     n_rounds: int,
 ) -> dict[str, np.ndarray] | None:
     """Wire tie and proof checks of one round's record; its plaintext batches, or None."""
-    from mpc.mixnet_record_verifier import verify_record
+    from mpc.mixnet.record_verifier import verify_record
 
     label = "mix-net" if n_rounds == 1 else f"mix-net round {rnd}"
     try:

@@ -20,7 +20,8 @@ Shuffle proof (Terelius-Wikstrom, in commitment form; ``H``, ``H_1..H_n`` from
 ``that`` (n chain proof commitments), ``t1``, ``t2``, ``t3`` (elements), ``t4a``, ``t4b`` (w
 elements each), ``s1``, ``s2``, ``s3`` (scalars), ``s4`` (w scalars), ``shat``, ``sprime`` (n
 scalars each, as blobs of 32-byte little-endian). Challenges: ``u_i = perm_challenges(...)``,
-``c = shuffle_challenge(...)``; equations are listed in ``mpc.mixnet_verifier.verify_shuffle``.
+``c = shuffle_challenge(...)``; equations are listed in
+``mpc.mixnet.shuffle_verifier.verify_shuffle``.
 """
 
 from __future__ import annotations
@@ -36,6 +37,10 @@ from mpc.ristretto import GroupError, L, generators, hash_to_point, high_bit_fre
 
 DOMAIN = b"sdp-mixnet-v1|"
 EMBED_BYTES = 30  # payload bytes per group element (see mpc.elgamal.embed)
+
+
+class VerifyError(ValueError):
+    """A check failed; the message names the artifact and the failing equation/index."""
 
 
 def _part(p: Any) -> bytes:

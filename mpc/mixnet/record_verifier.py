@@ -2,8 +2,9 @@
 
 Re-checks, in order, the DKG, every client submission, every mix step (batched per batch across
 steps), the decryption set's shares and the published plaintexts, and optionally the analyzer's
-estimate; stops at the first failing step. Imports only ``mpc.ristretto``, ``mpc.mixnet_schema``
-and the proof checks of ``mpc.mixnet_verifier`` (never prover code).
+estimate; stops at the first failing step. Imports only ``mpc.ristretto``, ``mpc.pools``,
+``mpc.mixnet.schema`` and the checks of ``mpc.mixnet.shuffle_verifier`` and
+``mpc.mixnet.proof_checks`` (never prover code).
 """
 
 from __future__ import annotations
@@ -16,22 +17,22 @@ from typing import Any
 
 import numpy as np
 
-from mpc.mixnet_schema import (
+from mpc.mixnet.proof_checks import (
+    screen_submissions,
+    verify_dec_shares,
+    verify_dkg,
+    weighted_key,
+)
+from mpc.mixnet.schema import (
     EMBED_BYTES,
     Ciphertexts,
+    VerifyError,
     blob_points,
     dkg_digest,
     session_digest,
     shuffle_generators,
 )
-from mpc.mixnet_verifier import (
-    VerifyError,
-    screen_submissions,
-    verify_dec_shares,
-    verify_dkg,
-    verify_mix_chain,
-    weighted_key,
-)
+from mpc.mixnet.shuffle_verifier import verify_mix_chain
 from mpc.pools import process_pool
 from mpc.ristretto import GroupError, chunk_ranges, map_chunks, sub
 
@@ -110,7 +111,7 @@ def verify_record(
     analyzer: Callable[[dict[str, np.ndarray]], Any] | None = None,
     pool: Executor | None = None,
 ) -> Report:
-    """Verify a complete public record (``mpc.mixnet_protocol.public_record`` format).
+    """Verify a complete public record (``parties.mixnet.record.public_record`` format).
 
     ``progress(check_name, fraction)`` reports progress (0 at the start of each check, 1 at its
     end, and fractions in between for the long mix-chain checks), e.g. for a progress bar. If ``analyzer``

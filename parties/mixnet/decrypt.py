@@ -5,7 +5,8 @@ After mixing, the *decryption set* ``S`` is the ``t`` lowest-index live servers.
 other live server, with shares ``d = (lambda_j x_j) b`` pre-weighted by its Lagrange
 coefficient in ``S``: the plaintexts are ``a - sum_{j in S} d_j`` (additions only), and servers
 outside ``S`` compute nothing. The batched Chaum-Pedersen proof is against ``lambda_j Y_j`` and
-its challenge binds ``S`` (``mixnet_schema.dec_share_seed``).
+its challenge binds ``S`` (``mpc.mixnet.schema.dec_share_seed``). The arithmetic is
+``mpc.mixnet.decryption``; this module is the exchange.
 
 The combiner is ``min(S)``; with ``combine_all`` every live server also verifies and combines.
 A member that sends nothing is dropped; a member whose shares fail verification, or that
@@ -25,35 +26,20 @@ from typing import Any
 
 import numpy as np
 
-from mpc.dkg import recv_patient
-from mpc.elgamal import combine_weighted_shares, decode_rows, lagrange_at_zero
-from mpc.mixnet_schema import Ciphertexts, blob_points
-from mpc.mixnet_state import MixnetAbort, ServerState
-from mpc.mixnet_verifier import verify_dec_shares, weighted_key
-from mpc.nizk import dec_share_prove
-from mpc.ristretto import L, chunk_ranges, map_chunks, smul_many
+from mpc.mixnet.decryption import (
+    check_share_message,
+    combine,
+    digest_all,
+    own_shares,
+    share_message,
+)
+from mpc.mixnet.schema import Ciphertexts
+from parties.mixnet.state import MixnetAbort, ServerState
 from parties.runtime import codec
 from parties.runtime.link import PartyContext, PeerError
+from parties.runtime.receive import recv_patient, send_public
 
-log = logging.getLogger("mpc.mixnet")
-
-
-def digest_all(current: dict[str, Ciphertexts]) -> bytes:
-    """Digest of every batch's final list (servers check they decrypt the same lists)."""
-    return b"".join(current[n].digest() for n in sorted(current))
-
-
-async def send_public(ctx: PartyContext, peer: str, msg_type: str, payload: bytes) -> None:
-    """Send a public message; a dead peer is logged, not fatal."""
-    try:
-        await ctx.send(peer, msg_type, payload, public=True)
-    except PeerError as exc:
-        log.warning("%s: could not send %s to %s: %s", ctx.name, msg_type, peer, exc)
-
-
-def _shares_chunk(x: int, pts: list[bytes]) -> list[bytes]:
-    """Decryption shares ``x * b`` of a chunk (module level for process pools)."""
-    return smul_many([x] * len(pts), pts, "decryption share")
+log = logging.getLogger("parties.mixnet")
 
 
 def make_shares(
@@ -64,27 +50,8 @@ def make_shares(
     pool: Executor | None,
 ) -> dict[str, Any]:
     """This server's ``mix.decshare`` message for decryption set ``dset`` (weighted shares)."""
-    cfg, me = state.cfg, state.me
-    xw = lagrange_at_zero(dset)[dset.index(me)] * state.dkg.x % L  # type: ignore[union-attr]
-    nch = 4 * cfg.workers if pool else 1
-    msg: dict[str, Any] = {"server": me, "set": list(dset), "digest": digest, "batches": {}}
-    for name, ct in current.items():
-        ds = [
-            sum(
-                map_chunks(
-                    _shares_chunk, [(xw, col[s:e]) for s, e in chunk_ranges(ct.n, nch)], pool
-                ),
-                [],
-            )
-            for col in ct.b
-        ]
-        msg["batches"][name] = {
-            "d": [b"".join(c) for c in ds],
-            "proof": dec_share_prove(
-                state.sess, me, name, xw, ct.b, ds, cfg.workers, pool, dset=dset
-            ),
-        }
-    return msg
+    x = state.dkg.x  # type: ignore[union-attr]
+    return share_message(state.sess, state.me, x, current, dset, digest, state.cfg.workers, pool)
 
 
 async def _recv_share(
@@ -107,37 +74,6 @@ async def _recv_share(
             return "it decrypts different lists"
         if msg.get("set") == dset:
             return msg
-
-
-def _check_share(
-    state: ServerState,
-    current: dict[str, Ciphertexts],
-    j: int,
-    msg: dict[str, Any],
-    dset: list[int],
-    pool: Executor | None,
-) -> tuple[dict[str, list[list[bytes]]] | None, str]:
-    """Parse and verify server ``j``'s shares; ``(shares per batch, "")`` or ``(None, why)``."""
-    if msg.get("server") != j:
-        return None, "share message names another server"
-    vk = state.dkg.vks.get(j)  # type: ignore[union-attr]
-    if vk is None:
-        return None, "no verification key"
-    y = weighted_key(vk, j, dset)
-    out = {}
-    try:
-        for name, ct in current.items():
-            b = msg["batches"][name]
-            ds = [blob_points(x, ct.n, f"share of server {j}") for x in b["d"]]
-            err = verify_dec_shares(
-                state.sess, j, name, y, ct.b, ds, b["proof"], state.cfg.workers, pool, dset=dset
-            )
-            if err:
-                return None, err
-            out[name] = ds
-    except (ValueError, KeyError, TypeError) as exc:
-        return None, f"malformed: {exc}"
-    return out, ""
 
 
 async def _recv_ctl(
@@ -216,16 +152,22 @@ async def threshold_decrypt(
         for j in dset:
             if j == me:
                 msgs[j] = sent[key]
-                valid[j] = {
-                    name: [blob_points(x, current[name].n, "own share") for x in b["d"]]
-                    for name, b in msgs[j]["batches"].items()
-                }
+                valid[j] = own_shares(msgs[j], current)
                 continue
             got = await _recv_share(ctx, state, j, dset, digest)
             if isinstance(got, str):
                 bad[j] = got
                 continue
-            shares, why = _check_share(state, current, j, got, dset, pool)
+            shares, why = check_share_message(
+                state.sess,
+                state.dkg.vks,
+                current,
+                j,
+                got,
+                dset,
+                cfg.workers,
+                pool,  # type: ignore[union-attr]
+            )
             if shares is None:
                 bad[j] = why
             else:
@@ -267,11 +209,9 @@ def _combine(
     pool: Executor | None,
 ) -> None:
     """Plaintexts ``a - sum_j d_j`` of every batch into ``state`` (result, record fields)."""
-    specs = {s.name: s for s in state.cfg.specs}
     state.dec_set = list(dset)
-    for name, ct in current.items():
+    for name in current:
         state.decryption[name] = {j: msgs[j]["batches"][name] for j in dset}
-        pts = combine_weighted_shares(ct, [valid[j][name] for j in dset], state.cfg.workers, pool)
-        rows, ok = decode_rows(pts, specs[name].width, specs[name].bound)
-        state.result[name] = (rows, ok)
+    state.result = combine(current, dset, valid, state.cfg.layouts(), state.cfg.workers, pool)
+    for name, (rows, ok) in state.result.items():
         state.plaintexts[name] = [r.tolist() if v else None for r, v in zip(rows, ok)]

@@ -1,7 +1,8 @@
-"""Shared state of a mix-net run: configuration, a server's accumulated state, the abort error.
+"""Runtime state of a mix-net run: its configuration, a server's accumulated state, the abort.
 
-Split from ``mpc.mixnet_protocol`` so the server's phases (``mixnet_protocol`` for DKG,
-submissions and mixing, ``mixnet_decrypt`` for threshold decryption) share one state type.
+The server's phases (``parties.mixnet.dkg``, ``server`` for submissions and mixing,
+``decrypt`` for threshold decryption) share one state type; ``record.public_record`` turns a
+finished state into the run's public record.
 """
 
 from __future__ import annotations
@@ -13,8 +14,9 @@ from typing import Any
 import numpy as np
 
 from mpc.dkg import DkgResult
-from mpc.elgamal import message_layout
-from mpc.mixnet_schema import dkg_digest, session_digest, shuffle_generators
+from mpc.mixnet.mixing import ShuffleGenerators
+from mpc.mixnet.params import run_params
+from mpc.mixnet.params import session_of as session_digest_of
 from protocols.base import BatchSpec
 
 
@@ -40,30 +42,20 @@ class MixnetConfig:
 
     def params(self) -> dict[str, Any]:
         """The public parameters (hashed into every challenge)."""
-        return {
-            "k": len(self.servers),
-            "t": self.t,
-            "servers": list(self.servers),
-            "batches": [
-                {
-                    "name": s.name,
-                    "width": s.width,
-                    "bound": s.bound,
-                    "components": message_layout(s.width, s.bound)[1],
-                }
-                for s in self.specs
-            ],
-        }
+        return run_params(self.servers, self.t, [(s.name, s.width, s.bound) for s in self.specs])
 
     def spec_map(self) -> dict[str, dict[str, Any]]:
         """Batch name -> public batch parameters."""
         return {b["name"]: b for b in self.params()["batches"]}
 
+    def layouts(self) -> dict[str, tuple[int, int]]:
+        """Batch name -> ``(width, bound)``."""
+        return {s.name: (s.width, s.bound) for s in self.specs}
+
 
 def session_of(cfg: MixnetConfig, dkg_record: dict[str, Any]) -> bytes:
     """Session digest from the public DKG record."""
-    comms = {i: dkg_record["commitments"][i] for i in dkg_record["qual"]}
-    return session_digest(cfg.session_id, cfg.params(), dkg_record["pk"], dkg_digest(comms))
+    return session_digest_of(cfg.session_id, cfg.params(), dkg_record)
 
 
 @dataclass
@@ -85,14 +77,12 @@ class ServerState:
     result: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)  # CPU-bound work per phase (s)
     delegated: int | None = None  # with combine_all=False: the server that combined
-    _gens: dict[tuple[str, int], tuple[bytes, list[bytes]]] = field(default_factory=dict)
+    gens: ShuffleGenerators | None = None  # set with the session digest
 
-    def generators(self, batch: str, n: int) -> tuple[bytes, list[bytes]]:
-        """Shuffle generators of a batch, derived once per run (every step uses the same)."""
-        key = (batch, n)
-        if key not in self._gens:
-            self._gens[key] = shuffle_generators(self.sess, batch, n)
-        return self._gens[key]
+    def set_session(self, sess: bytes) -> None:
+        """Fix the session digest (and so the shuffle generators) after the DKG."""
+        self.sess = sess
+        self.gens = ShuffleGenerators(sess)
 
     def tick(self, name: str, t0: float) -> float:
         """Add the time since ``t0`` to phase ``name``; returns now."""

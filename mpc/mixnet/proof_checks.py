@@ -1,0 +1,304 @@
+"""Checks of the mix-net's sigma proofs and of the public DKG record (verifier side).
+
+Client submissions (valid elements, a proof of knowledge of the randomness bound to the client
+id, batch and message index, no duplicates: ``screen_submissions``), decryption shares (batched
+Chaum-Pedersen proof against the Lagrange-weighted verification key) and the DKG (dealers'
+proofs of knowledge, complaints and revealed shares, the joint key and the verification keys).
+Imports only ``mpc.ristretto``, ``mpc.pools`` and ``mpc.mixnet.schema`` (never prover code).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from concurrent.futures import Executor
+from typing import Any
+
+from mpc.mixnet.schema import (
+    VerifyError,
+    client_challenge,
+    dec_share_seed,
+    dkg_pok_challenge,
+    dleq_challenge,
+    scalar_vector,
+)
+from mpc.pools import process_pool
+from mpc.ristretto import (
+    G,
+    GroupError,
+    L,
+    check_point,
+    msm,
+    msm_parallel,
+    scalar_from_bytes,
+    smul,
+    smul_base,
+    sub,
+    sum_points,
+)
+
+# ---------------------------------------------------------------- client proofs
+
+
+def verify_client_proof(
+    sess: bytes,
+    client: str,
+    batch: str,
+    index: int,
+    a: Sequence[bytes],
+    b: Sequence[bytes],
+    proof: Any,
+) -> str | None:
+    """``None`` if the submission's proof is valid, else the reason (elements are validated)."""
+    try:
+        for j, x in enumerate(a):
+            check_point(x, f"a[{j}]")
+        for j, x in enumerate(b):
+            check_point(x, f"b[{j}]")
+        if (
+            not isinstance(proof, dict)
+            or not isinstance(proof.get("s"), list)
+            or len(proof["s"]) != len(b)
+        ):
+            return "malformed proof"
+        e = scalar_from_bytes(proof.get("e"), "proof.e")
+        ss = [scalar_from_bytes(s, f"proof.s[{j}]") for j, s in enumerate(proof["s"])]
+        ts = [sub(smul_base(s), smul(e, bj, f"b[{j}]")) for j, (s, bj) in enumerate(zip(ss, b))]
+    except (GroupError, ValueError) as exc:
+        return f"invalid element or scalar: {exc}"
+    if client_challenge(sess, client, batch, index, list(a), list(b), ts) != e:
+        return "proof of knowledge does not verify for this client id, batch and index"
+    return None
+
+
+def _client_proofs_chunk(sess: bytes, jobs: list[tuple[Any, ...]]) -> list[str | None]:
+    """Verdicts of ``verify_client_proof`` for a chunk of (client, batch, index, a, b, proof)."""
+    return [verify_client_proof(sess, *job) for job in jobs]
+
+
+def screen_submissions(
+    sess: bytes,
+    specs: dict[str, dict[str, Any]],
+    subs: Sequence[Any],
+    workers: int = 1,
+    pool: Executor | None = None,
+) -> tuple[dict[str, list[int]], list[dict[str, Any]]]:
+    """Accept or reject client submissions in order; returns accepted indices per batch and
+    the rejections ``{"index", "client", "batch", "reason"}``.
+
+    Rules, in this order: known batch; non-negative integer index; ``components`` elements per
+    side; no repeated (client, batch, index) among accepted ones; no element equal to an
+    element of an earlier accepted submission (replay or copy); valid non-identity elements
+    and a proof of knowledge of the randomness bound to (session, client id, batch, index).
+    Proofs are checked in ``workers`` processes (their verdicts do not depend on order).
+    """
+    early: dict[int, str] = {}
+    parsed: dict[int, tuple[str, str, int, list[bytes], list[bytes]]] = {}
+    jobs: list[tuple[Any, ...]] = []
+    for idx, sub_ in enumerate(subs):
+        try:
+            client, batch, index = str(sub_["client"]), sub_["batch"], sub_["index"]
+            if not isinstance(batch, str) or batch not in specs:
+                early[idx] = f"wrong batch {batch!r}"
+                continue
+            if not isinstance(index, int) or index < 0:
+                early[idx] = "bad message index"
+                continue
+            a, b = sub_["ct"]["a"], sub_["ct"]["b"]
+            comps = specs[batch]["components"]
+            if not (isinstance(a, list) and isinstance(b, list) and len(a) == comps == len(b)):
+                early[idx] = f"ciphertext must have {comps} components"
+                continue
+            if not all(isinstance(x, bytes) for x in a + b):
+                early[idx] = "invalid element: not bytes"
+                continue
+            parsed[idx] = (client, batch, index, a, b)
+            jobs.append((client, batch, index, a, b, sub_["proof"]))
+        except (KeyError, TypeError, AttributeError) as exc:
+            early[idx] = f"malformed submission: {exc}"
+    order = sorted(parsed)
+    own = None
+    if pool is None and workers > 1 and len(jobs) > 1:
+        pool = own = process_pool(workers)
+    try:
+        if pool is None:
+            verdicts = _client_proofs_chunk(sess, jobs)
+        else:
+            step = -(-len(jobs) // (4 * workers)) or 1
+            chunks = [jobs[i : i + step] for i in range(0, len(jobs), step)]
+            verdicts = [
+                v
+                for part in pool.map(_client_proofs_chunk, [sess] * len(chunks), chunks)
+                for v in part
+            ]
+    finally:
+        if own is not None:
+            own.shutdown()
+    proof_err = dict(zip(order, verdicts))
+
+    accepted: dict[str, list[int]] = {name: [] for name in specs}
+    rejected: list[dict[str, Any]] = []
+    seen: set[bytes] = set()
+    keys: set[tuple[str, str, int]] = set()
+    for idx, sub_ in enumerate(subs):
+        if idx in early:
+            c = sub_.get("client") if isinstance(sub_, dict) else None
+            bt = sub_.get("batch") if isinstance(sub_, dict) else None
+            rejected.append({"index": idx, "client": c, "batch": bt, "reason": early[idx]})
+            continue
+        client, batch, index, a, b = parsed[idx]
+        if (client, batch, index) in keys:
+            reason = "replayed message index"
+        elif any(x in seen for x in a + b):
+            reason = "replayed or duplicate ciphertext"
+        else:
+            reason = proof_err[idx]
+        if reason is None:
+            accepted[batch].append(idx)
+            keys.add((client, batch, index))
+            seen.update(a + b)
+        else:
+            rejected.append({"index": idx, "client": client, "batch": batch, "reason": reason})
+    return accepted, rejected
+
+
+# ---------------------------------------------------------------- DLEQ / decryption shares
+
+
+def verify_dleq(
+    label: str, ctx: bytes, g1: bytes, y1: bytes, g2: bytes, y2: bytes, e: int, s: int
+) -> bool:
+    """Chaum-Pedersen check ``log_g1 y1 = log_g2 y2`` for a proof ``(e, s)``."""
+    try:
+        t1 = sub(smul_base(s) if g1 == G else smul(s, g1), smul(e, y1))
+        t2 = sub(smul(s, g2), smul(e, y2))
+    except GroupError:
+        return False
+    return dleq_challenge(label, ctx, g1, y1, g2, y2, t1, t2) == e
+
+
+def verify_dec_shares(
+    sess: bytes,
+    server: int,
+    batch: str,
+    y: bytes,
+    bs: Sequence[Sequence[bytes]],
+    ds: Sequence[Sequence[bytes]],
+    proof: Any,
+    workers: int = 1,
+    pool: Executor | None = None,
+    *,
+    dset: Sequence[int],
+) -> str | None:
+    """``None`` if server ``server``'s shares ``ds`` of ``bs`` verify against the key ``y``.
+
+    ``y`` is the key the shares were made with: ``lambda_j Y_j`` for a share weighted for the
+    decryption set ``dset`` (``weighted_key``).
+    """
+    try:
+        if len(ds) != len(bs) or any(len(d) != len(b) for d, b in zip(ds, bs)):
+            return "share count does not match ciphertexts"
+        seed = dec_share_seed(
+            sess, server, batch, dset, [list(c) for c in bs], [list(c) for c in ds]
+        )
+        flat_b = [p for col in bs for p in col]
+        flat_d = [p for col in ds for p in col]
+        rho = scalar_vector(seed, len(flat_b))
+        bsum = msm_parallel([(rho, flat_b, "ciphertext")], workers, pool)
+        dsum = msm_parallel([(rho, flat_d, "share")], workers, pool)
+        e = scalar_from_bytes(proof["e"], "proof.e")
+        s = scalar_from_bytes(proof["s"], "proof.s")
+    except (GroupError, ValueError, KeyError, TypeError) as exc:
+        return f"invalid share or proof: {exc}"
+    if not verify_dleq("dec", seed, G, y, bsum, dsum, e, s):
+        return "decryption-share proof (DLEQ) fails"
+    return None
+
+
+def weighted_key(vk: bytes, server: int, dset: Sequence[int]) -> bytes:
+    """``lambda_server Y_server``: the key of a share weighted for decryption set ``dset``."""
+    if server not in dset:
+        raise ValueError(f"server {server} is not in the decryption set {list(dset)}")
+    return smul(lagrange0(list(dset))[list(dset).index(server)], vk, f"verification key {server}")
+
+
+def lagrange0(xs: Sequence[int]) -> list[int]:
+    """Lagrange coefficients at 0 (verifier's own copy)."""
+    out = []
+    for i, xi in enumerate(xs):
+        num = den = 1
+        for k, xk in enumerate(xs):
+            if k != i:
+                num = num * xk % L
+                den = den * (xk - xi) % L
+        out.append(num * pow(den, -1, L) % L)
+    return out
+
+
+# ---------------------------------------------------------------- DKG
+
+
+def verify_dkg(sess_id: str, k: int, t: int, dkg: Any) -> tuple[bytes, dict[int, bytes], list[int]]:
+    """Recompute the qualified set, joint key and verification keys from the public DKG record.
+
+    Record: ``{"commitments": {i: [t elements]}, "pok": {i: {e, s}}, "complaints": [{"by", "against",
+    "share" (revealed scalar bytes or None)}], "qual": [...], "pk": ..., "vks": {i: element}}``.
+    Returns ``(pk, vks, qual)``; raises ``VerifyError`` on any mismatch.
+    """
+    try:
+        comms_raw = dkg["commitments"]
+        comms: dict[int, list[bytes]] = {}
+        for i in range(1, k + 1):
+            if i not in comms_raw:
+                continue
+            cl = comms_raw[i]
+            if not isinstance(cl, list) or len(cl) != t:
+                raise VerifyError(f"dkg: dealer {i} must publish {t} commitments")
+            comms[i] = [check_point(x, f"dkg.commitments[{i}][{m}]") for m, x in enumerate(cl)]
+        qual = set(comms)
+        for i in sorted(comms):
+            if not verify_dkg_pok(sess_id, i, comms[i][0], dkg["pok"].get(i)):
+                qual.discard(i)
+        for comp in dkg.get("complaints", []):
+            d = comp["against"]
+            if d not in comms:
+                continue
+            share = comp.get("share")
+            ok = False
+            if share is not None:
+                sv = scalar_from_bytes(share, f"dkg.complaint share of {d}")
+                m = comp["by"]
+                ok = smul_base(sv) == _eval_commit(comms[d], m)
+            if not ok:
+                qual.discard(d)
+    except (GroupError, ValueError, KeyError, TypeError) as exc:
+        raise VerifyError(f"dkg: malformed record: {exc}") from None
+    qual_l = sorted(qual)
+    if qual_l != sorted(dkg.get("qual", [])):
+        raise VerifyError(f"dkg: published qualified set {dkg.get('qual')} != recomputed {qual_l}")
+    if len(qual_l) < t:
+        raise VerifyError(f"dkg: only {len(qual_l)} qualified dealers, threshold {t}")
+    pk = sum_points(comms[i][0] for i in qual_l)
+    if pk != dkg.get("pk"):
+        raise VerifyError("dkg: published public key is not the sum of qualified dealers' keys")
+    vks = {m: sum_points(_eval_commit(comms[i], m) for i in qual_l) for m in range(1, k + 1)}
+    pub = dkg.get("vks", {})
+    for m in range(1, k + 1):
+        if pub.get(m) != vks[m]:
+            raise VerifyError(f"dkg: verification key of server {m} does not match the commitments")
+    return pk, vks, qual_l
+
+
+def verify_dkg_pok(sess_id: str, dealer: int, c0: bytes, pok: Any) -> bool:
+    """Schnorr proof of knowledge of the dealer's constant term ``c0 = a0 G``."""
+    try:
+        e = scalar_from_bytes(pok["e"], "pok.e")
+        s = scalar_from_bytes(pok["s"], "pok.s")
+        tt = sub(smul_base(s), smul(e, c0))
+    except (GroupError, ValueError, KeyError, TypeError):
+        return False
+    return dkg_pok_challenge(sess_id, dealer, c0, tt) == e
+
+
+def _eval_commit(comm: Sequence[bytes], x: int) -> bytes:
+    """``sum_m x^m C_m`` (Feldman: commitment to the polynomial's value at ``x``)."""
+    return msm([pow(x, m, L) for m in range(len(comm))], list(comm), "commitment")

@@ -1,0 +1,46 @@
+"""The analyzer's side of a mix-net run: receive the shuffled plaintext batches (``mix.result``)."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import numpy as np
+
+from parties.mixnet.state import MixnetAbort, MixnetConfig
+from parties.runtime import codec
+from parties.runtime.link import PartyContext
+from parties.runtime.receive import recv_first_then_rest
+
+log = logging.getLogger("parties.mixnet")
+
+
+async def receive_result(ctx: PartyContext, cfg: MixnetConfig) -> dict[str, np.ndarray]:
+    """Analyzer side: the shuffled plaintext batches (valid rows only).
+
+    Every result received must be identical (aborts of a minority, e.g. a cheating server that
+    was excluded, are logged); with none, raises ``MixnetAbort``. The public verifier checks
+    the result against the record.
+    """
+    ctx.phase("mix.result")
+    got: dict[bytes, Any] = {}
+    for raw in await recv_first_then_rest(
+        ctx, cfg.servers, "mix.result", cfg.mix_patience * (len(cfg.servers) + 1), cfg.patience
+    ):
+        msg = codec.loads(raw)
+        if not (isinstance(msg, dict) and "delegated" in msg):
+            got[raw] = msg
+    aborts = {v["abort"] for v in got.values() if isinstance(v, dict) and "abort" in v}
+    got = {k: v for k, v in got.items() if not (isinstance(v, dict) and "abort" in v)}
+    if aborts:
+        log.warning("%s: servers aborted: %s", ctx.name, sorted(aborts))
+    if not got:
+        raise MixnetAbort(f"{ctx.name}: no result; servers aborted: {sorted(aborts)}")
+    if len(got) != 1:
+        raise MixnetAbort(f"{ctx.name}: received {len(got)} different results from the servers")
+    res = next(iter(got.values()))
+    out = {}
+    for name, obj in res.items():
+        rows, valid = codec.obj_to_array(obj["rows"]), codec.obj_to_array(obj["valid"]).astype(bool)
+        out[name] = rows[valid]
+    return out

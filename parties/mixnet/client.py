@@ -1,0 +1,71 @@
+"""The client party of a mix-net run: get the joint key, encrypt and prove every user's
+messages (``mpc.mixnet.submission``), submit them to every server (``mix.submissions``)."""
+
+from __future__ import annotations
+
+from concurrent.futures import Executor
+from typing import Any
+
+import numpy as np
+
+from mpc.mixnet.proof_checks import verify_dkg
+from mpc.mixnet.schema import VerifyError
+from mpc.mixnet.submission import make_submissions
+from mpc.pools import process_pool
+from parties.mixnet.state import MixnetAbort, MixnetConfig, session_of
+from parties.runtime import codec
+from parties.runtime.link import PartyContext, PeerError
+from parties.runtime.receive import recv_all
+
+
+async def receive_key(ctx: PartyContext, cfg: MixnetConfig) -> tuple[bytes, bytes, dict[str, Any]]:
+    """Client side: the joint key every live server announced; returns (pk, session, dkg)."""
+    ctx.phase("mix.key")
+    seen: dict[bytes, dict[str, Any]] = {}
+    for raw in (await recv_all(ctx, cfg.servers, "mix.key", cfg.patience)).values():
+        if isinstance(raw, PeerError):
+            continue
+        try:
+            dkg = codec.loads(raw)["dkg"]
+            seen[codec.dumps(dkg)] = dkg
+        except (ValueError, KeyError, TypeError):
+            continue  # a garbled announcement counts as a dead server
+    if len(seen) != 1:
+        raise MixnetAbort(f"{ctx.name}: servers announced {len(seen)} different keys")
+    dkg = next(iter(seen.values()))
+    try:  # the key must follow from the published commitments and complaints
+        verify_dkg(cfg.session_id, len(cfg.servers), cfg.t, dkg)
+    except VerifyError as exc:
+        raise MixnetAbort(f"{ctx.name}: announced key does not verify: {exc}") from None
+    return dkg["pk"], session_of(cfg, dkg), dkg
+
+
+async def run_clients(
+    ctx: PartyContext,
+    cfg: MixnetConfig,
+    batches: dict[str, np.ndarray],
+    owners: dict[str, list[str]] | None = None,
+    tamper: Any = None,
+    pool: Executor | None = None,
+) -> list[dict[str, Any]]:
+    """The client party: get the key, encrypt and prove, send to every server.
+
+    ``tamper`` (tests: malicious clients) maps the submission list before sending.
+    """
+    pk, sess, _ = await receive_key(ctx, cfg)
+    ctx.phase("mix.submit")
+    own = process_pool(cfg.workers) if pool is None and cfg.workers > 1 else None
+    try:
+        subs = make_submissions(sess, pk, cfg.layouts(), batches, owners, cfg.workers, pool or own)
+    finally:
+        if own is not None:
+            own.shutdown()
+    if tamper is not None:
+        subs = tamper(subs, sess, pk)
+    payload = codec.dumps(subs)
+    for s in cfg.servers:
+        try:
+            await ctx.send(s, "mix.submissions", payload, public=True)
+        except PeerError:
+            continue
+    return subs

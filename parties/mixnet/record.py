@@ -1,0 +1,50 @@
+"""The public record of a finished mix-net run (what ``sdp verify`` re-checks)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from parties.mixnet.state import MixnetAbort, ServerState
+
+
+def public_record(state: ServerState) -> dict[str, Any]:
+    """The run's public record (input of
+    ``mpc.mixnet.record_verifier.verify_record``; canonical-CBOR-able).
+
+    Schema (elements are 32-byte ristretto255 encodings, scalars 32-byte little-endian):
+
+    - ``session_id`` (str), ``params``: ``{k, t, servers, batches: [{name, width, bound,
+      components}]}``;
+    - ``dkg``: ``{commitments: {i: [t elements]}, pok: {i: {e, s}}, complaints: [{by,
+      against, share | None}], qual: [i], pk, vks: {j: element}}``;
+    - ``submissions``: ``[{client, batch, index, ct: {a: [c elements], b: [c elements]},
+      proof: {e, s: [c scalars]}}]`` in arrival order; ``accepted``: ``{batch: [submission
+      index]}``; ``rejected``: ``[{index, client, batch, reason}]``;
+    - ``mixes``: ``[{server, batches: {name: {output: Ciphertexts.to_obj(), proof:
+      shuffle proof (see mpc.mixnet.schema) | None for < 2 messages}}}]`` in mixing order;
+      ``faults``: skipped servers with reasons;
+    - ``decryption_set``: the ``t`` servers whose shares decrypted (ascending);
+      ``decryption``: ``{batch: {server in the set: {d: [w blobs of n elements], proof: {e,
+      s}}}}`` with ``d = (lambda_j x_j) b`` (``lambda_j`` its Lagrange coefficient in the set);
+    - ``plaintexts``: ``{batch: [row (list of int) | None if not a valid message]}`` in the
+      order of the last mix output.
+
+    The caller adds ``estimate`` (the analyzer's published output) before publishing.
+    """
+    if state.delegated is not None:
+        raise MixnetAbort(f"no public record here: server {state.delegated} combined the shares")
+    if state.dkg is None or not state.plaintexts:
+        raise MixnetAbort("no public record: the run did not complete")
+    return {
+        "session_id": state.cfg.session_id,
+        "params": state.cfg.params(),
+        "dkg": state.dkg.record,
+        "submissions": state.submissions,
+        "accepted": state.accepted,
+        "rejected": state.rejected,
+        "mixes": state.mixes,
+        "faults": state.faults,
+        "decryption_set": state.dec_set,
+        "decryption": state.decryption,
+        "plaintexts": state.plaintexts,
+    }

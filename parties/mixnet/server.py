@@ -1,0 +1,148 @@
+"""A mix server's message flow: DKG, key announcement, screening the submissions, mixing.
+
+Parties: ``k`` mix servers (``cfg.servers``, 1-based index = position + 1), a client party
+(``cfg.clients``, submits every user's messages) and the analyzer (``cfg.analyzer``).
+
+Flow (message types, all public except ``dkg.share``):
+1. Servers run the DKG (``parties.mixnet.dkg``) and send ``mix.key`` (joint key + DKG record)
+   to the client party, which checks that all live servers agree.
+2. The client party sends ``mix.submissions`` (every user's encrypted messages with proofs) to
+   every server; each server screens them with the verifier's rules
+   (``mpc.mixnet.proof_checks.screen_submissions``: invalid element, proof for another client
+   id, replayed/duplicate ciphertext, wrong batch) and logs every rejection with its reason.
+3. Servers mix in index order: the server whose turn it is re-encrypts and permutes every
+   batch, proves the shuffle (``mpc.mixnet.mixing.mix_step``) and sends ``mix.output`` to the
+   other servers, which verify it (``cfg.verify_mixes``) before building on it.
+4. Threshold decryption (``parties.mixnet.decrypt``).
+
+Cost switches for a one-box run: ``verify_mixes=False`` (servers do not re-verify each
+other's proofs; the public verifier still does) and ``combine_all=False``.
+
+Dead-server policy: a server that times out or disconnects (``PeerError``) is skipped. A dealer
+that never dealt is not in the qualified set; a mixer that does not answer, or whose proof
+fails, is skipped (recorded in ``faults``) and the next server mixes the last valid list. The
+run completes iff at least ``t`` dealers qualified, at least one server mixed and at least ``t``
+servers give valid decryption shares; otherwise every live server raises ``MixnetAbort`` and
+publishes nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from concurrent.futures import Executor
+
+from mpc.mixnet.mixing import accepted_inputs, check_step, mix_step, step_outputs
+from mpc.mixnet.proof_checks import screen_submissions
+from mpc.mixnet.schema import VerifyError
+from mpc.pools import process_pool
+from parties.mixnet.decrypt import threshold_decrypt
+from parties.mixnet.dkg import run_dkg
+from parties.mixnet.state import MixnetAbort, MixnetConfig, ServerState, session_of
+from parties.runtime import codec
+from parties.runtime.link import PartyContext, PeerError
+from parties.runtime.receive import recv_patient, send_public
+
+log = logging.getLogger("parties.mixnet")
+
+
+async def run_mix_server(
+    ctx: PartyContext, cfg: MixnetConfig, me: int, pool: Executor | None = None
+) -> ServerState:
+    """Mix server ``cfg.servers[me - 1]``; returns its final state (``record.public_record``).
+
+    Raises ``MixnetAbort`` when the dead-server policy says the run cannot complete (after
+    telling the analyzer, which then aborts too).
+    """
+    own = process_pool(cfg.workers) if pool is None and cfg.workers > 1 else None
+    try:
+        return await _mix_server(ctx, cfg, me, pool or own)
+    except MixnetAbort as exc:
+        log.error("%s", exc)
+        await send_public(ctx, cfg.analyzer, "mix.result", codec.dumps({"abort": str(exc)}))
+        raise
+    finally:
+        if own is not None:
+            own.shutdown()
+
+
+async def _mix_server(
+    ctx: PartyContext, cfg: MixnetConfig, me: int, pool: Executor | None
+) -> ServerState:
+    k = len(cfg.servers)
+    if not 1 <= me <= k:
+        raise ValueError(f"mix server index {me} outside 1..{k}")
+    state = ServerState(cfg, me)
+    others = [(j, s) for j, s in enumerate(cfg.servers, 1) if j != me]
+    try:
+        state.dkg = await run_dkg(ctx, cfg.servers, me, cfg.t, cfg.session_id)
+    except PeerError as exc:
+        raise MixnetAbort(f"{ctx.name}: DKG failed: {exc}") from None
+    dead = {j for j in range(1, k + 1) if j not in state.dkg.record["commitments"]}
+    state.set_session(session_of(cfg, state.dkg.record))
+    pk = state.dkg.pk
+
+    ctx.phase("mix.key")
+    await send_public(ctx, cfg.clients, "mix.key", codec.dumps({"dkg": state.dkg.record}))
+    ctx.phase("mix.submit")
+    raw = await recv_patient(ctx, cfg.clients, "mix.submissions", 2 * cfg.patience)
+    if isinstance(raw, PeerError):
+        raise MixnetAbort(f"{ctx.name}: no submissions: {raw}")
+    state.submissions = codec.loads(raw)
+    if not isinstance(state.submissions, list):
+        raise MixnetAbort(f"{ctx.name}: submissions must be a list")
+    t0 = time.perf_counter()
+    spec_map = cfg.spec_map()
+    state.accepted, state.rejected = screen_submissions(
+        state.sess, spec_map, state.submissions, cfg.workers, pool
+    )
+    state.tick("screen submissions", t0)
+    for r in state.rejected:
+        log.warning(
+            "%s: rejected submission %s of client %r (batch %r): %s",
+            ctx.name,
+            r["index"],
+            r["client"],
+            r["batch"],
+            r["reason"],
+        )
+    current = accepted_inputs(
+        state.submissions, state.accepted, {n: b["components"] for n, b in spec_map.items()}
+    )
+
+    for j in range(1, k + 1):
+        ctx.phase("mix.shuffle", j)
+        if j in dead:
+            continue
+        if j == me:
+            t0 = time.perf_counter()
+            step = mix_step(state.sess, me, pk, current, state.gens, cfg.workers, pool)
+            state.tick("mix (shuffle + prove)", t0)
+            payload = codec.dumps(step)
+            for jj, s in others:
+                if jj not in dead:
+                    await send_public(ctx, s, "mix.output", payload)
+            current = step_outputs(step)
+            state.mixes.append(step)
+            continue
+        try:
+            raw = await recv_patient(ctx, cfg.servers[j - 1], "mix.output", cfg.mix_patience)
+            if isinstance(raw, PeerError):
+                raise raw
+            t0 = time.perf_counter()
+            step = codec.loads(raw)
+            current = check_step(
+                state.sess, pk, current, step, j, state.gens, cfg.verify_mixes, cfg.workers
+            )
+            state.tick("verify other mixes", t0)
+            state.mixes.append(step)
+        except PeerError as exc:
+            dead.add(j)
+            state.faults.append(f"server {j} did not mix: {exc}")
+        except (VerifyError, ValueError) as exc:
+            state.faults.append(f"server {j} mix rejected: {exc}")
+            log.warning("%s: %s", ctx.name, state.faults[-1])
+    if not state.mixes:
+        raise MixnetAbort(f"{ctx.name}: no server mixed")
+
+    return await threshold_decrypt(ctx, state, current, dead, pool)
