@@ -348,7 +348,7 @@ def main(argv: list[str]) -> int:
     ports = free_ports(len(layout) + (args.servers if shuffler == "mpc" else 0))
     if shuffler == "mpc":
         # MPyC's own mesh among the servers: one port each, TLS with its own CA (MPyC's layout)
-        from mpc.mpyc_runtime import write_mpyc_tls_files
+        from parties.mpc_shuffle.mpyc_runtime import write_mpyc_tls_files
 
         params["mpc_ports"] = ports[len(layout) :]
         mpc_tls_dir = (run_dir / "keys" / "mpyc").resolve()
