@@ -16,9 +16,12 @@ For every coalition A of t+1 servers, in a fixed order:
 Any t servers miss some coalition, so the composed permutation is uniform and hidden to them.
 Cost: C(m, t+1) sequential rounds, (t+1)(m-1) n field elements sent per round.
 
-This module has the pure numpy steps (``simulate_permute_reshare`` runs all servers in one
-process for tests) and the networked version on MPyC's runtime (``mpyc_permute_reshare``),
-which uses ``Runtime.transfer`` over MPyC's own peer connections (TLS with ``--ssl``).
+This module holds the pure steps only (numbers and bytes in and out): the coalitions, the
+permutation expanded from a seed, one member's round (``member_round``), the sum of the
+sharings a server receives (``combine_reshares``), the key derivation and sealing of coalition
+seeds (``exchange_keypair``, ``seal_coalition_seed``, ``open_coalition_seed``) and
+``simulate_permute_reshare``, which runs all servers in one process (tests, reference). The
+exchange over MPyC's runtime is ``parties.mpc_shuffle.reshare_exchange``.
 """
 
 from __future__ import annotations
@@ -26,9 +29,9 @@ from __future__ import annotations
 import hashlib
 import itertools
 import os
-from typing import Any
 
 import numpy as np
+from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey, X25519PublicKey
 from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
@@ -105,187 +108,111 @@ def simulate_permute_reshare(
 
 
 # --------------------------------------------------------------------------------------------
-# Networked version on MPyC's runtime.
+# Coalition seeds: ephemeral X25519 inside each coalition, the leader seals a fresh seed to
+# every member under the HKDF of their DH secret (ChaCha20-Poly1305, the info string binds the
+# run, the coalition and the member).
 
 
-class MPCServerError(RuntimeError):
-    """An MPC server failed, disconnected or timed out; the message names it."""
+def exchange_keypair() -> tuple[bytes, bytes]:
+    """A fresh ephemeral X25519 key pair as raw bytes (private, public)."""
+    sk = X25519PrivateKey.generate()
+    raw = serialization.Encoding.Raw
+    return (
+        sk.private_bytes(raw, serialization.PrivateFormat.Raw, serialization.NoEncryption()),
+        sk.public_key().public_bytes(raw, serialization.PublicFormat.Raw),
+    )
 
 
-def _pair_key(own: X25519PrivateKey, peer_pub: bytes, info: bytes) -> bytes:
-    shared = own.exchange(X25519PublicKey.from_public_bytes(peer_pub))
+def _seed_info(run_label: bytes, coalition: Coalition, member: int) -> bytes:
+    return b"sdp-coalition|" + run_label + b"|" + bytes(coalition) + b"|" + bytes([member])
+
+
+def _pair_key(own_private: bytes, peer_public: bytes, info: bytes) -> bytes:
+    if not (isinstance(peer_public, bytes) and len(peer_public) == 32):
+        raise ValueError("coalition seed: a peer's X25519 public key must be 32 bytes")
+    own = X25519PrivateKey.from_private_bytes(own_private)
+    shared = own.exchange(X25519PublicKey.from_public_bytes(peer_public))
     return HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=info).derive(shared)
 
 
-async def agree_coalition_seeds(
-    rt: Any, coals: list[Coalition], run_label: bytes
-) -> dict[Coalition, bytes]:
-    """Agree one secret 32-byte seed per coalition among its members only.
-
-    Ephemeral X25519 keys are exchanged among all servers over MPyC's channels (authenticated
-    by TLS with ``--ssl``); the leader of each coalition encrypts a fresh seed to every member
-    with ChaCha20-Poly1305 under the HKDF of their DH secret. Non-members learn nothing.
-    """
-    me = rt.pid
-    sk = X25519PrivateKey.generate()
-    pk = sk.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
-    pubs = await rt.transfer(pk)  # all-to-all
-    if not all(isinstance(p, bytes) and len(p) == 32 for p in pubs):
-        raise MPCServerError("seed agreement: malformed X25519 public key from a server")
-    seeds: dict[Coalition, bytes] = {}
-    for A in coals:
-        leader = A[0]
-        if me == leader:
-            seeds[A] = os.urandom(32)
-        for b in A[1:]:
-            info = b"sdp-coalition|" + run_label + b"|" + bytes(A) + b"|" + bytes([b])
-            obj = None
-            if me == leader:
-                key = _pair_key(sk, pubs[b], info)
-                obj = ChaCha20Poly1305(key).encrypt(bytes(12), seeds[A], info)
-            got = await rt.transfer(obj, sender_receivers=[(leader, b)])
-            if me == b:
-                key = _pair_key(sk, pubs[leader], info)
-                try:
-                    seeds[A] = ChaCha20Poly1305(key).decrypt(bytes(12), got[0], info)
-                except Exception:
-                    raise MPCServerError(
-                        f"seed agreement: cannot decrypt the seed of coalition {A} from "
-                        f"server {leader}"
-                    ) from None
-    return seeds
+def seal_coalition_seed(
+    own_private: bytes,
+    member_public: bytes,
+    run_label: bytes,
+    coalition: Coalition,
+    member: int,
+    seed: bytes,
+) -> bytes:
+    """The leader's sealed copy of ``seed`` for ``member`` of ``coalition``."""
+    info = _seed_info(run_label, coalition, member)
+    return ChaCha20Poly1305(_pair_key(own_private, member_public, info)).encrypt(
+        bytes(12), seed, info
+    )
 
 
-def _flatten(arrays: dict[str, np.ndarray]) -> tuple[list[str], list[tuple[int, ...]]]:
+def open_coalition_seed(
+    own_private: bytes,
+    leader_public: bytes,
+    run_label: bytes,
+    coalition: Coalition,
+    member: int,
+    sealed: bytes,
+) -> bytes:
+    """A member opens its sealed seed; ValueError if it does not authenticate."""
+    info = _seed_info(run_label, coalition, member)
+    try:
+        return ChaCha20Poly1305(_pair_key(own_private, leader_public, info)).decrypt(
+            bytes(12), sealed, info
+        )
+    except (InvalidTag, TypeError):
+        raise ValueError(
+            f"coalition seed: cannot open the seed of coalition {coalition} from server "
+            f"{coalition[0]}"
+        ) from None
+
+
+# --------------------------------------------------------------------------------------------
+# A round's messages: what a member sends to each server, what a server adds up.
+
+
+def outgoing_reshares(
+    arrays: dict[str, np.ndarray],
+    pid: int,
+    coalition: Coalition,
+    seed: bytes,
+    m: int,
+    t: int,
+    run_label: bytes,
+) -> list[bytes]:
+    """Member ``pid``'s round for every batch (sorted by name, one permutation per batch):
+    the bytes it sends to each of the m servers."""
     names = sorted(arrays)
-    return names, [tuple(arrays[k].shape) for k in names]
+    parts = [
+        member_round(arrays[k], pid, coalition, seed, m, t, run_label + k.encode() + b"|")
+        for k in names
+    ]
+    return [b"".join(shamir.to_wire(p[r]) for p in parts) for r in range(m)]
 
 
-async def mpyc_permute_reshare(
-    rt: Any, arrays: dict[str, np.ndarray], seeds: dict[Coalition, bytes], run_label: bytes = b""
+def combine_reshares(
+    received: list[bytes], coalition: Coalition, shapes: dict[str, tuple[int, ...]]
 ) -> dict[str, np.ndarray]:
-    """Shuffle the rows of every array (one independent permutation per batch) on MPyC.
-
-    ``arrays`` maps batch names to this server's Shamir shares, shape ``(n_b, width_b)``; every
-    server must pass the same names and shapes. Returns this server's shares of the shuffled
-    batches. ``seeds`` comes from ``agree_coalition_seeds`` (only the member coalitions).
-    """
-    m, t, me = len(rt.parties), rt.threshold, rt.pid
-    names, shapes = _flatten(arrays)
-    cur = {k: shamir.check_field(arrays[k], f"mpyc_permute_reshare batch {k!r}") for k in names}
-    for A in coalitions(m, t):
-        outgoing: list[bytes | None] = [None] * m
-        if me in A:
-            parts = [
-                member_round(cur[k], me, A, seeds[A], m, t, run_label + k.encode() + b"|")
-                for k in names
-            ]
-            outgoing = [b"".join(shamir.to_wire(p[r]) for p in parts) for r in range(m)]
-        futs = [rt.transfer(outgoing[r], sender_receivers=[(a, r) for a in A]) for r in range(m)]
-        received = await rt.gather(futs[me])
-        for r in range(m):
-            if r != me:
-                await rt.gather(futs[r])  # sends to r complete on our side (empty result)
-        new = {k: np.zeros(s, dtype=np.int64) for k, s in zip(names, shapes, strict=True)}
-        for a, data in zip(A, received, strict=True):
-            off = 0
-            for k, s in zip(names, shapes, strict=True):
-                size = 4 * (int(np.prod(s)) if s else 1)
-                part = shamir.from_wire(data[off : off + size], s, f"reshare from server {a}")
-                new[k] = (new[k] + part) % PRIME
-                off += size
-            if off != len(data):
-                raise MPCServerError(f"reshare: server {a} sent {len(data)} bytes, expected {off}")
-        cur = new
-    return cur
-
-
-def secfld_type(rt: Any) -> Any:
-    """MPyC's secure field type over GF(PRIME) (shares are interchangeable with ours)."""
-    return rt.SecFld(PRIME)
-
-
-def to_secfld(rt: Any, share_i: np.ndarray) -> Any:
-    """Wrap this server's Shamir shares as an MPyC secure field array (no communication)."""
-    sf = secfld_type(rt)
-    return sf.array(sf.field.array(np.asarray(share_i, dtype=object)))
-
-
-async def from_secfld(rt: Any, x: Any) -> np.ndarray:
-    """This server's share of an MPyC secure field array, as int64."""
-    v = await rt.gather(x)
-    return np.asarray(v.value, dtype=object).astype(np.int64)
-
-
-class LocalRuntime:
-    """In-process stand-in for MPyC's ``Runtime`` with the subset used here (``pid``,
-    ``parties``, ``threshold``, ``transfer``, ``gather``): lets unit tests run m servers as
-    coroutines in one event loop. Messages are matched by call order, as MPyC's program counter
-    does; sends happen at call time.
-    """
-
-    def __init__(self, net: LocalMPCNetwork, pid: int) -> None:
-        self.net = net
-        self.pid = pid
-        self.parties = tuple(range(net.m))
-        self.threshold = net.t
-        self._calls = 0
-
-    def transfer(
-        self, obj: Any, senders: Any = None, receivers: Any = None, sender_receivers: Any = None
-    ) -> Any:
-        """Same graph semantics as ``mpyc.runtime.Runtime.transfer``; returns a Future."""
-        import asyncio
-        import pickle
-
-        k = self._calls
-        self._calls += 1
-        m, me = self.net.m, self.pid
-        single = isinstance(senders, int)
-        if sender_receivers is None:
-            snd = [senders] if single else list(range(m) if senders is None else senders)
-            rcv = (
-                [receivers]
-                if isinstance(receivers, int)
-                else list(range(m) if receivers is None else receivers)
-            )
-            my_senders = snd if me in rcv else []
-            my_receivers = rcv if me in snd else []
-        else:
-            my_senders = [a for a, b in sender_receivers if b == me]
-            my_receivers = [b for a, b in sender_receivers if a == me]
-        data = pickle.dumps(obj)
-        for r in my_receivers:
-            self.net.bytes_sent[me] += len(data) if r != me else 0
-            self.net.slot(me, r, k).set_result(data)
-        parts = [self.net.slot(s, me, k) for s in my_senders]
-
-        async def collect() -> Any:
-            got = [pickle.loads(await f) for f in parts]
-            return got[0] if single else got
-
-        return asyncio.ensure_future(collect())
-
-    async def gather(self, x: Any) -> Any:
-        """Await a future returned by ``transfer``."""
-        return await x
-
-
-class LocalMPCNetwork:
-    """m ``LocalRuntime`` servers sharing one event loop (tests only)."""
-
-    def __init__(self, m: int, t: int) -> None:
-        self.m, self.t = m, t
-        self._slots: dict[tuple[int, int, int], Any] = {}
-        self.bytes_sent = [0] * m
-
-    def slot(self, s: int, r: int, k: int) -> Any:
-        import asyncio
-
-        key = (s, r, k)
-        if key not in self._slots:
-            self._slots[key] = asyncio.get_running_loop().create_future()
-        return self._slots[key]
-
-    def runtimes(self) -> list[LocalRuntime]:
-        return [LocalRuntime(self, i) for i in range(self.m)]
+    """Add up the sharings received from the members of ``coalition`` (in its order): this
+    server's new Shamir shares. ValueError names the member whose message is malformed."""
+    names = sorted(shapes)
+    new = {k: np.zeros(shapes[k], dtype=np.int64) for k in names}
+    if len(received) != len(coalition):
+        raise ValueError(f"reshare: {len(received)} messages for coalition {coalition}")
+    for a, data in zip(coalition, received, strict=True):
+        if not isinstance(data, (bytes, bytearray)):
+            raise ValueError(f"reshare: server {a} sent {type(data).__name__}, not bytes")
+        off = 0
+        for k in names:
+            s = shapes[k]
+            size = 4 * (int(np.prod(s)) if s else 1)
+            part = shamir.from_wire(data[off : off + size], s, f"reshare from server {a}")
+            new[k] = (new[k] + part) % PRIME
+            off += size
+        if off != len(data):
+            raise ValueError(f"reshare: server {a} sent {len(data)} bytes, expected {off}")
+    return new

@@ -1,8 +1,12 @@
-"""Two-party sum-of-scalar-products with Paillier (seed 001, spec §3.2.4), faithful and optimized.
+"""Arithmetic of the two-party sum-of-scalar-products with Paillier (seed 001, spec §3.2.4).
 
-Parties: A (key owner, "master") and B. Both run as coroutines over a ``PartyContext``.
+Parties: A (key owner, "master") and B. This module holds each party's computation per step as
+a plain function (integers and ciphertexts in and out): ``ssp_encrypt`` / ``ssp_mask`` /
+``ssp_open`` for the faithful protocol, ``gram_encrypt`` / ``gram_aggregate`` /
+``gram_decode`` for the optimized one, the slot packing and the cost estimators. The message
+exchange between the two sites is ``parties.txpub.paillier_exchange``.
 
-**Faithful per-entry protocol** (``ssp_alice`` / ``ssp_bob``), one *call* computes
+**Faithful per-entry protocol** (exchanged by ``ssp_alice`` / ``ssp_bob``), one *call* computes
 R = a.c + b.d where A holds (a, b) and B holds (c, d) (integer vectors, already fixed-point
 encoded); a batch of calls travels in one message per step:
 1. A -> B: Enc(a_1..), Enc(b_1..) (fresh encryptions, every call its own);
@@ -13,7 +17,8 @@ encoded); a batch of calls travels in one message per step:
 What each party learns: A learns R for every call (the paper's output) and nothing about a.c vs
 b.d separately (perfect masking in Z_N); B learns R (step 4) and nothing from ciphertexts (IND-CPA).
 
-**Optimized cross-Gram protocol** (``gram_cross_alice`` / ``gram_cross_bob``): computes, for
+**Optimized cross-Gram protocol** (exchanged by ``gram_cross_alice`` / ``gram_cross_bob``):
+computes, for
 public non-negative weight vectors c^(1..r) (n) the A x B blocks
 Gamma_jk(c) = sum_i c_i G_ij G_ik (j in A, k in B) of the weighted Gram matrices used by the LM
 step, where G_ij = D_ij |beta_j|: B's columns are 0/1 columns scaled by one private number |beta_k|.
@@ -30,27 +35,20 @@ relative). The paper's additive masks v1, v2 are omitted here: every output entr
 product whose value A learns anyway, so they would hide nothing; B's returned ciphertexts are
 re-randomized instead. B does not receive R (it does not need it), so B learns less than in the
 paper. What A learns: exactly Gamma_AB(c) (and the public scales, i.e. the power of two of
-max_k |beta_k|). See ``protocols/txpub/sites.py`` for what the whole GS reveals.
+max_k |beta_k|). See ``parties/txpub/gs_sites.py`` for what the whole GS reveals.
 """
 
 from __future__ import annotations
 
 import math
 import secrets
-import time
 from dataclasses import dataclass, field
 
 import gmpy2
 import numpy as np
 
 from mpc.fixed_point import from_mod, quantize_columns
-from mpc.paillier import (
-    FastPaillier,
-    PublicFixedBase,
-    ciphertexts_from_bytes,
-    ciphertexts_to_bytes,
-)
-from parties.runtime import codec
+from mpc.paillier import FastPaillier, PublicFixedBase
 
 SLOT_BYTES = 12  # 96-bit slots
 
@@ -73,12 +71,6 @@ class ProtocolStats:
         return dict(self.__dict__)
 
 
-async def _send(ctx, peer: str, tag: str, payload: bytes, stats: ProtocolStats) -> None:
-    stats.bytes_sent += len(payload)
-    stats.messages += 1
-    await ctx.send(peer, tag, payload, public=True)
-
-
 def _powsigned(c: gmpy2.mpz, e: int, nsq: gmpy2.mpz) -> gmpy2.mpz:
     """c^e mod N^2 for a signed integer e (negative -> inverse)."""
     if e >= 0:
@@ -87,69 +79,44 @@ def _powsigned(c: gmpy2.mpz, e: int, nsq: gmpy2.mpz) -> gmpy2.mpz:
 
 
 # ----------------------------------------------------------------------------- faithful protocol
-async def ssp_alice(
-    ctx,
-    peer: str,
-    fp: FastPaillier,
-    calls: list[tuple[list[int], list[int]]],
-    tag: str = "ssp",
-    stats: ProtocolStats | None = None,
-) -> list[int]:
-    """A's side of a batch of sum-of-scalar-products calls; returns R (signed ints) per call."""
-    stats = stats if stats is not None else ProtocolStats()
-    t0 = time.perf_counter()
+Calls = list[tuple[list[int], list[int]]]
+
+
+def ssp_encrypt(
+    fp: FastPaillier, calls: Calls, stats: ProtocolStats | None = None
+) -> tuple[list[list[int]], list[gmpy2.mpz]]:
+    """Step 1 at A: the vector lengths of every call and fresh encryptions of all a's and b's."""
     n_int = int(fp.n)
     shapes = [[len(a), len(b)] for a, b in calls]
     flat = [x for a, b in calls for x in (*a, *b)]
     cts = fp.encrypt_ints([x % n_int for x in flat])
-    stats.encryptions += len(cts)
-    stats.calls += len(calls)
-    await _send(
-        ctx,
-        peer,
-        f"{tag}.enc",
-        codec.dumps({"shapes": shapes, "ct": ciphertexts_to_bytes(cts, fp.nsq)}),
-        stats,
-    )
-    msg = codec.loads(await ctx.recv(peer, f"{tag}.masked"))
-    E = ciphertexts_from_bytes(msg["ct"], fp.nsq)
-    r2 = [int(v) for v in msg["r2"]]
-    if len(E) != 2 * len(calls) or len(r2) != len(calls):
-        raise ValueError(
-            f"ssp_alice: peer {peer} returned {len(E)} ciphertexts for {len(calls)} calls"
-        )
-    r1 = [
-        (fp.decrypt_int(E[2 * k]) + fp.decrypt_int(E[2 * k + 1])) % n_int for k in range(len(calls))
-    ]
-    stats.decryptions += len(E)
-    R = from_mod([(x - y) % n_int for x, y in zip(r1, r2)], n_int)
-    await _send(ctx, peer, f"{tag}.R", codec.dumps({"R": [int(v) % n_int for v in R]}), stats)
-    stats.seconds += time.perf_counter() - t0
-    return R
+    if stats is not None:
+        stats.encryptions += len(cts)
+        stats.calls += len(calls)
+    return shapes, cts
 
 
-async def ssp_bob(
-    ctx,
-    peer: str,
+def ssp_mask(
     pub: PublicFixedBase,
-    calls: list[tuple[list[int], list[int]]],
-    tag: str = "ssp",
+    shapes: list[list[int]],
+    cts: list[gmpy2.mpz],
+    calls: Calls,
     stats: ProtocolStats | None = None,
-) -> list[int]:
-    """B's side: inputs (c, d) per call; returns R (signed ints) per call."""
+) -> tuple[list[gmpy2.mpz], list[int]]:
+    """Step 2 at B: per call E1 = prod Enc(a_i)^{c_i} Enc(v1), E2 likewise with (b, d, v2);
+    returns the 2 ciphertexts per call and r2 = v1 + v2 mod N per call. ValueError if A's
+    shapes do not match B's inputs."""
     stats = stats if stats is not None else ProtocolStats()
-    t0 = time.perf_counter()
     nsq, n_int = pub.nsq, int(pub.n)
-    msg = codec.loads(await ctx.recv(peer, f"{tag}.enc"))
-    shapes = msg["shapes"]
-    cts = ciphertexts_from_bytes(msg["ct"], nsq)
     if len(shapes) != len(calls):
-        raise ValueError(f"ssp_bob: {len(shapes)} calls from {peer}, expected {len(calls)}")
+        raise ValueError(f"ssp_mask: {len(shapes)} calls from the key owner, expected {len(calls)}")
+    if sum(int(la) + int(lb) for la, lb in shapes) != len(cts):
+        raise ValueError(f"ssp_mask: {len(cts)} ciphertexts do not match the shapes {shapes}")
     out, r2 = [], []
     pos = 0
     for (la, lb), (c, d) in zip(shapes, calls):
         if la != len(c) or lb != len(d):
-            raise ValueError(f"ssp_bob: vector lengths ({la}, {lb}) != ({len(c)}, {len(d)})")
+            raise ValueError(f"ssp_mask: vector lengths ({la}, {lb}) != ({len(c)}, {len(d)})")
         ea, eb = cts[pos : pos + la], cts[pos + la : pos + la + lb]
         pos += la + lb
         vs = []
@@ -166,16 +133,24 @@ async def ssp_bob(
             out.append(acc)
         r2.append((vs[0] + vs[1]) % n_int)
     stats.calls += len(calls)
-    await _send(
-        ctx,
-        peer,
-        f"{tag}.masked",
-        codec.dumps({"ct": ciphertexts_to_bytes(out, nsq), "r2": r2}),
-        stats,
-    )
-    R = codec.loads(await ctx.recv(peer, f"{tag}.R"))["R"]
-    stats.seconds += time.perf_counter() - t0
-    return from_mod([int(v) for v in R], n_int)
+    return out, r2
+
+
+def ssp_open(
+    fp: FastPaillier,
+    E: list[gmpy2.mpz],
+    r2: list[int],
+    n_calls: int,
+    stats: ProtocolStats | None = None,
+) -> list[int]:
+    """Step 3 at A: R = D(E1) + D(E2) - r2 (mod N, centred) per call."""
+    n_int = int(fp.n)
+    if len(E) != 2 * n_calls or len(r2) != n_calls:
+        raise ValueError(f"ssp_open: {len(E)} ciphertexts and {len(r2)} masks for {n_calls} calls")
+    r1 = [(fp.decrypt_int(E[2 * k]) + fp.decrypt_int(E[2 * k + 1])) % n_int for k in range(n_calls)]
+    if stats is not None:
+        stats.decryptions += len(E)
+    return from_mod([(x - int(y)) % n_int for x, y in zip(r1, r2)], n_int)
 
 
 # ----------------------------------------------------------------------------- packing
@@ -209,85 +184,69 @@ def unpack(value: int, K: int) -> list[int]:
 
 
 # ----------------------------------------------------------------------------- optimized protocol
-async def gram_cross_alice(
-    ctx,
-    peer: str,
+@dataclass
+class GramQuery:
+    """A's packed, encrypted Gram query and what A keeps to decode the answer."""
+
+    n: int  # rows (transactions)
+    T: int  # packed plaintexts per row
+    K: int  # slots per plaintext
+    V: int  # value bits per slot
+    r: int  # weight vectors
+    m1: int  # A's items
+    exponents: np.ndarray  # per-column power-of-two scales (A keeps them)
+    ciphertexts: list[gmpy2.mpz] = field(repr=False, default_factory=list)
+
+
+def gram_encrypt(
     fp: FastPaillier,
     weights: np.ndarray,
     GA_abs: np.ndarray,
-    tag: str = "gram",
     stats: ProtocolStats | None = None,
     workers: int = 1,
-) -> np.ndarray:
-    """A's side: returns Gamma_AB (r, m1, m2) for the r public weight rows (r, n) >= 0.
-
-    ``workers > 1`` encrypts in a forked process pool."""
-    stats = stats if stats is not None else ProtocolStats()
-    t0 = time.perf_counter()
+) -> GramQuery:
+    """Step 1 at A: quantize c_i |beta_j| D_ij column-wise, pack K values per plaintext and
+    encrypt each packed row chunk (``workers > 1`` encrypts in a forked process pool)."""
     weights = np.atleast_2d(np.asarray(weights, float))
     GA_abs = np.asarray(GA_abs, float)
     r, n = weights.shape
     if GA_abs.shape[0] != n:
-        raise ValueError(f"gram_cross_alice: G_A has {GA_abs.shape[0]} rows, weights {n}")
+        raise ValueError(f"gram_encrypt: G_A has {GA_abs.shape[0]} rows, weights {n}")
     if (weights < 0).any():
-        raise ValueError("gram_cross_alice: weights must be non-negative")
+        raise ValueError("gram_encrypt: weights must be non-negative")
     m1 = GA_abs.shape[1]
     V, K = _layout(n, int(fp.n).bit_length())
     vals = (weights[:, :, None] * GA_abs[None, :, :]).transpose(1, 0, 2).reshape(n, r * m1)
     Q, e = quantize_columns(vals, V)
-    plains = pack_rows(Q, K)
-    cts = fp.encrypt_ints(plains, workers=workers)
-    stats.encryptions += len(cts)
-    T = -(-(r * m1) // K)
-    await _send(
-        ctx,
-        peer,
-        f"{tag}.enc",
-        codec.dumps({"n": n, "T": T, "K": K, "V": V, "ct": ciphertexts_to_bytes(cts, fp.nsq)}),
-        stats,
-    )
-    msg = codec.loads(await ctx.recv(peer, f"{tag}.agg"))
-    m2, f_b = int(msg["m2"]), int(msg["f"])
-    agg = ciphertexts_from_bytes(msg["ct"], fp.nsq)
-    if len(agg) != m2 * T:
-        raise ValueError(f"gram_cross_alice: {len(agg)} ciphertexts from {peer}, expected {m2 * T}")
-    out = np.zeros((r * m1, m2))
-    for k in range(m2):
-        slots: list[int] = []
-        for t in range(T):
-            slots += unpack(fp.decrypt_int(agg[k * T + t]), K)
-        stats.decryptions += T
-        ints = slots[: r * m1]
-        out[:, k] = [math.ldexp(float(v), -int(e[s]) - f_b) for s, v in enumerate(ints)]
-    stats.calls += 1
-    stats.seconds += time.perf_counter() - t0
-    return out.reshape(r, m1, m2)
+    cts = fp.encrypt_ints(pack_rows(Q, K), workers=workers)
+    if stats is not None:
+        stats.encryptions += len(cts)
+    return GramQuery(n, -(-(r * m1) // K), K, V, r, m1, e, cts)
 
 
-async def gram_cross_bob(
-    ctx,
-    peer: str,
+def gram_aggregate(
     pub: PublicFixedBase,
+    cts: list[gmpy2.mpz],
+    n: int,
+    T: int,
+    V: int,
     DB: np.ndarray,
     absbeta_B: np.ndarray,
-    tag: str = "gram",
     stats: ProtocolStats | None = None,
-) -> None:
-    """B's side: aggregates A's packed ciphertexts over its 0/1 columns, scales by |beta_k|."""
+) -> tuple[list[gmpy2.mpz], int]:
+    """Step 2 at B: for each item k and chunk t, the product of the ciphertexts of the rows
+    containing k raised to the quantized |beta_k|, re-randomized; returns (ciphertexts, f_b)
+    with the public power-of-two scale f_b of |beta|."""
     stats = stats if stats is not None else ProtocolStats()
-    t0 = time.perf_counter()
     DB = np.asarray(DB, bool)
     absbeta_B = np.asarray(absbeta_B, float)
     if (absbeta_B <= 0).any() or not np.isfinite(absbeta_B).all():
-        raise ValueError("gram_cross_bob: |beta| must be positive and finite")
-    msg = codec.loads(await ctx.recv(peer, f"{tag}.enc"))
-    n, T, V = int(msg["n"]), int(msg["T"]), int(msg["V"])
+        raise ValueError("gram_aggregate: |beta| must be positive and finite")
     if n != DB.shape[0]:
-        raise ValueError(f"gram_cross_bob: {peer} sent {n} rows, B holds {DB.shape[0]}")
-    nsq = pub.nsq
-    cts = ciphertexts_from_bytes(msg["ct"], nsq)
+        raise ValueError(f"gram_aggregate: the key owner sent {n} rows, B holds {DB.shape[0]}")
     if len(cts) != n * T:
-        raise ValueError(f"gram_cross_bob: expected {n * T} ciphertexts, got {len(cts)}")
+        raise ValueError(f"gram_aggregate: expected {n * T} ciphertexts, got {len(cts)}")
+    nsq = pub.nsq
     # public power-of-two scale: max_k |beta_k| 2^f < 2^V
     f_b = int(V - 1 - math.ceil(math.log2(float(absbeta_B.max()))))
     bq = [int(v) for v in np.rint(np.ldexp(absbeta_B, f_b)).astype(np.int64)]
@@ -303,14 +262,34 @@ async def gram_cross_bob(
             stats.exponentiations += 1
             out.append(pub.rerandomize(acc))
     stats.calls += 1
-    await _send(
-        ctx,
-        peer,
-        f"{tag}.agg",
-        codec.dumps({"m2": DB.shape[1], "f": f_b, "ct": ciphertexts_to_bytes(out, nsq)}),
-        stats,
-    )
-    stats.seconds += time.perf_counter() - t0
+    return out, f_b
+
+
+def gram_decode(
+    fp: FastPaillier,
+    query: GramQuery,
+    agg: list[gmpy2.mpz],
+    m2: int,
+    f_b: int,
+    stats: ProtocolStats | None = None,
+) -> np.ndarray:
+    """Step 3 at A: decrypt and unpack Gamma_AB, shape (r, m1, m2)."""
+    T, K, r, m1 = query.T, query.K, query.r, query.m1
+    if len(agg) != m2 * T:
+        raise ValueError(f"gram_decode: {len(agg)} ciphertexts, expected {m2 * T}")
+    e = query.exponents
+    out = np.zeros((r * m1, m2))
+    for k in range(m2):
+        slots: list[int] = []
+        for t in range(T):
+            slots += unpack(fp.decrypt_int(agg[k * T + t]), K)
+        if stats is not None:
+            stats.decryptions += T
+        ints = slots[: r * m1]
+        out[:, k] = [math.ldexp(float(v), -int(e[s]) - f_b) for s, v in enumerate(ints)]
+    if stats is not None:
+        stats.calls += 1
+    return out.reshape(r, m1, m2)
 
 
 # ----------------------------------------------------------------------------- per-entry Gram
@@ -318,47 +297,6 @@ def encode_signed(values: np.ndarray, frac_bits: int) -> list[int]:
     """Signed fixed-point integers round(v 2^F) (no reduction mod N)."""
     arr = np.asarray(values, float).ravel()
     return [int(v) for v in np.rint(np.ldexp(arr, frac_bits)).astype(object)]
-
-
-async def gram_cross_per_entry_alice(
-    ctx,
-    peer: str,
-    fp: FastPaillier,
-    weights: np.ndarray,
-    GA_abs: np.ndarray,
-    m2: int,
-    frac_bits: int = 30,
-    stats: ProtocolStats | None = None,
-) -> np.ndarray:
-    """Gamma_AB via one faithful call per entry (w, j, k): a = c_w o G_A[:, j], b = (empty)."""
-    weights = np.atleast_2d(weights)
-    r, m1 = weights.shape[0], GA_abs.shape[1]
-    calls = [
-        (encode_signed(weights[w] * GA_abs[:, j], frac_bits), [])
-        for w in range(r)
-        for j in range(m1)
-        for _ in range(m2)
-    ]
-    R = await ssp_alice(ctx, peer, fp, calls, tag="ssp", stats=stats)
-    return np.array([math.ldexp(float(v), -2 * frac_bits) for v in R]).reshape(r, m1, m2)
-
-
-async def gram_cross_per_entry_bob(
-    ctx,
-    peer: str,
-    pub: PublicFixedBase,
-    DB: np.ndarray,
-    absbeta_B: np.ndarray,
-    r: int,
-    m1: int,
-    frac_bits: int = 30,
-    stats: ProtocolStats | None = None,
-) -> None:
-    """B's side of ``gram_cross_per_entry_alice``: c = G_B[:, k], d = (empty)."""
-    GB = np.asarray(DB, float) * np.asarray(absbeta_B, float)[None, :]
-    cols = [encode_signed(GB[:, k], frac_bits) for k in range(GB.shape[1])]
-    calls = [(cols[k], []) for _ in range(r) for _ in range(m1) for k in range(GB.shape[1])]
-    await ssp_bob(ctx, peer, pub, calls, tag="ssp", stats=stats)
 
 
 def per_entry_cost(n: int, m: int, unit: dict[str, float], ct_bytes: int) -> dict[str, float]:

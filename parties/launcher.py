@@ -151,7 +151,7 @@ def _run(
     if extra:
         # MPyC's own mesh among the servers: TLS with its own CA (MPyC's layout), outside the
         # run directory like every private key
-        from mpc.mpyc_runtime import write_mpyc_tls_files
+        from parties.mpc_shuffle.mpyc_runtime import write_mpyc_tls_files
 
         mpc_tls_dir = (keys_root / "mpyc").resolve()
         write_mpyc_tls_files(str(mpc_tls_dir), extra)

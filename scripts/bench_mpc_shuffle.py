@@ -45,7 +45,8 @@ async def _worker(args: argparse.Namespace) -> None:
 
     from mpc import permute_reshare as pr
     from mpc import shamir
-    from mpc.mpyc_runtime import mpyc_bytes_sent
+    from parties.mpc_shuffle.mpyc_runtime import mpyc_bytes_sent
+    from parties.mpc_shuffle.reshare_exchange import agree_coalition_seeds, mpyc_permute_reshare
 
     await mpc.start()
     m, t, me = len(mpc.parties), mpc.threshold, mpc.pid
@@ -61,8 +62,8 @@ async def _worker(args: argparse.Namespace) -> None:
         mine = shamir.share(x, m, t, coefficients=coef)[me]
         await sync()
         b0, t0 = mpyc_bytes_sent(mpc), time.perf_counter()
-        seeds = await pr.agree_coalition_seeds(mpc, coals, label)
-        out = await pr.mpyc_permute_reshare(mpc, {"x": mine}, seeds, label)
+        seeds = await agree_coalition_seeds(mpc, coals, label)
+        out = await mpyc_permute_reshare(mpc, {"x": mine}, seeds, label)
         elapsed = time.perf_counter() - t0
         sent = mpyc_bytes_sent(mpc) - b0
         await sync()

@@ -34,10 +34,9 @@ from mpc.scalar_product import (  # noqa: E402
     _layout,
     per_entry_cost,
     per_entry_gram_cost,
-    ssp_alice,
-    ssp_bob,
 )
 from parties.runtime.memlink import MemoryNetwork  # noqa: E402
+from parties.txpub.paillier_exchange import ssp_alice, ssp_bob  # noqa: E402
 
 
 def _rate(fn, count: int) -> float:

@@ -14,7 +14,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mpc import mpc_wire, mpyc_runtime, shamir
+from mpc import shamir
+from parties.mpc_shuffle import mpyc_runtime
+from parties.mpc_shuffle import wire as mpc_wire
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -44,7 +46,7 @@ def _launch(tmp: Path, m=3, extra=(), timeout=60.0):
         cmd = [
             sys.executable,
             "-m",
-            "mpc.mpyc_selftest",
+            "parties.mpc_shuffle.selftest",
             "selftest",
             "--pid",
             str(i),

@@ -7,10 +7,12 @@ import asyncio
 import numpy as np
 import pytest
 
-from mpc import mpc_arith, mpc_wire, shamir
-from mpc import mpc_shuffler as ms
-from mpc import permute_reshare as pr
+from mpc import histogram_arith, shamir
+from parties.mpc_shuffle import local_runtime as pr
 from parties.mpc_shuffle import plan as mpc_run
+from parties.mpc_shuffle import secure_ops as mpc_arith
+from parties.mpc_shuffle import shuffler as ms
+from parties.mpc_shuffle import wire as mpc_wire
 from parties.runtime.memlink import MemoryNetwork
 from protocols.base import BatchSpec
 
@@ -119,7 +121,7 @@ async def test_secure_mul_and_powers_on_local_runtime():
 
 
 def test_lagrange_basis_is_identity_on_domain():
-    b = mpc_arith.lagrange_basis(6)
+    b = histogram_arith.lagrange_basis(6)
     for j in range(6):
         vals = [sum(int(b[i, d]) * j**d for d in range(6)) % shamir.PRIME for i in range(6)]
         assert vals == [1 if i == j else 0 for i in range(6)]

@@ -14,19 +14,16 @@ from mpc.paillier import (
     ciphertexts_to_bytes,
     obfuscate,
 )
-from mpc.scalar_product import (
-    ProtocolStats,
+from mpc.scalar_product import ProtocolStats, pack_rows, per_entry_cost, unpack
+from parties.runtime.memlink import MemoryNetwork
+from parties.txpub.paillier_exchange import (
     gram_cross_alice,
     gram_cross_bob,
     gram_cross_per_entry_alice,
     gram_cross_per_entry_bob,
-    pack_rows,
-    per_entry_cost,
     ssp_alice,
     ssp_bob,
-    unpack,
 )
-from parties.runtime.memlink import MemoryNetwork
 
 
 @pytest.fixture(scope="module")

@@ -126,9 +126,9 @@ def test_single_message_baseline_is_accounted_and_roughly_unbiased():
 
 
 async def test_splitmix_over_the_mpc_shuffler_matches_trusted_shuffle():
-    from mpc import mpc_shuffler as ms
-    from mpc import mpc_wire
-    from mpc import permute_reshare as pr_
+    from parties.mpc_shuffle import local_runtime as pr_
+    from parties.mpc_shuffle import shuffler as ms
+    from parties.mpc_shuffle import wire as mpc_wire
     from parties.runtime.memlink import MemoryNetwork
 
     n = 300

@@ -149,8 +149,9 @@ def test_per_entry_gram_cost_formula():
 
 @pytest.mark.parametrize("protocol", ["optimized", "per_entry"])
 def test_secure_two_sites_undamped_steps_match_plaintext(protocol):
+    from parties.txpub.gs_sites import run_gs_two_sites
     from protocols.txpub.model import TxData
-    from protocols.txpub.sites import gs_plain, reference_counts, run_gs_two_sites
+    from protocols.txpub.plaintext import gs_plain, reference_counts
 
     rng = np.random.default_rng(12)
     d = TxData(rng.random((40, 4)) < rng.uniform(0.2, 0.5, 4), 2)

@@ -6,10 +6,11 @@ import numpy as np
 import pytest
 
 from parties.runtime.memlink import MemoryNetwork
+from parties.txpub.gs_sites import run_gs_two_sites, site_a, site_b
 from protocols.txpub.data import load_fimi
 from protocols.txpub.metrics import iteration_costs
 from protocols.txpub.model import TxData, theta
-from protocols.txpub.sites import gs_plain, reference_counts, run_gs_two_sites, site_a, site_b
+from protocols.txpub.plaintext import gs_plain, reference_counts
 
 
 def _small(seed=7, n=60, m=6):
@@ -72,7 +73,7 @@ def test_secure_gs_fimi_2000x20_equals_reference():
 
 
 def test_publication_sample_matches_counts_and_ls_sites():
-    from protocols.txpub.sites import ls_site_a, ls_site_b
+    from parties.txpub.publish import ls_site_a, ls_site_b
 
     d = _small(5, 50, 4)
     sec = run_gs_two_sites(d, np.log(2.0), 0.8, key_bits=512)
@@ -94,7 +95,8 @@ def test_publication_sample_matches_counts_and_ls_sites():
 
 
 def test_party_main_roles_over_memlink():
-    from protocols.txpub.sites import PARTY_DEFAULTS, load_dataset, party_main
+    from parties.txpub.entry import PARTY_DEFAULTS, party_main
+    from protocols.txpub.data import load_dataset
 
     params = {
         "dataset": "synthetic",

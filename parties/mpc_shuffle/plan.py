@@ -2,8 +2,9 @@
 
 Parties: ``client-1..P`` (user populations), ``mpc-1..m`` (servers running MPyC's runtime
 among themselves, with TLS) and ``analyzer``. The shuffler itself (Shamir sharing,
-permute-and-reshare, output modes, dead-server watchdog) is ``mpc.mpc_shuffler`` and the modules
-it names; this module holds the roles written against the party runtime's node and cluster.
+permute-and-reshare, output modes, dead-server watchdog) is ``parties.mpc_shuffle.shuffler`` and
+the modules it names; this module holds the roles written against the party runtime's node and
+cluster.
 
 Cluster parameters: ``mpc_ports`` (one MPyC port per server, in the order of the ``mpc-server``
 parties: a list, "p1,p2,p3" or a base port; the MPyC host is the party's host), ``mpc_tls_dir``
@@ -19,10 +20,10 @@ from typing import Any
 
 import numpy as np
 
-from mpc.mpc_shuffler import analyzer_collect, client_submit, serve_rounds
-from mpc.mpc_wire import MPCShufflerConfig
 from mpc.shamir import PRIME
 from parties.clients.roles import ClientPopulation
+from parties.mpc_shuffle.shuffler import analyzer_collect, client_submit, serve_rounds
+from parties.mpc_shuffle.wire import MPCShufflerConfig
 from parties.runtime import codec
 from parties.runtime.link import PeerError
 from protocols.base import BatchSpec

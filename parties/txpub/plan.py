@@ -2,10 +2,10 @@
 
 Parties ``A`` (the master site) and ``B``: each loads the vertically partitioned table and keeps
 only its own item columns; Levenberg-Marquardt iterations compute every cross-site term with the
-Paillier sum-of-scalar-products protocol (``protocols.txpub.sites``). Phases: ``setup``,
+Paillier sum-of-scalar-products protocol (``parties.txpub.gs_sites``). Phases: ``setup``,
 ``lm``/k for iteration k (so ``sdp costs --by-round`` shows rounds and bytes per iteration), and
 ``publish``. Site A publishes the sampled counts. What each site learns is documented in
-``protocols.txpub.sites`` and ``mpc.scalar_product``: no more security than the paper's.
+``parties.txpub.gs_sites`` and ``mpc.scalar_product``: no more security than the paper's.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ class TxpubPlan:
 
     def validate(self, params: dict[str, Any]) -> None:
         """Fail early on unknown parameters or values."""
-        from protocols.txpub.sites import PARTY_DEFAULTS
+        from parties.txpub.entry import PARTY_DEFAULTS
 
         unknown = set(params) - set(PARTY_DEFAULTS)
         if unknown:
@@ -49,8 +49,10 @@ class TxpubPlan:
         """Launcher-side evaluation: the centralized reference and the feasibility checker."""
         import numpy as np
 
+        from parties.txpub.entry import PARTY_DEFAULTS
+        from protocols.txpub.data import load_dataset
         from protocols.txpub.model import check_feasible
-        from protocols.txpub.sites import PARTY_DEFAULTS, load_dataset, reference_counts
+        from protocols.txpub.plaintext import reference_counts
 
         p = {**PARTY_DEFAULTS, **params}
         data = load_dataset(p)
@@ -82,7 +84,7 @@ class TxpubPlan:
         return out
 
     async def run(self, node: Any, cluster: Cluster) -> None:
-        from protocols.txpub.sites import party_main
+        from parties.txpub.entry import party_main
 
         role = ROLES.get(cluster.party(node.name).role)
         if role is None or role != node.name:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import gzip
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -120,3 +121,14 @@ def generate(
         P[:, sl] = np.minimum(P[:, sl] * lo, 0.95)
     D = rng.random((n, m)) < P
     return TxData(D, m1, item_names=[f"i{j}" for j in range(m)])
+
+
+def load_dataset(params: dict[str, Any]) -> TxData:
+    """The table both parties derive deterministically from ``params`` (each keeps its columns)."""
+    n, m, seed = int(params["transactions"]), int(params["items"]), int(params["seed"])
+    if params["dataset"] == "t10i4d100k":
+        return load_fimi(n=n, m=m, seed=seed)
+    if params["dataset"] == "synthetic":
+        scale = m / 50.0
+        return generate(n=n, m=m, avg_a=5.66 * scale, avg_b=4.13 * scale, seed=seed)
+    raise ValueError(f"txpub: unknown dataset {params['dataset']!r} (t10i4d100k | synthetic)")

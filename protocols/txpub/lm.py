@@ -13,7 +13,7 @@ Modes:
 A Jacobian row block is [diag(kappa), diag(tau) G^T] for items and [diag(p) G, diag(a)] for
 transactions; the exact LM step uses 4 weighted Grams Gamma(c) = G^T diag(c) G, G^T of 2 public
 vectors, G of 3 m-vectors and (G o G) tau^2 -- an *oracle*. ``PlainOracle`` computes them in the
-clear; the secure two-site oracle (``protocols.txpub.sites``) computes the A x B blocks of Gamma
+clear; the secure two-site oracle (``parties.txpub.gs_sites``) computes the A x B blocks of Gamma
 with Paillier. Always run ``kkt_check``: paper mode converges to spurious roots (w < 0, g > 0).
 This module is the LM core (residual, damped step, one LM run); the GS driver ``gs_solve`` and
 the KKT checks are in :mod:`protocols.txpub.global_solution`, which also dispatches FB mode to

@@ -27,7 +27,7 @@ from protocols.txpub.data import generate, load_fimi
 from protocols.txpub.local_solution import ls_solve
 from protocols.txpub.metrics import ratios, top_k_retention
 from protocols.txpub.model import TxData, floor_counts, reference_solve, theta, utility_bound
-from protocols.txpub.sites import gs_plain
+from protocols.txpub.plaintext import gs_plain
 
 DELTAS = [0.1, 0.2, 0.5, 0.6, 0.8]
 EXP_EPS = [1.01, 1.1, 1.4, 1.7, 2.0]

@@ -19,7 +19,7 @@ process; the MPC shuffler and the mix-net return the same multiset):
 Three-message recursive summation is not implemented (published value listed only).
 
 Also reports the bytes each user sends under each shuffler: MPC (Shamir shares to m = 3
-servers, measured on the wire format of ``mpc.mpc_wire``) and mix-net (ristretto255
+servers, measured on the wire format of ``parties.mpc_shuffle.wire``) and mix-net (ristretto255
 ElGamal ciphertexts, 64 bytes per group element, ``mpc.elgamal.message_layout``; the client's
 proof of knowledge is not included).
 """
@@ -64,8 +64,8 @@ def published_noise_splitmix_mean(x: np.ndarray, eps: float, rng: np.random.Gene
 
 def bytes_per_user(proto: Any, servers: int = 3) -> dict[str, Any]:
     """Bytes one user sends under each shuffler for ``proto``'s messages."""
-    from mpc import mpc_wire
     from mpc.elgamal import message_layout
+    from parties.mpc_shuffle import wire as mpc_wire  # the wire format lives in parties/
 
     specs = proto.batch_specs()
     per_user = proto.messages_per_user()
@@ -210,7 +210,7 @@ def markdown(res: dict[str, Any]) -> str:
     lines += [
         "",
         "MPC: 4 bytes per field element per server (GF(2^31-1)); the wire payload is the CBOR "
-        "message of `mpc.mpc_shuffler` for one user (a client population amortizes its framing). "
+        "message of `parties.mpc_shuffle.shuffler` for one user (a client population amortizes its framing). "
         "Mix-net: 64 bytes per ristretto255 ElGamal ciphertext, without the client's proof of "
         "knowledge. Central Laplace needs a trusted curator (one value per user, no shuffler).",
         "",

@@ -5,7 +5,9 @@ inputs (``share_from``), multiplication with GRR98 degree reduction (``secure_mu
 the servers with a consistency check (``open_to_servers``), powers of a shared value
 (``secure_powers``) and the histogram output mode of the MPC shuffler (``mpc_histogram``: per
 component counts via power sums and the Lagrange basis, out-of-domain rows detected by opening
-r * prod_j (v - j) for a secret random r per shuffled row).
+r * prod_j (v - j) for a secret random r per shuffled row). The local arithmetic of the
+histogram mode (domain polynomial, Lagrange basis, counts from power sums) is
+``mpc.histogram_arith``.
 """
 
 from __future__ import annotations
@@ -16,9 +18,9 @@ from typing import Any
 import numpy as np
 
 from mpc import shamir
-from mpc.permute_reshare import MPCServerError
+from mpc.histogram_arith import counts_from_power_sums, domain_polynomial, eval_on_powers
 from mpc.shamir import PRIME
-from protocols.base import BatchSpec
+from parties.mpc_shuffle.mpyc_runtime import MPCServerError
 
 
 async def share_from(
@@ -62,32 +64,6 @@ async def open_to_servers(rt: Any, share_i: np.ndarray) -> np.ndarray:
     return shamir.reconstruct(allsh[: rt.threshold + 1], list(range(rt.threshold + 1)))
 
 
-def _poly_from_roots(roots: Sequence[int]) -> list[int]:
-    """Coefficients (low to high) of prod (x - r) mod PRIME."""
-    c = [1]
-    for r in roots:
-        nxt = [0] * (len(c) + 1)
-        for i, ci in enumerate(c):
-            nxt[i] = (nxt[i] - r * ci) % PRIME
-            nxt[i + 1] = (nxt[i + 1] + ci) % PRIME
-        c = nxt
-    return c
-
-
-def lagrange_basis(k: int) -> np.ndarray:
-    """``C[j, d]``: coefficient of x^d in the polynomial that is 1 at j and 0 at 0..k-1 \\ j."""
-    out = np.zeros((k, k), dtype=np.int64)
-    for j in range(k):
-        num = _poly_from_roots([r for r in range(k) if r != j])
-        den = 1
-        for r in range(k):
-            if r != j:
-                den = den * (j - r) % PRIME
-        inv = pow(den, PRIME - 2, PRIME)
-        out[j] = [c * inv % PRIME for c in num]
-    return out
-
-
 async def secure_powers(rt: Any, v: np.ndarray, top: int) -> list[np.ndarray]:
     """Shares of v^0 .. v^top (v^0 = 1), in ceil(log2 top) multiplication rounds."""
     p = [np.ones_like(v), v]
@@ -102,19 +78,17 @@ async def secure_powers(rt: Any, v: np.ndarray, top: int) -> list[np.ndarray]:
 
 
 async def mpc_histogram(
-    rt: Any, arrays: dict[str, np.ndarray], specs: dict[str, BatchSpec]
+    rt: Any, arrays: dict[str, np.ndarray], bounds: dict[str, int]
 ) -> tuple[dict[str, np.ndarray], dict[str, int]]:
     """Per batch: shares of counts (width, bound) over the in-domain rows, and the number of
-    out-of-domain rows (opened to the servers, positions are of the shuffled order only)."""
+    out-of-domain rows (opened to the servers, positions are of the shuffled order only).
+    ``bounds[name]`` is batch ``name``'s domain size: values in ``[0, bound)``."""
     counts, invalid = {}, {}
     t = rt.threshold
     for name in sorted(arrays):
-        v, k = arrays[name], specs[name].bound
+        v, k = arrays[name], int(bounds[name])
         powers = await secure_powers(rt, v, k)
-        z = _poly_from_roots(range(k))  # zero exactly on the domain
-        zv = np.zeros_like(v)
-        for d, c in enumerate(z):
-            zv = (zv + powers[d] * c) % PRIME
+        zv = eval_on_powers(domain_polynomial(k), powers)  # zero exactly on the domain
         r = await share_from(
             rt,
             list(range(t + 1)),
@@ -125,10 +99,6 @@ async def mpc_histogram(
         bad = (await open_to_servers(rt, masked)) != 0
         invalid[name] = int(bad.sum())
         good = ~bad
-        basis = lagrange_basis(k)
         sums = np.stack([powers[d][good].sum(axis=0) % PRIME for d in range(k)])  # (k, w)
-        c = np.zeros((v.shape[1], k), dtype=np.int64)
-        for d in range(k):
-            c = (c + sums[d][:, None] * basis[:, d][None, :]) % PRIME
-        counts[name] = c
+        counts[name] = counts_from_power_sums(sums, k)
     return counts, invalid

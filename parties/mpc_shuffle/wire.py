@@ -1,4 +1,4 @@
-"""Configuration and wire format of the MPC secret-shared shuffler (``mpc.mpc_shuffler``).
+"""Configuration and wire format of the MPC secret-shared shuffler (``parties.mpc_shuffle.shuffler``).
 
 Holds ``MPCShufflerConfig`` (who is who, threshold, output mode, timeout), the message types and
 constants (``SENTINEL``: what a client shares for an out-of-domain value), the batch-spec checks,

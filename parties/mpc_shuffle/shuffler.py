@@ -13,7 +13,8 @@ Flow:
 2. ``server_run``: the servers agree on the set of well-formed submissions (every server must
    have received the same row counts from a client, else the client is rejected and counted),
    agree on per-coalition seeds by X25519 inside each coalition, and run permute-and-reshare
-   (``mpc.permute_reshare``) over MPyC's peer connections.
+   (``mpc.permute_reshare``, exchanged by ``parties.mpc_shuffle.reshare_exchange``) over
+   MPyC's peer connections.
 3. Output modes:
    - ``open``: each server sends its shares of the shuffled messages to the analyzer, who
      reconstructs them (and checks the m shares lie on one degree-t polynomial). The analyzer
@@ -27,7 +28,7 @@ Flow:
    ``histogram`` opens r * prod_j (v - j) for a secret random r per shuffled row, which reveals
    only whether that shuffled row is out of domain).
 
-Failure handling: every MPyC step runs under ``guarded`` (``mpc.mpyc_runtime``: a timeout
+Failure handling: every MPyC step runs under ``guarded`` (``mpyc_runtime``: a timeout
 and a dead-peer watchdog that raise one ``MPCServerError`` naming the server lost). The mesh
 is connected while the clients' shares arrive, so a transport abort (``PeerError``) ends a
 waiting server at once. Transport errors towards clients and the analyzer surface as
@@ -35,9 +36,10 @@ waiting server at once. Transport errors towards clients and the analyzer surfac
 never fatal.
 
 Modules: this one holds the roles (``client_submit``, ``server_run`` with ``serve`` /
-``serve_rounds``, ``analyzer_collect``); ``mpc.mpc_wire`` the configuration, client-side
-sharing and share-array framing; ``mpc.mpc_arith`` the MPC building blocks and the histogram
-mode; ``mpc.mpyc_runtime`` MPyC's runtime, the dead-peer watchdog (failure handling) and TLS.
+``serve_rounds``, ``analyzer_collect``); ``wire`` the configuration, client-side sharing and
+share-array framing; ``secure_ops`` the MPC building blocks and the histogram mode;
+``reshare_exchange`` the permute-and-reshare rounds; ``mpyc_runtime`` MPyC's runtime, the
+dead-peer watchdog (failure handling) and TLS (all in ``parties.mpc_shuffle``).
 """
 
 from __future__ import annotations
@@ -53,8 +55,17 @@ import numpy as np
 
 from mpc import permute_reshare as pr
 from mpc import shamir
-from mpc.mpc_arith import mpc_histogram
-from mpc.mpc_wire import (
+from parties.mpc_shuffle.mpyc_runtime import (
+    MPCServerError,
+    _dead_peers,
+    guarded,
+    make_runtime,
+    mpyc_bytes_sent,
+    start_runtime,
+)
+from parties.mpc_shuffle.reshare_exchange import agree_coalition_seeds, mpyc_permute_reshare
+from parties.mpc_shuffle.secure_ops import mpc_histogram
+from parties.mpc_shuffle.wire import (
     MSG_OUTPUT,
     MSG_SHARES,
     MPCShufflerConfig,
@@ -63,14 +74,6 @@ from mpc.mpc_wire import (
     send_chunked,
     share_batches,
 )
-from mpc.mpyc_runtime import (
-    _dead_peers,
-    guarded,
-    make_runtime,
-    mpyc_bytes_sent,
-    start_runtime,
-)
-from mpc.permute_reshare import MPCServerError
 from parties.runtime.link import PartyContext
 from protocols.base import Batches, BatchSpec
 
@@ -180,9 +183,9 @@ async def server_run(
     t1 = time.perf_counter()
     mpyc_before = mpyc_bytes_sent(rt)
     coals = pr.coalitions(cfg.m, cfg.threshold)
-    seeds = await guarded(rt, cfg, "seed agreement", pr.agree_coalition_seeds(rt, coals, cfg.label))
+    seeds = await guarded(rt, cfg, "seed agreement", agree_coalition_seeds(rt, coals, cfg.label))
     shuffled = await guarded(
-        rt, cfg, "permute-and-reshare", pr.mpyc_permute_reshare(rt, arrays, seeds, cfg.label)
+        rt, cfg, "permute-and-reshare", mpyc_permute_reshare(rt, arrays, seeds, cfg.label)
     )
     stats["t_shuffle_s"] = time.perf_counter() - t1
     ledger = getattr(ctx, "ledger", None)
@@ -201,7 +204,9 @@ async def server_run(
     if cfg.mode == "open":
         out_arrays = shuffled
     else:
-        counts, invalid = await guarded(rt, cfg, "histogram", mpc_histogram(rt, shuffled, sp))
+        counts, invalid = await guarded(
+            rt, cfg, "histogram", mpc_histogram(rt, shuffled, {k: s.bound for k, s in sp.items()})
+        )
         extra["invalid_rows"] = invalid
         out_arrays = counts
     sent = await send_chunked(ctx, cfg.analyzer, MSG_OUTPUT, out_arrays, extra)

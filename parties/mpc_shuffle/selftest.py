@@ -1,6 +1,6 @@
 """Self-test of one MPC shuffler server process on MPyC's real runtime (multi-process tests).
 
-``python -m mpc.mpyc_selftest selftest --pid I --m 3 --base-port P --n N --out FILE`` runs one
+``python -m parties.mpc_shuffle.selftest selftest --pid I --m 3 --base-port P --n N --out FILE`` runs one
 server: identical test data in every process, a check that our Shamir shares are MPyC shares of
 the same secret, coalition seed agreement, permute-and-reshare and (``--mode histogram``) the
 histogram output; ``--die-after-seeds`` kills the last server to exercise the watchdog. Writes
@@ -19,12 +19,21 @@ import numpy as np
 
 from mpc import permute_reshare as pr
 from mpc import shamir
-from mpc.mpc_arith import mpc_histogram
-from mpc.mpc_wire import MODES, SENTINEL, MPCShufflerConfig
-from mpc.mpyc_runtime import guarded, make_runtime, mpyc_bytes_sent, start_runtime
-from mpc.permute_reshare import MPCServerError
 from mpc.shamir import PRIME
-from protocols.base import BatchSpec
+from parties.mpc_shuffle.mpyc_runtime import (
+    MPCServerError,
+    guarded,
+    make_runtime,
+    mpyc_bytes_sent,
+    start_runtime,
+)
+from parties.mpc_shuffle.reshare_exchange import (
+    agree_coalition_seeds,
+    mpyc_permute_reshare,
+    to_secfld,
+)
+from parties.mpc_shuffle.secure_ops import mpc_histogram
+from parties.mpc_shuffle.wire import MODES, SENTINEL, MPCShufflerConfig
 
 
 async def _selftest(args: Any) -> int:
@@ -43,27 +52,28 @@ async def _selftest(args: Any) -> int:
     await start_runtime(rt, args.timeout)
     # identical test data and (deterministic, test-only) sharing polynomials in every process
     rng = np.random.default_rng(args.seed)
-    spec = BatchSpec("x", 1, args.bound)
     x = rng.integers(0, args.bound, size=(args.n, 1))
     x[: args.invalid, 0] = args.bound + 5
     coef = rng.integers(0, PRIME, size=(t, args.n, 1))
     mine = shamir.share(np.where(x >= args.bound, SENTINEL, x), m, t, coefficients=coef)[args.pid]
     # MPyC compatibility: our shares are MPyC shares of the same secret
-    sec = pr.to_secfld(rt, mine[:5, 0])
+    sec = to_secfld(rt, mine[:5, 0])
     opened = await guarded(rt, cfg, "mpyc-output", rt.output(sec))
     compat = [int(v) for v in opened] == np.where(x >= args.bound, SENTINEL, x)[:5, 0].tolist()
     coals = pr.coalitions(m, t)
-    seeds = await guarded(rt, cfg, "seed agreement", pr.agree_coalition_seeds(rt, coals, b"st"))
+    seeds = await guarded(rt, cfg, "seed agreement", agree_coalition_seeds(rt, coals, b"st"))
     if args.die_after_seeds and args.pid == m - 1:
         os._exit(3)  # simulate a killed server
     t0 = time.perf_counter()
     out = await guarded(
-        rt, cfg, "permute-and-reshare", pr.mpyc_permute_reshare(rt, {"x": mine}, seeds, b"st")
+        rt, cfg, "permute-and-reshare", mpyc_permute_reshare(rt, {"x": mine}, seeds, b"st")
     )
     elapsed = time.perf_counter() - t0
     res: dict[str, Any] = {"pid": args.pid, "compat": compat, "shuffle_s": elapsed}
     if args.mode == "histogram":
-        counts, invalid = await guarded(rt, cfg, "histogram", mpc_histogram(rt, out, {"x": spec}))
+        counts, invalid = await guarded(
+            rt, cfg, "histogram", mpc_histogram(rt, out, {"x": args.bound})
+        )
         res["counts_share"] = counts["x"].tolist()
         res["invalid"] = invalid["x"]
     res["share"] = out["x"][:, 0].tolist()
@@ -78,10 +88,10 @@ async def _selftest(args: Any) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m mpc.mpyc_selftest selftest ...``: one MPyC server process of a self-test."""
+    """``python -m parties.mpc_shuffle.selftest selftest ...``: one MPyC server process of a self-test."""
     import argparse
 
-    ap = argparse.ArgumentParser(prog="python -m mpc.mpyc_selftest")
+    ap = argparse.ArgumentParser(prog="python -m parties.mpc_shuffle.selftest")
     ap.add_argument("command", choices=["selftest"])
     ap.add_argument("--pid", type=int, required=True)
     ap.add_argument("--m", type=int, default=3)

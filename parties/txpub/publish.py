@@ -3,7 +3,7 @@
 ``publish_a`` / ``publish_b``: each site samples its items with its floored counts, B sends its
 sample (it is published), A joins the samples by transaction id. ``ls_site_a`` /
 ``ls_site_b``: the local solution (no protocol), then the same publication. ``SiteResult`` is
-what a site ends with (also used by the GS sites in ``protocols.txpub.sites``).
+what a site ends with (also used by the GS sites in ``parties.txpub.gs_sites``).
 """
 
 from __future__ import annotations

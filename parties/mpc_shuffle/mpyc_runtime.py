@@ -32,10 +32,13 @@ import time
 from collections.abc import Awaitable, Sequence
 from typing import Any, TypeVar
 
-from mpc.mpc_wire import MPCShufflerConfig
-from mpc.permute_reshare import MPCServerError
+from parties.mpc_shuffle.wire import MPCShufflerConfig
 
 T = TypeVar("T")
+
+
+class MPCServerError(RuntimeError):
+    """An MPC server failed, disconnected or timed out; the message names it."""
 
 
 def import_mpyc_runtime() -> Any:

@@ -1,0 +1,98 @@
+"""Permute-and-reshare over MPyC's runtime: the message exchange of ``mpc.permute_reshare``.
+
+``agree_coalition_seeds`` runs the seed agreement (ephemeral X25519 keys all-to-all, then each
+coalition leader sends every member its sealed seed); ``mpyc_permute_reshare`` runs the
+C(m, t+1) rounds, each member sending its resharing to every server with ``Runtime.transfer``
+over MPyC's own peer connections (TLS with ``--ssl``). The arithmetic of both is in
+``mpc.permute_reshare``; ``to_secfld``/``from_secfld`` convert our shares to MPyC's secure field
+arrays and back (the representations are the same).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+
+from mpc import permute_reshare as pr
+from mpc import shamir
+from mpc.shamir import PRIME
+from parties.mpc_shuffle.mpyc_runtime import MPCServerError
+
+
+async def agree_coalition_seeds(
+    rt: Any, coals: list[pr.Coalition], run_label: bytes
+) -> dict[pr.Coalition, bytes]:
+    """Agree one secret 32-byte seed per coalition among its members only.
+
+    Ephemeral X25519 keys are exchanged among all servers over MPyC's channels (authenticated
+    by TLS with ``--ssl``); the leader of each coalition seals a fresh seed to every member
+    (``mpc.permute_reshare.seal_coalition_seed``). Non-members learn nothing.
+    """
+    me = rt.pid
+    sk, pk = pr.exchange_keypair()
+    pubs = await rt.transfer(pk)  # all-to-all
+    if not all(isinstance(p, bytes) and len(p) == 32 for p in pubs):
+        raise MPCServerError("seed agreement: malformed X25519 public key from a server")
+    seeds: dict[pr.Coalition, bytes] = {}
+    for A in coals:
+        leader = A[0]
+        if me == leader:
+            seeds[A] = os.urandom(32)
+        for b in A[1:]:
+            obj = None
+            if me == leader:
+                obj = pr.seal_coalition_seed(sk, pubs[b], run_label, A, b, seeds[A])
+            got = await rt.transfer(obj, sender_receivers=[(leader, b)])
+            if me == b:
+                try:
+                    seeds[A] = pr.open_coalition_seed(sk, pubs[leader], run_label, A, b, got[0])
+                except ValueError as exc:
+                    raise MPCServerError(f"seed agreement: {exc}") from None
+    return seeds
+
+
+async def mpyc_permute_reshare(
+    rt: Any, arrays: dict[str, np.ndarray], seeds: dict[pr.Coalition, bytes], run_label: bytes = b""
+) -> dict[str, np.ndarray]:
+    """Shuffle the rows of every array (one independent permutation per batch) on MPyC.
+
+    ``arrays`` maps batch names to this server's Shamir shares, shape ``(n_b, width_b)``; every
+    server must pass the same names and shapes. Returns this server's shares of the shuffled
+    batches. ``seeds`` comes from ``agree_coalition_seeds`` (only the member coalitions).
+    """
+    m, t, me = len(rt.parties), rt.threshold, rt.pid
+    cur = {k: shamir.check_field(arrays[k], f"mpyc_permute_reshare batch {k!r}") for k in arrays}
+    shapes = {k: tuple(v.shape) for k, v in cur.items()}
+    for A in pr.coalitions(m, t):
+        outgoing: list[bytes | None] = [None] * m
+        if me in A:
+            outgoing = list(pr.outgoing_reshares(cur, me, A, seeds[A], m, t, run_label))
+        futs = [rt.transfer(outgoing[r], sender_receivers=[(a, r) for a in A]) for r in range(m)]
+        received = await rt.gather(futs[me])
+        for r in range(m):
+            if r != me:
+                await rt.gather(futs[r])  # sends to r complete on our side (empty result)
+        try:
+            cur = pr.combine_reshares(received, A, shapes)
+        except ValueError as exc:
+            raise MPCServerError(str(exc)) from None
+    return cur
+
+
+def secfld_type(rt: Any) -> Any:
+    """MPyC's secure field type over GF(PRIME) (shares are interchangeable with ours)."""
+    return rt.SecFld(PRIME)
+
+
+def to_secfld(rt: Any, share_i: np.ndarray) -> Any:
+    """Wrap this server's Shamir shares as an MPyC secure field array (no communication)."""
+    sf = secfld_type(rt)
+    return sf.array(sf.field.array(np.asarray(share_i, dtype=object)))
+
+
+async def from_secfld(rt: Any, x: Any) -> np.ndarray:
+    """This server's share of an MPyC secure field array, as int64."""
+    v = await rt.gather(x)
+    return np.asarray(v.value, dtype=object).astype(np.int64)
