@@ -7,10 +7,10 @@ message is a fixed-width vector of non-negative integers, each component below t
 the same multiset per batch in uniformly random order. The analyzer maps shuffled batches to a
 JSON-serialisable estimate. Simulations and networked runs call the same two methods.
 
-Every release passes :func:`protocols.ledger.gate` (in :func:`simulate` always; the parties call
+Every release passes :func:`protocols.privacy.ledger.gate` (in :func:`simulate` always; the parties call
 it on the counts they received). A client block's private ``local`` state starts as
 :func:`block_state` (the global indices of its users), which grouped protocols need to assign
-users to groups by a public rule (:mod:`protocols.grouping`).
+users to groups by a public rule (:mod:`protocols.privacy.grouping`).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from protocols.ledger import USERS, PrivacyRefusal, Release, gate
+from protocols.privacy.ledger import USERS, PrivacyRefusal, Release, gate
 
 Batches = dict[str, np.ndarray]
 
@@ -44,7 +44,7 @@ def block_state(first_user: int, count: int, grouping_seed: int) -> dict[str, An
     ``first_user .. first_user + count - 1`` (global indices, in the order of its records).
 
     ``grouping_seed`` is the run's *public* seed of the group assignment
-    (:mod:`protocols.grouping`): the same for every block of the run, fixed before any data is
+    (:mod:`protocols.privacy.grouping`): the same for every block of the run, fixed before any data is
     read (e.g. derived from the session id), fresh per run so that the partition is random
     across runs (the estimators' variances assume a random partition)."""
     if first_user < 0 or count < 0 or grouping_seed < 0:
@@ -114,7 +114,7 @@ class ShuffleProtocol(ABC):
 
     def releases(self, round: int, counts: dict[str, int]) -> list[Release]:
         """What round ``round`` publishes and the guarantee covering each, given the number of
-        well-formed reports received per batch (see :mod:`protocols.ledger`).
+        well-formed reports received per batch (see :mod:`protocols.privacy.ledger`).
 
         Return releases whose guarantee holds at ``counts`` (re-accounted at the count received
         where the protocol can), or raise ``PrivacyRefusal``. The default refuses: a protocol
@@ -207,7 +207,7 @@ def simulate(
 
     The same ``encode_round``/``analyze_round`` calls as the networked run, with the users split
     into ``populations`` contiguous client populations like the launcher does, each starting
-    from :func:`block_state`. Every round's shuffled batches pass :func:`protocols.ledger.gate`
+    from :func:`block_state`. Every round's shuffled batches pass :func:`protocols.privacy.ledger.gate`
     before the analyzer sees them (``PrivacyRefusal`` otherwise: nothing is analyzed); the
     releases are appended to ``ledger`` when given. ``max_epsilon`` overrides the protocol's cap.
 

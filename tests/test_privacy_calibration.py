@@ -14,10 +14,10 @@ import pytest
 
 from protocols.accountant import amplify
 from protocols.base import simulate
-from protocols.ledger import PrivacyRefusal, Release
 from protocols.multidim.baselines import SUEMS, sue_calculate
 from protocols.multidim.calculate import calculate
-from protocols.statements import default_delta
+from protocols.privacy.ledger import PrivacyRefusal, Release
+from protocols.privacy.statements import default_delta
 from protocols.workloads import get_workload
 
 

@@ -1,4 +1,4 @@
-"""The privacy ledger's gate and composition (protocols.ledger)."""
+"""The privacy ledger's gate and composition (protocols.privacy.ledger)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from protocols.base import BatchSpec, ShuffleProtocol, simulate
-from protocols.ledger import PrivacyRefusal, Release, compose, gate
+from protocols.privacy.ledger import PrivacyRefusal, Release, compose, gate
 
 
 class _Counting(ShuffleProtocol):

@@ -14,7 +14,7 @@ import pytest
 
 from protocols.accountant import amplify
 from protocols.base import simulate
-from protocols.ledger import PrivacyRefusal, Release, compose
+from protocols.privacy.ledger import PrivacyRefusal, Release, compose
 from protocols.workloads import get_workload
 
 SMALL = {

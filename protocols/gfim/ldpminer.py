@@ -19,9 +19,9 @@ import numpy as np
 from protocols.base import Batches, BatchSpec, ShuffleProtocol
 from protocols.gfim.protocol import TwoPhaseMiner, phase_variance, top_indices
 from protocols.gfim.setvalued_data import to_csr
-from protocols.ledger import Release
 from protocols.oracles.hadamard_response import hadamard_order, hr_estimate, hr_perturb
 from protocols.oracles.padding_sampling import inclusion_moments, pad_and_sample
+from protocols.privacy.ledger import Release
 
 
 class LDPMiner(TwoPhaseMiner):

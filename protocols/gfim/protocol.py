@@ -3,7 +3,7 @@
 Two rounds over the multi-round :class:`~protocols.base.ShuffleProtocol` API (spec Sec. 3):
 
 * **Round 0** (group G1). The users are split into two disjoint halves by the public,
-  data-independent rule of :mod:`protocols.grouping` on their global indices (exactly
+  data-independent rule of :mod:`protocols.privacy.grouping` on their global indices (exactly
   ``floor(n/2)`` users in G1 and the rest in G2, whatever the split into client populations;
   without ``n``, in the LDP-only variant whose guarantee does not depend on group sizes, each
   encode call splits its own users in halves). The membership is kept in the block's ``local``
@@ -48,11 +48,11 @@ import numpy as np
 
 from protocols.base import Batches, BatchSpec, ShuffleProtocol, grouping_seed, user_ids
 from protocols.gfim.setvalued_data import to_csr
-from protocols.grouping import public_groups
-from protocols.ledger import PrivacyRefusal, Release
 from protocols.oracles.hadamard_response import hadamard_order, hr_constant, hr_estimate, hr_perturb
 from protocols.oracles.padding_sampling import inclusion_moments, pad_and_sample
-from protocols.statements import shuffled_release
+from protocols.privacy.grouping import public_groups
+from protocols.privacy.ledger import PrivacyRefusal, Release
+from protocols.privacy.statements import shuffled_release
 
 COMBINATIONS = ("thesis", "ivw", "phase2")
 

@@ -6,7 +6,7 @@ changes. Each round's reports are shuffled among that round's users, so for a ce
 round's number of users (``protocols.accountant.max_local_epsilon``):
 
 * **GFIM**: G1 holds exactly floor(n/2) users and G2 the rest, by the public rule of
-  :mod:`protocols.grouping` (whatever the split into client populations), so each round is
+  :mod:`protocols.privacy.grouping` (whatever the split into client populations), so each round is
   calibrated for n_round = floor(min_users/2) reports (``min_users`` default n) and re-accounted
   below it. A user is in exactly one group and the split is data-independent, so the two rounds
   compose in parallel (round 1's candidate set is post-processing of round 0 and independent of

@@ -35,7 +35,7 @@ from protocols.gfim.ldpminer import LDPMiner, OnePhase
 from protocols.gfim.protocol import GFIM, TwoPhaseMiner, topk_metrics, true_top
 from protocols.gfim.setvalued_data import SET_DATASETS, SetData, load_set_dataset
 from protocols.gfim.shuffle import gfim_shuffle, ldpminer_shuffle
-from protocols.statements import max_epsilon_param, min_users_param, run_delta
+from protocols.privacy.statements import max_epsilon_param, min_users_param, run_delta
 from protocols.workloads import Workload, register
 
 METHODS = ("gfim", "ldpminer", "one-phase")

@@ -55,10 +55,10 @@ from typing import Any
 import numpy as np
 
 from protocols.base import Batches, BatchSpec, ShuffleProtocol
-from protocols.ledger import PrivacyRefusal, Release, users_received
 from protocols.oracles.central import laplace_mechanism, laplace_variance
 from protocols.oracles.grr import grr_estimate_from_counts, grr_variance
-from protocols.statements import refused_below, shuffled_release
+from protocols.privacy.ledger import PrivacyRefusal, Release, users_received
+from protocols.privacy.statements import refused_below, shuffled_release
 
 LAPLACE_SENSITIVITY = 2.0  # replace-one neighbours: one unit moves between two bins
 

@@ -38,9 +38,9 @@ from protocols.hp_sdp.protocol import (
     srr_encode,
     srr_support,
 )
-from protocols.ledger import PrivacyRefusal, Release, users_received
 from protocols.oracles.olh import olh_estimate_from_support, olh_family, olh_probabilities
-from protocols.statements import refused_below
+from protocols.privacy.ledger import PrivacyRefusal, Release, users_received
+from protocols.privacy.statements import refused_below
 
 FAKE_RATES = (0.0, 0.1, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0)
 

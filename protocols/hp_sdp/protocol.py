@@ -34,7 +34,6 @@ from typing import Any
 import numpy as np
 
 from protocols.base import Batches, BatchSpec, ShuffleProtocol
-from protocols.ledger import Release
 from protocols.oracles.olh import (
     OLHFamily,
     _inverses,
@@ -46,7 +45,8 @@ from protocols.oracles.olh import (
     olh_variance,
 )
 from protocols.oracles.postprocess import norm_sub, project_simplex
-from protocols.statements import shuffled_release
+from protocols.privacy.ledger import Release
+from protocols.privacy.statements import shuffled_release
 
 ACCOUNTINGS = ("paper", "tight")
 G_MAX = 1 << 20  # largest hash range the tight search considers (P < 2^31 in protocols.oracles.olh)

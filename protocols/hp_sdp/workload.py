@@ -27,7 +27,7 @@ import numpy as np
 
 from protocols.hp_sdp import data as hp_sdp_data
 from protocols.hp_sdp.protocol import HPSDPProtocol, calibrate, mse
-from protocols.statements import max_epsilon_param, min_users_param, run_delta
+from protocols.privacy.statements import max_epsilon_param, min_users_param, run_delta
 from protocols.workloads import Workload, register
 
 TOP_BINS = 20

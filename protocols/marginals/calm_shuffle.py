@@ -29,7 +29,6 @@ from typing import Any
 import numpy as np
 
 from protocols.base import Batches, BatchSpec, ShuffleProtocol
-from protocols.ledger import Release
 from protocols.marginals.calm import (
     AttrSet,
     CalmParams,
@@ -45,6 +44,7 @@ from protocols.multidim.arr_ss import ARRSS
 from protocols.multidim.common import MultidimProtocol, check_records, local_budget
 from protocols.multidim.psrr_ss import PSRRSS
 from protocols.multidim.srr_ms import SRRMS, srr_ms_variance
+from protocols.privacy.ledger import Release
 
 MECHANISMS: dict[str, type[MultidimProtocol]] = {
     "srr-ms": SRRMS,

@@ -20,9 +20,9 @@ from typing import Any
 import numpy as np
 
 from protocols.base import Batches, BatchSpec
-from protocols.ledger import Release
 from protocols.multidim.common import MultidimProtocol
 from protocols.oracles.grr import grr_perturb, grr_probabilities
+from protocols.privacy.ledger import Release
 
 BATCH = "reports"
 

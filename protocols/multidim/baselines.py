@@ -29,7 +29,6 @@ from typing import Any
 import numpy as np
 
 from protocols.base import Batches, BatchSpec
-from protocols.ledger import Release
 from protocols.multidim.calculate import LocalBudget, calculate, feasibility_threshold
 from protocols.multidim.common import (
     MultidimProtocol,
@@ -39,6 +38,7 @@ from protocols.multidim.common import (
 )
 from protocols.multidim.srr_ms import SRRMS
 from protocols.oracles.unary_encoding import ue_estimate_from_counts, ue_perturb, ue_probabilities
+from protocols.privacy.ledger import Release
 
 
 def sue_calculate(eps_c: float, delta: float, n_eff: float, policy: str = "strict") -> LocalBudget:

@@ -25,9 +25,9 @@ from typing import Any
 import numpy as np
 
 from protocols.base import ShuffleProtocol
-from protocols.ledger import Release
 from protocols.multidim.calculate import POLICIES, LocalBudget, calculate
-from protocols.statements import shuffled_release
+from protocols.privacy.ledger import Release
+from protocols.privacy.statements import shuffled_release
 
 ACCOUNTING = ("paper", "tight")
 

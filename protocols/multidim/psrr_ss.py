@@ -21,9 +21,9 @@ from typing import Any
 import numpy as np
 
 from protocols.base import Batches, BatchSpec
-from protocols.ledger import Release
 from protocols.multidim.common import MultidimProtocol, sampled_attribute_variance
 from protocols.oracles.grr import grr_estimate_from_counts, grr_perturb, grr_probabilities
+from protocols.privacy.ledger import Release
 
 BATCH = "reports"
 

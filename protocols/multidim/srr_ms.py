@@ -1,7 +1,7 @@
 """SRR-MS (seed 000, Algorithm 1): single-attribute RR with multiple shufflers.
 
 Users are split into d groups by a public, data-independent, balanced rule on their global
-indices (:mod:`protocols.grouping`: group sizes are exactly floor(n/d) or ceil(n/d) whatever the
+indices (:mod:`protocols.privacy.grouping`: group sizes are exactly floor(n/d) or ceil(n/d) whatever the
 split of the users into client populations); group i reports only attribute i with k_i-ary RR at
 eps_i and sends it to shuffler i (batch ``a{i}``, width 1, no attribute id on the wire).
 Estimators (spec Sec. 3):
@@ -24,11 +24,11 @@ from typing import Any
 import numpy as np
 
 from protocols.base import Batches, BatchSpec, grouping_seed, user_ids
-from protocols.grouping import balanced_sizes, public_groups
-from protocols.ledger import PrivacyRefusal, Release
 from protocols.multidim.common import MultidimProtocol, grouped_variance, local_budget
 from protocols.oracles.grr import grr_estimate_from_counts, grr_perturb, grr_probabilities
-from protocols.statements import shuffled_release
+from protocols.privacy.grouping import balanced_sizes, public_groups
+from protocols.privacy.ledger import PrivacyRefusal, Release
+from protocols.privacy.statements import shuffled_release
 
 
 class SRRMS(MultidimProtocol):
@@ -48,7 +48,9 @@ class SRRMS(MultidimProtocol):
     ) -> None:
         """``domain_sizes`` k_j, ``n`` users, target (eps_c, delta); see MultidimProtocol."""
         super().__init__(domain_sizes, n, eps_c, delta, **kw)
-        n_eff = self.min_users // self.d  # guaranteed size of every group (protocols.grouping)
+        n_eff = (
+            self.min_users // self.d
+        )  # guaranteed size of every group (protocols.privacy.grouping)
         if n_eff < 2:
             raise ValueError(
                 f"{self.name}: floor(min_users/d) = {n_eff} users per group is too few"

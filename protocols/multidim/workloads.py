@@ -5,7 +5,7 @@ Parameters (all optional; strings from the command line are converted):
 * ``dataset``: ``adult`` (default, the bundled copy), ``census-income``, ``kosarak``,
   ``kosarak-synthetic`` (see :mod:`protocols.datasets.categorical`); ``data_dir`` for the raw files;
 * ``epsilon``: the central target eps_c (default 1.0); ``delta``: default the project's
-  min(1e-6, 0.01/n) (:func:`protocols.statements.default_delta`; the paper's 1/n would allow
+  min(1e-6, 0.01/n) (:func:`protocols.privacy.statements.default_delta`; the paper's 1/n would allow
   publishing a record, and an explicit delta must lie below 1/n); ``min_users`` (default n): the
   count each group is calibrated at; ``max_epsilon`` (default eps_c): the gate's cap;
 * ``accounting``: ``tight`` (the accountant, default) or ``paper`` (Calculate, the closed form, valid only inside Balle et al.'s theorem; with the default delta it is infeasible on Adult for ARR-SS);
@@ -34,7 +34,7 @@ from protocols.multidim.baselines import SUEMS, OUESampling
 from protocols.multidim.common import MultidimProtocol, sse
 from protocols.multidim.psrr_ss import PSRRSS
 from protocols.multidim.srr_ms import SRRMS
-from protocols.statements import max_epsilon_param, min_users_param, run_delta
+from protocols.privacy.statements import max_epsilon_param, min_users_param, run_delta
 from protocols.workloads import Workload, register
 
 

@@ -18,9 +18,9 @@ from typing import Any
 import numpy as np
 
 from protocols.base import Batches, BatchSpec, ShuffleProtocol
-from protocols.ledger import Release
 from protocols.oracles.grr import grr_estimate_from_counts, grr_perturb, grr_variance
-from protocols.statements import (
+from protocols.privacy.ledger import Release
+from protocols.privacy.statements import (
     max_epsilon_param,
     min_users_param,
     run_delta,

@@ -52,9 +52,9 @@ from typing import Any
 import numpy as np
 
 from protocols.base import Batches, BatchSpec, ShuffleProtocol
-from protocols.ledger import USERS, PrivacyRefusal, Release
 from protocols.oracles.central import laplace_mechanism
-from protocols.statements import refused_below, shuffled_release
+from protocols.privacy.ledger import USERS, PrivacyRefusal, Release
+from protocols.privacy.statements import refused_below, shuffled_release
 from protocols.summation.polya import polya_difference_shares, polya_table
 
 Q_MAX = (1 << 31) - 2  # shares must be valid messages of every shuffler (MPC field 2^31 - 1)

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from protocols.statements import max_epsilon_param, min_users_param, run_delta
+from protocols.privacy.statements import max_epsilon_param, min_users_param, run_delta
 from protocols.summation.split_mix import SingleMessageSum, SplitMixSum, splitmix_parameters
 from protocols.workloads import Workload, register
 

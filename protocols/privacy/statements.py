@@ -26,7 +26,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from protocols.ledger import Release
+from protocols.privacy.ledger import Release
 
 DELTA_CAP = 1e-6
 DELTA_FRACTION_OF_ONE_OVER_N = 0.01
