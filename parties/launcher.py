@@ -53,6 +53,29 @@ def _inside(path: Path, root: Path) -> bool:
     return p == r or r in p.parents
 
 
+def _give_clients_their_data(
+    cluster: Any, data: Path, keys_root: Path
+) -> tuple[Any, dict[str, Any]]:
+    """Split ``data`` among the client parties (each part in that party's private directory);
+    each declares the rows the schema keeps in its part."""
+    from dataclasses import replace
+
+    from parties.runtime.own_data import PART_NAME, split_for_clients
+    from protocols.datasets.schema import parse_schema
+
+    schema = parse_schema(str(cluster.params["schema"]), "the run's schema")
+    clients = [p.name for p in cluster.by_role("client")]
+    dest = {c: (keys_root / c / PART_NAME).resolve() for c in clients}
+    for c in clients:
+        (keys_root / c).mkdir(mode=0o700, parents=True, exist_ok=True)
+    kept, reports = split_for_clients(data, schema, clients, dest)
+    parties = [
+        replace(p, data=str(dest[p.name]), users=kept[p.name]) if p.name in dest else p
+        for p in cluster.parties
+    ]
+    return replace(cluster, parties=parties), {c: r.public() for c, r in reports.items()}
+
+
 def abort_run(run_dir: Path, reasons: dict[str, str], wall: float, why: str) -> None:
     """Mark RUN_DIR aborted: no result, ``ABORTED.json`` with the reasons."""
     (run_dir / "result.json").unlink(missing_ok=True)
@@ -166,6 +189,9 @@ def _run(
         args.phase_timeout,
         extra,
     )
+    data_reports: dict[str, Any] = {}
+    if getattr(args, "data", None):
+        cluster, data_reports = _give_clients_their_data(cluster, Path(args.data), keys_root)
     dirs = make_party_dirs(cluster, keys_root)
     trust = json.loads((next(iter(dirs.values())) / TRUST).read_text())
     trust_path = run_dir.with_name(run_dir.name + ".trust.json")
@@ -176,7 +202,9 @@ def _run(
     if not hasattr(plan, "validate"):
         from protocols.workloads import get_workload
 
-        workload = get_workload(protocol, dict(params))
+        # the launcher evaluates on the whole file (never a party of the protocol)
+        own = {"data": args.data} if getattr(args, "data", None) else {}
+        workload = get_workload(protocol, {**params, **own})
     monitor = Monitor(args.quiet or args.json)
     t0 = time.perf_counter()
     try:
@@ -241,6 +269,12 @@ def _run(
     result["wall_s"] = wall
     if faults:
         result["faults"] = faults
+    if data_reports:
+        result["data"] = {
+            "note": "rows of each client party's file excluded before randomization (counts "
+            "only; each client party published its own in its signed transcript)",
+            "clients": data_reports,
+        }
     write_atomic(result_path, json.dumps(result, indent=1))
     status = 0
     if not args.no_verify:

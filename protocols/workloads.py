@@ -29,6 +29,9 @@ class Workload:
     # Post-processing of the published estimate done by the analyzer party after publication
     # (e.g. synthetic data from published marginals): (estimate, run_dir) -> files written.
     artifacts: Callable[[dict[str, Any], Path], list[str]] = field(default=lambda est, d: [])
+    # In a run on its owners' data: what reading this party's file excluded before randomizing
+    # (counts per kind and reason, no line numbers or values: ``DataReport.public()``).
+    data_report: dict[str, Any] | None = None
 
     @property
     def n_users(self) -> int:

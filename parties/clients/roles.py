@@ -8,9 +8,9 @@ publishes the estimate in its transcript and writes ``result.json``.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
-import secrets
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,29 +20,62 @@ import numpy as np
 from parties.runtime import codec
 from parties.runtime.cluster import Cluster
 from parties.runtime.codec import to_jsonable
-from protocols.base import Batches
+from protocols.base import GROUPING_SEED, USER_IDS, Batches, count_valid
+from protocols.datasets.source import DATA_PARAM
+from protocols.privacy.ledger import USERS, PrivacyRefusal, Release, gate, ledger_json
+from protocols.rng import secure_rng
 from protocols.workloads import Workload, get_workload
 
 BLOCK_USERS = 200_000
 
 
-def load_workload(cluster: Cluster) -> Workload:
-    """The run's workload, built from the cluster parameters (deterministic given the seed)."""
-    return get_workload(cluster.protocol, dict(cluster.params))
+def load_workload(cluster: Cluster, name: str | None = None) -> Workload:
+    """The run's workload, built from the cluster parameters (deterministic given the seed).
+
+    In a run on its owners' data, client party ``name`` builds it with its own records file
+    (its ``data`` in the cluster file); every other party holds no records."""
+    params = dict(cluster.params)
+    if name is not None and cluster.party(name).data:
+        params[DATA_PARAM] = cluster.party(name).data
+    return get_workload(cluster.protocol, params)
+
+
+def publish_data_report(node: Any, workload: Workload) -> None:
+    """A client party on its own data publishes (signed, counts only) what reading its file
+    excluded before randomization."""
+    if workload.data_report is not None:
+        node.phase("data")
+        node.publish("data-report", codec.dumps(to_jsonable(workload.data_report)))
+
+
+def own_data(cluster: Cluster) -> bool:
+    """A run on the data owners' own files (client parties name their files)."""
+    return any(p.data for p in cluster.by_role("client"))
 
 
 def client_rng(cluster: Cluster, index: int) -> np.random.Generator:
-    """Client randomness: reproducible from ``params.seed`` if given, else CSPRNG-seeded."""
+    """Client randomness: CSPRNG-seeded (``protocols.rng.secure_rng``), or reproducible from
+    ``params.seed`` in a seeded run, which is then a simulation without privacy."""
     seed = cluster.params.get("seed")
     if seed is None:
-        return np.random.default_rng(secrets.randbits(128))
+        return secure_rng()
     return np.random.default_rng(np.random.SeedSequence(int(seed), spawn_key=(1, index)))
 
 
-def population_records(cluster: Cluster, name: str, workload: Workload) -> np.ndarray:
-    """The records of the users held by client population ``name``."""
-    clients = [p.name for p in cluster.by_role("client")]
-    return workload.records[workload.user_slice(clients.index(name), len(clients))]
+def grouping_seed_of(cluster: Cluster) -> int:
+    """The run's public grouping seed (``protocols.privacy.grouping``): fixed by the session id before
+    any data is read, fresh per run, the same at every client party."""
+    h = hashlib.sha256(b"sdp-grouping-v1" + cluster.session_bytes).digest()
+    return int.from_bytes(h[:8], "little") >> 2
+
+
+def simulated_dropout(cluster: Cluster) -> float:
+    """``params.simulate_dropout``: the fraction of users whose submissions never leave their
+    client party (a demonstration of the privacy gate refusing or re-accounting)."""
+    f = float(cluster.params.get("simulate_dropout", 0.0))
+    if not 0.0 <= f < 1.0:
+        raise ValueError(f"simulate_dropout must lie in [0, 1), got {f}")
+    return f
 
 
 class ClientPopulation:
@@ -54,13 +87,36 @@ class ClientPopulation:
     """
 
     def __init__(self, cluster: Cluster, name: str, workload: Workload) -> None:
-        clients = [p.name for p in cluster.by_role("client")]
+        clients = cluster.by_role("client")
+        index = [p.name for p in clients].index(name)
         self.protocol = workload.protocol
-        self.records = population_records(cluster, name, workload)
-        self.rng = client_rng(cluster, clients.index(name))
+        self.rng = client_rng(cluster, index)
+        if own_data(cluster):  # this party's own file; global ids from the declared counts
+            me = clients[index]
+            if me.users is None or any(p.users is None for p in clients):
+                raise ValueError("every client party of a run on its own data declares users")
+            records = workload.records
+            if records.shape[0] > me.users:
+                raise ValueError(
+                    f"{name}: {records.shape[0]} records kept from {me.data}, but the cluster "
+                    f"declares {me.users} users for this party"
+                )
+            first = sum(int(p.users or 0) for p in clients[:index])
+        else:  # simulated users: this party's contiguous slice of the bundled records
+            sl = workload.user_slice(index, len(clients))
+            records, first = workload.records[sl], sl.start
+        ids = np.arange(first, first + records.shape[0], dtype=np.int64)
+        drop = simulated_dropout(cluster)
+        if drop > 0:
+            keep = np.sort(self.rng.permutation(ids.shape[0])[int(drop * ids.shape[0]) :])
+            records, ids = records[keep], ids[keep]
+        self.records = records
         n = self.records.shape[0]
         self.blocks = [slice(s, min(n, s + BLOCK_USERS)) for s in range(0, max(n, 1), BLOCK_USERS)]
-        self.local: list[dict[str, Any]] = [{} for _ in self.blocks]
+        seed = grouping_seed_of(cluster)
+        self.local: list[dict[str, Any]] = [
+            {USER_IDS: ids[b], GROUPING_SEED: seed} for b in self.blocks
+        ]
 
     @property
     def n_users(self) -> int:
@@ -101,6 +157,25 @@ def load_batches(payload: bytes) -> tuple[Batches, dict[str, Any]]:
     return batches, {k: v for k, v in obj.items() if k != "batches"}
 
 
+def gate_round(
+    protocol: Any,
+    rnd: int,
+    public: dict[str, Any],
+    shuffled: Batches,
+    users: int,
+    released: list[Release],
+) -> list[Release]:
+    """The analyzer's privacy gate for one round, before the analyzer looks at the batches:
+    well-formed messages per batch and the users whose submissions arrived, against what the
+    protocol's guarantee was accounted for; ``PrivacyRefusal`` (one line) otherwise."""
+    counts = count_valid(protocol.batch_specs_round(rnd, public), shuffled)
+    counts[USERS] = int(users)
+    try:
+        return gate(protocol, rnd, counts, previous=released)
+    except PrivacyRefusal as exc:
+        raise PrivacyRefusal(f"privacy gate refused to publish round {rnd}: {exc}") from None
+
+
 def publish_result(
     node: Any,
     cluster: Cluster,
@@ -109,12 +184,17 @@ def publish_result(
     messages: dict[str, int],
     invalid: dict[str, int],
     extra: dict[str, Any] | None = None,
+    releases: list[Release] | None = None,
 ) -> dict[str, Any]:
-    """Publish the final estimate in the transcript, run the workload's artifact hook
-    (e.g. synthetic data) and write ``result.json``. Shared by every shuffler backend."""
+    """Publish the final estimate and the privacy statement (with its ledger: every release that
+    passed the gate) in the transcript, run the workload's artifact hook (e.g. synthetic data)
+    and write ``result.json``. Shared by every shuffler backend."""
+    if not releases:
+        raise PrivacyRefusal("no release passed the privacy gate; nothing is published")
     node.phase("publish")
     estimate = to_jsonable(estimate)
-    privacy = to_jsonable(privacy_statement(cluster, workload.protocol.privacy()))
+    statement = {**workload.protocol.privacy(), **ledger_json(releases)}
+    privacy = to_jsonable(privacy_statement(cluster, statement))
     digest = node.publish("estimate", codec.dumps(estimate))
     node.publish("privacy", codec.dumps(privacy))
     result = {

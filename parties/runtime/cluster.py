@@ -22,6 +22,7 @@ Example::
 
 from __future__ import annotations
 
+import json
 import re
 import secrets
 import sys
@@ -43,12 +44,16 @@ class ClusterError(ValueError):
 
 @dataclass(frozen=True)
 class PartySpec:
-    """One party of a run."""
+    """One party of a run. A client party of a run on its owners' data names its own records
+    file (a path on its host; only that party reads it) and declares its number of users
+    (public: the accountant's n is the sum of the declared counts)."""
 
     name: str
     role: str
     host: str
     port: int
+    data: str = ""
+    users: int | None = None
 
 
 @dataclass
@@ -94,7 +99,7 @@ def cluster_digest(cluster: Cluster) -> str:
         "phase_timeout": float(cluster.phase_timeout),
         "max_frame": int(cluster.max_frame),
         "params": {k: v for k, v in sorted(cluster.params.items()) if v is not None},
-        "parties": [[p.name, p.role, p.host, p.port] for p in cluster.parties],
+        "parties": [[p.name, p.role, p.host, p.port, p.data, p.users] for p in cluster.parties],
     }
     text = json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
     return hashlib.sha256(text.encode()).hexdigest()
@@ -131,9 +136,19 @@ def load_cluster(path: str | Path, session_optional: bool = False) -> Cluster:
     for i, p in enumerate(raw_parties):
         where = f"cluster file {path}, party #{i + 1}"
         try:
-            spec = PartySpec(str(p["name"]), str(p["role"]), str(p["host"]), int(p["port"]))
-        except (KeyError, TypeError, ValueError) as exc:
+            users = p.get("users")
+            spec = PartySpec(
+                str(p["name"]),
+                str(p["role"]),
+                str(p["host"]),
+                int(p["port"]),
+                str(p.get("data", "")),
+                None if users is None else int(users),
+            )
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise ClusterError(f"{where}: needs name, role, host, port ({exc})") from None
+        if spec.users is not None and spec.users < 0:
+            raise ClusterError(f"{where}: users must be >= 0, got {spec.users}")
         if not NAME_RE.match(spec.name):
             raise ClusterError(f"{where}: invalid party name {spec.name!r}")
         if spec.name in seen:
@@ -159,7 +174,8 @@ def _toml_value(v: Any) -> str:
     if isinstance(v, (int, float)):
         return repr(v)
     if isinstance(v, str):
-        return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
+        # a TOML basic string: JSON's escapes are TOML's (control characters as \uXXXX)
+        return json.dumps(v, ensure_ascii=False).replace("\x7f", "\\u007f")
     if isinstance(v, (list, tuple)):
         return "[" + ", ".join(_toml_value(x) for x in v) + "]"
     raise ClusterError(f"cannot write parameter value {v!r} to TOML")
@@ -187,4 +203,8 @@ def dump_cluster(cluster: Cluster) -> str:
             f"host = {_toml_value(p.host)}",
             f"port = {p.port}",
         ]
+        if p.data:
+            lines.append(f"data = {_toml_value(p.data)}")
+        if p.users is not None:
+            lines.append(f"users = {int(p.users)}")
     return "\n".join(lines) + "\n"

@@ -23,6 +23,9 @@ MAIN_JOB: dict[str, Any] = {
 }
 DEFAULT_SHUFFLER = "trusted"
 PARAM_OPTIONS = (
+    "min_users",
+    "max_epsilon",
+    "simulate_dropout",
     "users",
     "domain",
     "epsilon",
@@ -82,6 +85,35 @@ def add_run_options(ap: argparse.ArgumentParser, for_init: bool = False) -> None
         help="extra protocol parameter (repeatable)",
     )
     ap.add_argument("--phase-timeout", type=float, default=120.0, help="seconds per phase")
+    ap.add_argument(
+        "--schema",
+        help="public schema (TOML, docs/data.md) of the data: every protocol parameter comes "
+        "from it, never from the records",
+    )
+    if not for_init:
+        ap.add_argument(
+            "--data",
+            help="your own records file (CSV/TSV/transactions, optionally gzip), split among "
+            "the client parties, each of which reads only its part",
+        )
+    ap.add_argument(
+        "--min-users",
+        type=int,
+        help="fewest users the release may have (the "
+        "count the protocol is calibrated at; default: all of them)",
+    )
+    ap.add_argument(
+        "--max-epsilon",
+        type=float,
+        help="refuse to publish above this central "
+        "epsilon when fewer users arrive (default: the target)",
+    )
+    ap.add_argument(
+        "--simulate-dropout",
+        type=float,
+        help="demonstration: this fraction of the users' submissions never leave their client "
+        "parties, to watch the privacy gate re-account or refuse",
+    )
 
 
 def parse_value(v: str) -> Any:
@@ -127,6 +159,10 @@ def resolve_job(
     params = collect_params(args)
     if main_job:
         params = {**MAIN_JOB["params"], **params}
+    if getattr(args, "schema", None):
+        params.update(own_data_params(args, params))
+    elif getattr(args, "data", None):
+        raise ClusterError("--data needs --schema: the public schema of the file (sdp data schema)")
     plan = plan_for(protocol, shuffler)
     if hasattr(plan, "validate"):  # protocol-specific plans (txpub) are not workloads
         plan.validate(params)
@@ -144,3 +180,35 @@ def resolve_job(
     }
     plan.layout(layout)  # raises on an impossible layout
     return protocol, shuffler, params, layout
+
+
+def own_data_params(args: argparse.Namespace, params: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` (its text) and, with ``--data``, ``users`` (the rows the schema keeps)."""
+    from pathlib import Path
+
+    from protocols.datasets.schema import parse_schema
+
+    try:
+        text = Path(args.schema).read_text()
+    except OSError as exc:
+        raise ClusterError(f"--schema {args.schema}: {exc.strerror or exc}") from None
+    schema = parse_schema(text, args.schema)  # SchemaError (a ValueError): one clear line
+    out: dict[str, Any] = {"schema": text}
+    data = getattr(args, "data", None)
+    if data:
+        from parties.runtime.own_data import count_kept
+        from protocols.datasets.report import DataFileError
+
+        try:
+            kept, _ = count_kept(Path(data), schema)
+        except (DataFileError, OSError) as exc:
+            raise ClusterError(f"--data {data}: {exc}") from None
+        if params.get("users") not in (None, kept):
+            raise ClusterError(
+                f"--users {params['users']} but the schema keeps {kept} rows of {data}; "
+                "leave --users out with --data"
+            )
+        if kept < 2:
+            raise ClusterError(f"{data}: the schema keeps {kept} rows; nothing to run on")
+        out["users"] = kept
+    return out

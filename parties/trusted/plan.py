@@ -20,8 +20,10 @@ import numpy as np
 from parties.clients.roles import (
     ClientPopulation,
     dump_batches,
+    gate_round,
     load_batches,
     load_workload,
+    publish_data_report,
     publish_result,
 )
 from parties.runtime import codec
@@ -29,11 +31,15 @@ from parties.runtime.cluster import Cluster
 from parties.runtime.codec import to_jsonable
 from parties.runtime.link import PeerError
 from parties.runtime.plans import names_with_role, single
+from parties.runtime.transport import log
 from protocols.base import BatchSpec, validate_batches
+from protocols.privacy.ledger import Release
 
 
 class TrustedShufflePlan:
     """clients -> shuffler -> analyzer (-> clients, for multi-round protocols)."""
+
+    tolerated_roles = {"client"}  # a client party that drops out; the privacy gate decides
 
     def layout(self, options: dict[str, Any]) -> list[tuple[str, str]]:
         clients = int(options.get("clients", 2))
@@ -73,7 +79,8 @@ async def receive_state(node: Any, cluster: Cluster, rnd: int) -> dict[str, Any]
 async def run_client(node: Any, cluster: Cluster) -> None:
     """Encode this population's users and submit their messages, block by block, per round."""
     shuffler = single(cluster, "shuffler").name
-    workload = load_workload(cluster)
+    workload = load_workload(cluster, node.name)
+    publish_data_report(node, workload)
     pop = ClientPopulation(cluster, node.name, workload)
     for rnd in range(workload.protocol.n_rounds):
         public = await receive_state(node, cluster, rnd)
@@ -98,43 +105,63 @@ def specs_of(specs: list[BatchSpec]) -> dict[str, BatchSpec]:
 
 
 async def collect_submissions(
-    node: Any, cluster: Cluster, specs: list[BatchSpec]
-) -> tuple[dict[str, list[np.ndarray]], dict[str, int]]:
-    """Every client population's messages of one round, out-of-domain rows dropped (counted)."""
+    node: Any, cluster: Cluster, specs: list[BatchSpec], dropped: dict[str, str]
+) -> tuple[dict[str, list[np.ndarray]], dict[str, int], dict[str, dict[str, int]]]:
+    """Every live client party's messages of one round, out-of-domain rows dropped (counted).
+
+    A client party that disconnects or misses the deadline (the phase timeout) drops out: what
+    it sent whole before is kept, it is listed in ``dropped`` and not waited for again; the
+    privacy gate at the analyzer decides whether what arrived may be published. Returns
+    (messages per batch, invalid rows per batch, per client {users, messages, invalid})."""
     by_name = specs_of(specs)
     collected: dict[str, list[np.ndarray]] = {s.name: [] for s in specs}
     invalid = {s.name: 0 for s in specs}
+    per_client: dict[str, dict[str, int]] = {}
 
     async def from_client(client: str) -> None:
+        stats = per_client.setdefault(client, {"users": 0, "messages": 0, "invalid": 0})
         while True:
-            payload = await node.recv(client, "submit")
+            try:
+                payload = await node.recv(client, "submit")
+            except PeerError as exc:
+                dropped[client] = str(exc)
+                log(node.name, f"client {client} dropped out: {exc}")
+                return
             try:
                 batches, meta = load_batches(payload)
                 bad = validate_batches(None, batches, specs)
-            except ValueError as exc:
+                users = int(meta.get("users", -1))
+                if users < 0:
+                    raise ValueError("submission without its number of users")
+            except (ValueError, TypeError) as exc:
                 raise PeerError(f"malformed submission from {client}: {exc}") from None
             for name, arr in batches.items():
                 if bad[name]:
                     ok = ((arr >= 0) & (arr < by_name[name].bound)).all(axis=1)
                     invalid[name] += int((~ok).sum())
+                    stats["invalid"] += int((~ok).sum())
                     arr = arr[ok]
                 collected[name].append(arr)
+                stats["messages"] += int(arr.shape[0])
+            stats["users"] += users
             if meta.get("final"):
                 return
 
-    await asyncio.gather(*(from_client(c) for c in names_with_role(cluster, "client")))
-    return collected, invalid
+    live = [c for c in names_with_role(cluster, "client") if c not in dropped]
+    await asyncio.gather(*(from_client(c) for c in live))
+    return collected, invalid, per_client
 
 
 async def run_shuffler(node: Any, cluster: Cluster) -> None:
     """Per round: collect, validate, shuffle, forward to the analyzer."""
     protocol = load_workload(cluster).protocol
     public: dict[str, Any] = {}
+    dropped: dict[str, str] = {}
     for rnd in range(protocol.n_rounds):
         public = await receive_state(node, cluster, rnd) if rnd else {}
         specs = protocol.batch_specs_round(rnd, public)
         node.phase("submit", rnd)
-        collected, invalid = await collect_submissions(node, cluster, specs)
+        collected, invalid, per_client = await collect_submissions(node, cluster, specs, dropped)
         node.phase("shuffle", rnd)
         rng = np.random.default_rng(secrets.randbits(128))
         shuffled = {}
@@ -146,7 +173,14 @@ async def run_shuffler(node: Any, cluster: Cluster) -> None:
         await node.send(
             single(cluster, "analyzer").name,
             "shuffled",
-            dump_batches(shuffled, invalid=invalid, round=rnd),
+            dump_batches(
+                shuffled,
+                invalid=invalid,
+                round=rnd,
+                users=sum(c["users"] for c in per_client.values()),
+                clients=per_client,
+                dropped=sorted(dropped),
+            ),
             public=True,
         )
 
@@ -157,25 +191,36 @@ async def run_analyzer(node: Any, cluster: Cluster) -> None:
     protocol = workload.protocol
     public: dict[str, Any] = {}
     invalid_total: dict[str, int] = {}
-    receivers = names_with_role(cluster, "client") + [single(cluster, "shuffler").name]
+    released: list[Release] = []
+    clients: dict[str, Any] = {}
+    dropped: set[str] = set()
+    shuffler = single(cluster, "shuffler").name
     for rnd in range(protocol.n_rounds):
         node.phase("deliver", rnd)
-        payload = await node.recv(single(cluster, "shuffler").name, "shuffled")
+        payload = await node.recv(shuffler, "shuffled")
         try:
             shuffled, meta = load_batches(payload)
             validate_batches(protocol, shuffled, protocol.batch_specs_round(rnd, public))
-        except ValueError as exc:
+            users = int(meta["users"])
+        except (ValueError, KeyError, TypeError) as exc:
             raise PeerError(f"malformed shuffled batches from the shuffler: {exc}") from None
         for k, v in dict(meta.get("invalid", {})).items():
             invalid_total[f"{k}" if protocol.n_rounds == 1 else f"r{rnd}:{k}"] = int(v)
+        clients[f"round {rnd}"] = meta.get("clients", {})
+        dropped |= set(meta.get("dropped", []))
+        released += gate_round(protocol, rnd, public, shuffled, users, released)
         node.phase("analyze", rnd)
         result = to_jsonable(protocol.analyze_round(rnd, shuffled, public))
         if rnd < protocol.n_rounds - 1:
             node.phase("state", rnd + 1)
             state = codec.dumps(result)
-            for peer in receivers:
-                await node.send(peer, "state", state, public=True)
+            for peer in names_with_role(cluster, "client") + [shuffler]:
+                if peer not in dropped:
+                    await node.send(peer, "state", state, public=True)
             public = result
         else:
             messages = {k: int(v.shape[0]) for k, v in shuffled.items()}
-            publish_result(node, cluster, workload, result, messages, invalid_total)
+            extra = {"clients": clients, "dropped_clients": sorted(dropped)}
+            publish_result(
+                node, cluster, workload, result, messages, invalid_total, extra, released
+            )

@@ -29,6 +29,8 @@ from typing import Any
 import numpy as np
 
 from protocols.datasets import categorical as datasets
+from protocols.datasets.schema import schema_digest
+from protocols.datasets.source import categorical_records, declared_users, records_for, schema_of
 from protocols.multidim.arr_ss import ARRSS
 from protocols.multidim.baselines import SUEMS, OUESampling
 from protocols.multidim.common import MultidimProtocol, sse
@@ -38,7 +40,27 @@ from protocols.privacy.statements import max_epsilon_param, min_users_param, run
 from protocols.workloads import Workload, register
 
 
-def _dataset(params: dict[str, Any]) -> datasets.CategoricalDataset:
+def _dataset(
+    params: dict[str, Any], who: str = ""
+) -> tuple[datasets.CategoricalDataset, int, dict[str, Any] | None]:
+    """(the records this party holds, the public number of users n, its data report)."""
+    schema = schema_of(params, "categorical", who)
+    if schema is not None:  # the user's own data: every parameter from the schema
+        own = records_for(params, schema)
+        ds = datasets.CategoricalDataset(
+            schema.name or "your data",
+            categorical_records(own, schema),
+            schema.domain_sizes,
+            schema.attribute_names,
+            f"bring-your-own data under schema {schema_digest(schema)[:12]}",
+        )
+        report = None if own.report is None else own.report.public()
+        return ds, declared_users(params, who), report
+    ds = _bundled(params)
+    return ds, ds.n, None
+
+
+def _bundled(params: dict[str, Any]) -> datasets.CategoricalDataset:
     name = str(params.get("dataset", "adult"))
     data_dir = params.get("data_dir")
     seed = int(params.get("data_seed", 0))
@@ -89,13 +111,13 @@ def build_workload(cls: type[MultidimProtocol], params: dict[str, Any]) -> Workl
         raise ValueError(
             "domain does not apply to seed-000 protocols: the dataset fixes the domains"
         )
-    ds = _dataset(params)
-    delta = run_delta(params, ds.n, cls.name)
+    ds, n, data_report = _dataset(params, cls.name)
+    delta = run_delta(params, n, cls.name)
     accounting, tight_bound = _accounting(params)
     eps_c = float(params.get("epsilon", 1.0))
     protocol = cls(
         ds.domain_sizes,
-        ds.n,
+        n,
         eps_c,
         delta,
         accounting=accounting,
@@ -103,7 +125,7 @@ def build_workload(cls: type[MultidimProtocol], params: dict[str, Any]) -> Workl
         estimator=str(params.get("estimator", "paper")),
         attributes=ds.attributes,
         tight_bound=tight_bound,
-        min_users=min_users_param(params, ds.n, cls.name),
+        min_users=min_users_param(params, n, cls.name),
         max_epsilon=max_epsilon_param(params, eps_c, cls.name),
     )
     if not getattr(protocol, "feasible", True):
@@ -112,9 +134,9 @@ def build_workload(cls: type[MultidimProtocol], params: dict[str, Any]) -> Workl
             f"(policy {protocol.policy}, accounting {protocol.accounting}); raise epsilon, "
             "or use policy=fallback or accounting=tight"
         )
-    truth = ds.marginals()
 
     def truth_fn() -> dict[str, Any]:
+        truth = ds.marginals()
         return {
             "dataset": ds.name,
             "n": ds.n,
@@ -122,6 +144,9 @@ def build_workload(cls: type[MultidimProtocol], params: dict[str, Any]) -> Workl
         }
 
     def report(estimate: dict[str, Any]) -> dict[str, Any]:
+        if ds.n == 0:
+            return {"note": "no records here to compare with (bring-your-own data)"}
+        truth = ds.marginals()
         per, total = sse(estimate["marginals"], truth)
         rows: list[list[Any]] = []
         for a, est, f, e in zip(ds.attributes, estimate["marginals"], truth, per, strict=True):
@@ -148,7 +173,7 @@ def build_workload(cls: type[MultidimProtocol], params: dict[str, Any]) -> Workl
             "attributes_estimated": sum(p is not None for p in per),
         }
 
-    return Workload(protocol, ds.records, truth=truth_fn, report=report)
+    return Workload(protocol, ds.records, truth=truth_fn, report=report, data_report=data_report)
 
 
 @register("srr-ms")
