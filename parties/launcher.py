@@ -244,6 +244,12 @@ def _run(
             "sdp run: tolerated failure(s): " + "; ".join(f"{n}: {r}" for n, r in faults.items()),
             file=sys.stderr,
         )
+    refusal = next((r for r in reasons.values() if "privacy gate refused" in r), None)
+    if failed and refusal is not None:
+        abort_run(run_dir, reasons, wall, "privacy gate")
+        line = refusal.split("privacy gate refused to publish", 1)[1]
+        print(f"sdp run: nothing published: the privacy gate refused{line}", file=sys.stderr)
+        return 1
     if failed:
         abort_run(run_dir, reasons, wall, "party failure")
         print(

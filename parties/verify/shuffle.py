@@ -37,12 +37,16 @@ def recompute_estimate(
     input_type: str,
     report: Report,
     inputs: list[dict[str, np.ndarray]] | None = None,
+    users: list[int] | None = None,
 ) -> None:
     """Re-run the protocol's analyzer, round by round, on the multisets the analyzer received
     (its public ``input_type`` messages, or ``inputs``); compare every broadcast round state and
-    the published estimate with what the analyzer logged."""
+    the published estimate with what the analyzer logged; re-run the privacy gate on the counts
+    the transcripts give (``users``: per round, or the ``users`` field of each input message)
+    and compare the ledger with the published privacy statement."""
     from parties.runtime.codec import to_jsonable
-    from protocols.base import validate_batches
+    from protocols.base import count_valid, validate_batches
+    from protocols.privacy.ledger import USERS, PrivacyRefusal, gate, ledger_json
     from protocols.workloads import get_workload
 
     pubs = [e for e in analyzer.entries if e["dir"] == "publish" and e["ty"] == "estimate"]
@@ -85,9 +89,13 @@ def recompute_estimate(
             )
             return
         inputs = []
+        metas = []
         for e in ins:
             obj = codec.loads(_blob(run_dir, analyzer.party, e["dg"]))
             inputs.append({k: codec.obj_to_array(v) for k, v in obj["batches"].items()})
+            metas.append(obj)
+        if users is None and all(isinstance(m.get("users"), int) for m in metas):
+            users = [int(m["users"]) for m in metas]
     # round states the analyzer broadcast (one copy per receiver; all must be equal)
     states: dict[int, set[str]] = {}
     for e in analyzer.entries:
@@ -95,9 +103,23 @@ def recompute_estimate(
             states.setdefault(e["rd"], set()).add(e["dg"])
     public: dict[str, Any] = {}
     n = 0
+    released: list[Any] = []
+    ledger_failure = (
+        ""
+        if users is not None and len(users) == len(inputs)
+        else ("the transcripts give no user count for every round")
+    )
     for rnd, batches in enumerate(inputs):
-        validate_batches(protocol, batches, protocol.batch_specs_round(rnd, public))
+        specs = protocol.batch_specs_round(rnd, public)
+        validate_batches(protocol, batches, specs)
         n += sum(int(v.shape[0]) for v in batches.values())
+        if not ledger_failure:
+            counts = count_valid(specs, batches)
+            counts[USERS] = int(users[rnd])  # type: ignore[index]
+            try:
+                released += gate(protocol, rnd, counts, previous=released)
+            except PrivacyRefusal as exc:
+                ledger_failure = f"round {rnd} does not pass the privacy gate: {exc}"
         again = to_jsonable(protocol.analyze_round(rnd, batches, public))
         if rnd < len(inputs) - 1:
             sent = states.get(rnd + 1, set())
@@ -161,6 +183,24 @@ def recompute_estimate(
                 else "result.json privacy statement differs from the signed one"
                 if signed_privacy is not None
                 else f"{analyzer.party} published {len(privs)} privacy statements (expected 1)",
+            )
+        )
+        if not ledger_failure:
+            mine = to_jsonable(ledger_json(released))
+            theirs = {k: (signed_privacy or {}).get(k) for k in ("releases", "total")}
+            if not _close(mine, theirs):
+                ledger_failure = (
+                    "the published ledger (privacy.releases/total) differs from the one the "
+                    "gate gives on the counts in the transcripts"
+                )
+        report.add(
+            Check(
+                "privacy ledger",
+                not ledger_failure,
+                len(released),
+                ledger_failure
+                or f"{len(released)} release(s) re-derived from the signed counts; they match "
+                "the published ledger",
             )
         )
 

@@ -1,0 +1,88 @@
+"""Dropout with honest accounting (real processes): a client party that dies mid-submission does
+not stop the run while at least ``min_users`` users arrived; the published ledger is for the
+survivors and verifies; below ``min_users`` nothing is published (one line, non-zero exit)."""
+
+from __future__ import annotations
+
+import json
+
+from conftest import sdp
+
+from parties.verify.run import verify_run
+
+
+def _run(tmp_path, min_users: int, name: str):
+    out = tmp_path / name
+    proc = sdp(
+        "run",
+        "grr",
+        "--users",
+        "8000",
+        "--clients",
+        "4",
+        "--min-users",
+        str(min_users),
+        "--out",
+        str(out),
+        "--quiet",
+        "--json",
+        env={"SDP_FAULT_KILL": "client-2:submit"},
+    )
+    return out, proc
+
+
+def test_one_of_four_client_parties_dies_and_the_run_completes(tmp_path):
+    out, proc = _run(tmp_path, 5000, "ok")
+    assert proc.returncode == 0, proc.stderr
+    res = json.loads(proc.stdout)
+    assert res["dropped_clients"] == ["client-2"]
+    (rel,) = res["privacy"]["releases"]
+    assert rel["n_received"] == 6000 and rel["n_accounted"] == 5000  # calibrated at min_users
+    assert res["privacy"]["total"]["eps"] <= 1.0  # the target holds for >= min_users users
+    assert sum(c["users"] for c in res["clients"]["round 0"].values()) == 6000
+    assert "client-2" in res["faults"]
+    report = verify_run(out, progress=False)
+    assert report.ok, report.first_failure
+    assert any("client-2" in c.detail for c in report.checks if c.name == "party status (signed)")
+
+
+def test_below_min_users_nothing_is_published(tmp_path):
+    out, proc = _run(tmp_path, 7000, "refused")
+    assert proc.returncode != 0
+    lines = [x for x in proc.stderr.splitlines() if x.startswith("sdp run:")]
+    assert len(lines) == 1 and "privacy gate refused" in lines[0], proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert not (out / "result.json").exists() and (out / "ABORTED.json").exists()
+
+
+def test_simulated_dropout_is_re_accounted_or_refused(tmp_path):
+    out = tmp_path / "half"
+    proc = sdp(
+        "run",
+        "grr",
+        "--users",
+        "8000",
+        "--simulate-dropout",
+        "0.5",
+        "--max-epsilon",
+        "5",
+        "--out",
+        str(out),
+        "--quiet",
+        "--json",
+    )
+    assert proc.returncode == 0, proc.stderr
+    (rel,) = json.loads(proc.stdout)["privacy"]["releases"]
+    assert rel["reaccounted"] and rel["n_received"] == 4000 and rel["eps"] > 1.0
+    refused = sdp(
+        "run",
+        "grr",
+        "--users",
+        "8000",
+        "--simulate-dropout",
+        "0.5",
+        "--out",
+        str(tmp_path / "no"),
+        "--quiet",
+    )
+    assert refused.returncode != 0 and not (tmp_path / "no" / "result.json").exists()
