@@ -86,6 +86,36 @@ def write_cluster(cluster: Cluster, out: Path) -> dict[str, Path]:
     return dirs
 
 
+def _parse_client_data(items: list[str]) -> dict[str, tuple[str, int]]:
+    out: dict[str, tuple[str, int]] = {}
+    for item in items:
+        try:
+            name, rest = item.split("=", 1)
+            path, users = rest.rsplit(":", 1)
+            out[name.strip()] = (path.strip(), int(users))
+        except ValueError:
+            raise ClusterError(f"--client-data expects NAME=PATH:USERS, got {item!r}") from None
+    return out
+
+
+def _with_client_data(cluster: Cluster, data: dict[str, tuple[str, int]]) -> Cluster:
+    from dataclasses import replace
+
+    clients = [p.name for p in cluster.by_role("client")]
+    missing = sorted(set(clients) - set(data))
+    unknown = sorted(set(data) - set(clients))
+    if missing or unknown:
+        raise ClusterError(
+            f"--client-data must name every client party ({', '.join(clients)}); "
+            + (f"missing {missing}" if missing else f"unknown {unknown}")
+        )
+    parties = [
+        replace(p, data=data[p.name][0], users=data[p.name][1]) if p.name in data else p
+        for p in cluster.parties
+    ]
+    return replace(cluster, parties=parties)
+
+
 def _parse_hosts(items: list[str], default: str | None) -> dict[str, str]:
     hosts: dict[str, str] = {}
     for item in items:
@@ -111,6 +141,14 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--host", action="append", default=[], metavar="NAME=HOST")
     ap.add_argument("--default-host", default="127.0.0.1", help="host of parties not named")
     ap.add_argument("--port-base", type=int, default=47000, help="first port (counting up)")
+    ap.add_argument(
+        "--client-data",
+        action="append",
+        default=[],
+        metavar="NAME=PATH:USERS",
+        help="a client party's own records file (a path on its host) and its declared number "
+        "of users (public); with --schema, for a run on the data owners' own files",
+    )
     add_run_options(ap, for_init=True)
     args = ap.parse_args(argv[1:])
     out = Path(args.out)
@@ -118,6 +156,11 @@ def main(argv: list[str]) -> int:
         if args.source.endswith(".toml"):
             cluster = load_cluster(args.source, session_optional=True)
         else:
+            client_data = _parse_client_data(args.client_data)
+            if client_data and args.schema is None:
+                raise ClusterError("--client-data needs --schema (the public schema of the files)")
+            if client_data and args.users is None:
+                args.users = sum(u for _, u in client_data.values())
             protocol, shuffler, params, layout_options = resolve_job(args, args.source)
             hosts = _parse_hosts(args.host, args.default_host)
             n_extra = int(layout_options["servers"]) if shuffler == "mpc" else 0
@@ -135,6 +178,8 @@ def main(argv: list[str]) -> int:
                 args.phase_timeout,
                 n_extra,
             )
+            if client_data:
+                cluster = _with_client_data(cluster, client_data)
         dirs = write_cluster(cluster, out)
     except (ClusterError, KeyError, ValueError, ArithmeticError, OSError) as exc:
         msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc

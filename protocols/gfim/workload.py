@@ -31,6 +31,8 @@ from typing import Any
 
 import numpy as np
 
+from protocols.datasets.schema import schema_digest
+from protocols.datasets.source import declared_users, records_for, schema_of
 from protocols.gfim.ldpminer import LDPMiner, OnePhase
 from protocols.gfim.protocol import GFIM, TwoPhaseMiner, topk_metrics, true_top
 from protocols.gfim.setvalued_data import SET_DATASETS, SetData, load_set_dataset
@@ -51,8 +53,31 @@ def _flag(v: Any) -> bool:
     raise ValueError(f"gfim: shuffle must be true or false, got {v!r}")
 
 
-def dataset_of(params: dict[str, Any]) -> SetData:
-    """The workload's set-valued data from ``dataset``/``users``/``data_seed``/``data_dir``."""
+def dataset_of(params: dict[str, Any]) -> tuple[SetData, int, dict[str, Any] | None]:
+    """(the set-valued records this party holds, the public number of users, its data report):
+    from a run's own data under a public set-valued schema (``ell`` defaults to the schema's
+    ``max_items``), or the bundled ``dataset``/``users``/``data_seed``/``data_dir``."""
+    schema = schema_of(params, "setvalued", "gfim")
+    if schema is not None:
+        own = records_for(params, schema)
+        records = np.full((0, 1), -1, dtype=np.int32)
+        if own.data is not None and own.data.n:
+            # storage layout only (local, never released): the party's largest set
+            records = own.data.padded(max(1, int(own.data.sizes().max())))
+        data = SetData(
+            schema.name or "your data",
+            np.asarray(records, dtype=np.int32),
+            int(schema.d),
+            tuple(schema.universe.labels()),
+            f"bring-your-own data under schema {schema_digest(schema)[:12]}",
+            public_ell=None if schema.max_items is None else int(schema.max_items),
+        )
+        report = None if own.report is None else own.report.public()
+        return data, declared_users(params, "gfim"), report
+    return _bundled(params), 0, None
+
+
+def _bundled(params: dict[str, Any]) -> SetData:
     name = str(params.get("dataset", "laplace-50k"))
     if name not in SET_DATASETS:
         raise ValueError(f"gfim: unknown dataset {name!r}; known: {', '.join(SET_DATASETS)}")
@@ -65,8 +90,10 @@ def dataset_of(params: dict[str, Any]) -> SetData:
     )
 
 
-def build_protocol(params: dict[str, Any], data: SetData, method: str) -> Any:
-    """The protocol object for ``method`` with the privacy mode of ``params``."""
+def build_protocol(params: dict[str, Any], data: SetData, method: str, n: int | None = None) -> Any:
+    """The protocol object for ``method`` with the privacy mode of ``params``; ``n`` is the
+    public number of users (default: ``data``'s, for bundled data)."""
+    n = data.n if n is None else int(n)
     if method not in METHODS:
         raise ValueError(f"gfim: unknown method {method!r}; expected one of {METHODS}")
     k = int(params.get("k", 10))
@@ -89,17 +116,17 @@ def build_protocol(params: dict[str, Any], data: SetData, method: str) -> Any:
         if params.get("local_epsilon") is not None:
             eps = float(params["local_epsilon"])
         if method == "gfim":
-            return GFIM(data.d, k, ell, eps, k_max=k_max, combination=comb, n=data.n)
+            return GFIM(data.d, k, ell, eps, k_max=k_max, combination=comb, n=n)
         if method == "ldpminer":
             return LDPMiner(data.d, k, ell, eps, k_max=k_max, combination=comb)
         return OnePhase(data.d, k, ell, eps)
     bound = str(params.get("bound", "vr"))
     if bound not in ("vr", "fmt21"):
         raise ValueError(f"gfim: shuffle accounting supports bound vr or fmt21, got {bound!r}")
-    delta = run_delta(params, data.n, "gfim")
+    delta = run_delta(params, n, "gfim")
     eps_l = params.get("local_epsilon")
     run = dict(
-        min_users=min_users_param(params, data.n, "gfim"),
+        min_users=min_users_param(params, n, "gfim"),
         max_epsilon=max_epsilon_param(params, eps, "gfim"),
     )
     if method == "gfim":
@@ -108,7 +135,7 @@ def build_protocol(params: dict[str, Any], data: SetData, method: str) -> Any:
             k,
             ell,
             eps,
-            data.n,
+            n,
             delta,
             bound=bound,
             k_max=k_max,
@@ -122,7 +149,7 @@ def build_protocol(params: dict[str, Any], data: SetData, method: str) -> Any:
             k,
             ell,
             eps,
-            data.n,
+            n,
             delta,
             bound=bound,
             k_max=k_max,
@@ -181,11 +208,11 @@ def report_table(
 
 
 def build_workload(params: dict[str, Any], method: str) -> Workload:
-    data = dataset_of(params)
-    protocol = build_protocol(params, data, method)
-    true_f = data.frequencies()
+    data, n, data_report = dataset_of(params)
+    protocol = build_protocol(params, data, method, n or None)
 
     def truth() -> dict[str, Any]:
+        true_f = data.frequencies()
         return {
             "dataset": data.name,
             "n": data.n,
@@ -194,6 +221,9 @@ def build_workload(params: dict[str, Any], method: str) -> Workload:
         }
 
     def report(estimate: dict[str, Any]) -> dict[str, Any]:
+        if data.n == 0:
+            return {"note": "no records here to compare with (bring-your-own data)"}
+        true_f = data.frequencies()
         out = report_table(data, true_f, estimate, protocol.k)
         out.update(dataset=data.name, source=data.source, ell=protocol.ell, method=protocol.name)
         if isinstance(protocol, TwoPhaseMiner):
@@ -208,7 +238,7 @@ def build_workload(params: dict[str, Any], method: str) -> Workload:
             out["k_max"] = protocol.k_max
         return out
 
-    return Workload(protocol, data.records, truth=truth, report=report)
+    return Workload(protocol, data.records, truth=truth, report=report, data_report=data_report)
 
 
 @register("gfim")

@@ -5,7 +5,7 @@ min(1e-6, 0.01/n); must lie below 1/n), ``min_users`` (default n: the Polya nois
 and the share count are calibrated for it; the single-message baseline's local epsilon too),
 ``max_epsilon`` (default epsilon),
 ``sigma`` / ``precision`` (override Split-Mix's defaults), ``variant`` (``splitmix``, default,
-or ``single`` for the single-message k-RR baseline), ``data`` (``beta``, default: Beta(2, 5)
+or ``single`` for the single-message k-RR baseline), ``dataset`` (``beta``, default: Beta(2, 5)
 values fixed by ``data_seed``; ``adult``: (age/130)^2 of UCI Adult's ``adult.data`` rows, read
 from ``data_dir`` / ``$SDP_DATASETS`` / ``../shared/datasets``; ``users`` then defaults to all
 32,561 and must not exceed it).
@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from protocols.datasets.source import declared_users, records_for, schema_of
 from protocols.privacy.statements import max_epsilon_param, min_users_param, run_delta
 from protocols.summation.split_mix import SingleMessageSum, SplitMixSum, splitmix_parameters
 from protocols.workloads import Workload, register
@@ -48,11 +49,31 @@ def adult_age_values(data_dir: str | Path | None = None) -> np.ndarray:
     return (load_adult_ages(data_dir) / 130.0) ** 2
 
 
+def splitmix_mean_std(protocol: SplitMixSum, values: np.ndarray) -> float:
+    """Exact standard deviation of Split-Mix's mean estimate on ``values`` (all n users
+    present): randomized rounding (Bernoulli of each value's fractional part) plus the n users'
+    Polya difference shares, each of variance 2 r a / (1 - a)^2 with shape r = 1 / n_min."""
+    pr = protocol.params
+    y = np.asarray(values, dtype=np.float64) * pr.precision
+    frac = y - np.floor(y)
+    a = pr.noise_ratio
+    noise = pr.n * 2.0 * a / (pr.n_min * (1.0 - a) ** 2)
+    var = (float(np.sum(frac * (1.0 - frac))) + noise) / (pr.precision * pr.n) ** 2
+    return float(np.sqrt(var))
+
+
 @register("splitmix-sum")
 def splitmix_workload(params: dict[str, Any]) -> Workload:
     """Split-Mix (or single-message) summation workload; see the module docstring."""
-    data = str(params.get("data", "beta"))
-    if data == "adult":
+    data = str(params.get("dataset", "beta"))
+    schema = schema_of(params, "numeric", "splitmix-sum")
+    data_report = None
+    if schema is not None:  # the user's own values, clipped to the schema's public range
+        own = records_for(params, schema)
+        values = np.zeros(0) if own.data is None else np.asarray(own.data.values, dtype=np.float64)
+        n = declared_users(params, "splitmix-sum")
+        data_report = None if own.report is None else own.report.public()
+    elif data == "adult":
         values = adult_age_values(params.get("data_dir"))
         n = int(params.get("users", values.size))
         if not 3 <= n <= values.size:
@@ -65,7 +86,7 @@ def splitmix_workload(params: dict[str, Any]) -> Workload:
         rng = np.random.default_rng(np.random.SeedSequence(int(params.get("data_seed", 0))))
         values = rng.beta(2.0, 5.0, size=n)
     else:
-        raise ValueError(f"splitmix-sum: data must be 'beta' or 'adult', got {data!r}")
+        raise ValueError(f"splitmix-sum: dataset must be 'beta' or 'adult', got {data!r}")
     eps = float(params.get("epsilon", 1.0))
     delta = run_delta(params, n, "splitmix-sum")
     min_users = min_users_param(params, n, "splitmix-sum")
@@ -89,14 +110,20 @@ def splitmix_workload(params: dict[str, Any]) -> Workload:
     else:
         raise ValueError(f"splitmix-sum: variant must be 'splitmix' or 'single', got {variant!r}")
     protocol.max_epsilon = max_epsilon_param(params, eps, "splitmix-sum")
-    true_mean = float(values.mean())
 
     def report(est: dict[str, Any]) -> dict[str, Any]:
-        return {"true_mean": true_mean, "abs_error_mean": abs(float(est["mean"]) - true_mean)}
+        if values.size == 0:
+            return {"note": "no records here to compare with (bring-your-own data)"}
+        true_mean = float(values.mean())
+        out = {"true_mean": true_mean, "abs_error_mean": abs(float(est["mean"]) - true_mean)}
+        if isinstance(protocol, SplitMixSum):
+            out["expected_std_of_mean"] = splitmix_mean_std(protocol, values)
+        return out
 
     return Workload(
         protocol,
         values,
-        truth=lambda: {"mean": true_mean, "sum": float(values.sum())},
+        truth=lambda: {"mean": float(values.mean()), "sum": float(values.sum())},
         report=report,
+        data_report=data_report,
     )
