@@ -63,9 +63,12 @@ def client_rng(cluster: Cluster, index: int) -> np.random.Generator:
 
 
 def grouping_seed_of(cluster: Cluster) -> int:
-    """The run's public grouping seed (``protocols.privacy.grouping``): fixed by the session id before
-    any data is read, fresh per run, the same at every client party."""
-    h = hashlib.sha256(b"sdp-grouping-v1" + cluster.session_bytes).digest()
+    """The run's public grouping seed (``protocols.privacy.grouping``): fixed by the session id
+    before any data is read, fresh per run, the same at every client party (a seeded simulation
+    derives it from its seed, so that it is reproducible across sessions)."""
+    seed = cluster.params.get("seed")
+    basis = cluster.session_bytes if seed is None else f"seed:{int(seed)}".encode()
+    h = hashlib.sha256(b"sdp-grouping-v1" + basis).digest()
     return int.from_bytes(h[:8], "little") >> 2
 
 
