@@ -130,7 +130,14 @@ def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
     try:
         protocol, shuffler, params, layout_options = resolve_job(args)
-    except (ClusterError, KeyError, ValueError, ArithmeticError) as exc:
+    except ArithmeticError as exc:
+        print(
+            f"sdp run: a parameter is outside the range the protocol's calibration can compute "
+            f"with ({type(exc).__name__}: {exc}); check --epsilon, --users and --param values",
+            file=sys.stderr,
+        )
+        return 2
+    except (ClusterError, KeyError, ValueError) as exc:
         msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
         print(f"sdp run: {msg}", file=sys.stderr)
         return 2
