@@ -43,6 +43,24 @@ class VerifyError(ValueError):
     """A check failed; the message names the artifact and the failing equation/index."""
 
 
+class MixnetShapeError(ValueError):
+    """A mix-net with fewer than 2 servers or a threshold outside 2..k (refused)."""
+
+
+def check_shape(k: int, t: int) -> None:
+    """Refuse a mix-net that cannot hide who sent what from one server.
+
+    With one server, that server alone mixes and decrypts; with ``t = 1`` any single server
+    decrypts the input list. ``2 <= t <= k`` makes every decryption need a server that mixed
+    (``record_verifier`` checks that the decryption set mixed), so privacy needs one honest
+    server among any ``t``.
+    """
+    if k < 2:
+        raise MixnetShapeError(f"a mix-net needs at least 2 mix servers, got {k}")
+    if not 2 <= t <= k:
+        raise MixnetShapeError(f"the mix-net threshold must lie in 2..{k} (mix servers), got {t}")
+
+
 def _part(p: Any) -> bytes:
     if isinstance(p, bytes):
         return p
