@@ -243,16 +243,17 @@ def dec_share_seed(
 ) -> bytes:
     """Seed of the random linear combination in a batched decryption-share proof.
 
-    ``dset`` is the decryption set (the ``t`` servers whose Lagrange-weighted shares combine),
-    so a share made for one set cannot be replayed in another.
+    ``fs_hash("dec-rlc", sess, server, batch, dset, w, b_0, .., b_{w-1}, d_0, .., d_{w-1})``
+    with ``dset`` as the concatenated 8-byte little-endian server indices, ``w`` the number of
+    components and each ``b_j``/``d_j`` the concatenation of a column's encodings. ``dset`` is
+    the decryption set (the ``t`` servers whose Lagrange-weighted shares combine), so a share
+    made for one set cannot be replayed in another.
     """
-    h = hashlib.sha512(DOMAIN + b"dec-rlc|" + sess + server.to_bytes(8, "little") + batch.encode())
-    h.update(b"|set|" + b"".join(int(j).to_bytes(8, "little") for j in dset))
-    for col in bs:
-        h.update(b"".join(col))
-    for col in ds:
-        h.update(b"".join(col))
-    return h.digest()
+    if len(bs) != len(ds):
+        raise ValueError(f"dec_share_seed: {len(bs)} ciphertext columns, {len(ds)} share columns")
+    dset_bytes = b"".join(int(j).to_bytes(8, "little") for j in dset)
+    cols = [b"".join(col) for col in bs] + [b"".join(col) for col in ds]
+    return fs_hash("dec-rlc", sess, server, batch, dset_bytes, len(bs), *cols)
 
 
 def dleq_challenge(
