@@ -211,7 +211,7 @@ def test_end_to_end_with_process_pools() -> None:
 def test_run_local_record_survives_cbor() -> None:
     from parties.runtime import codec
 
-    cfg = _cfg(session_id="local-run", combine_all=False, verify_mixes=False)
+    cfg = _cfg(session_id="local-run", combine_all=False)
     batches = _batches(n=5)
     shuffled, rec = run_local(cfg, batches)
     assert _ms(shuffled["attr1"]) == _ms(batches["attr1"])

@@ -3,7 +3,8 @@ Chaum-Pedersen proof, their check, and the plaintexts ``a - sum_{j in S} d_j``.
 
 Server ``j`` of the decryption set ``S`` sends ``{server, set, digest, batches: {name: {d,
 proof}}}`` with ``d = (lambda_j x_j) b``; the proof's key is ``lambda_j Y_j``
-(``proof_checks.weighted_key``) and its challenge binds ``S``.
+(``proof_checks.weighted_key``) and its challenge binds ``S``. An empty list (a batch with no
+accepted submission) has no shares: it is absent from ``batches`` and decrypts to no row.
 """
 
 from __future__ import annotations
@@ -45,6 +46,8 @@ def share_message(
     nch = 4 * workers if pool else 1
     msg: dict[str, Any] = {"server": me, "set": list(dset), "digest": digest, "batches": {}}
     for name, ct in current.items():
+        if ct.n == 0:
+            continue
         ds = [
             sum(
                 map_chunks(
@@ -65,10 +68,10 @@ def own_shares(
     msg: dict[str, Any], current: dict[str, Ciphertexts]
 ) -> dict[str, list[list[bytes]]]:
     """The shares of one's own ``share_message``, split into elements."""
-    return {
-        name: [blob_points(x, current[name].n, "own share") for x in b["d"]]
-        for name, b in msg["batches"].items()
-    }
+    out = {name: [[] for _ in range(ct.w)] for name, ct in current.items() if ct.n == 0}
+    for name, b in msg["batches"].items():
+        out[name] = [blob_points(x, current[name].n, "own share") for x in b["d"]]
+    return out
 
 
 def check_share_message(
@@ -88,9 +91,16 @@ def check_share_message(
     if vk is None:
         return None, "no verification key"
     y = weighted_key(vk, j, dset)
-    out = {}
+    out: dict[str, list[list[bytes]]] = {}
     try:
+        if not isinstance(msg["batches"], dict):
+            return None, "malformed: batches must be a map"
         for name, ct in current.items():
+            if ct.n == 0:
+                if name in msg["batches"]:
+                    return None, f"shares for the empty batch {name!r}"
+                out[name] = [[] for _ in range(ct.w)]
+                continue
             b = msg["batches"][name]
             ds = [blob_points(x, ct.n, f"share of server {j}") for x in b["d"]]
             err = verify_dec_shares(

@@ -1,5 +1,13 @@
 """A mix server's step (re-encrypt and permute every batch, prove the shuffle) and the check of
-another server's step; the input lists come from the accepted client submissions."""
+the other servers' steps; the input lists come from the accepted client submissions.
+
+A server parses every step as it arrives (``check_step`` with ``verify=False``) and verifies
+the steps it has not verified yet with ``settle_steps`` before it builds on them (its own turn)
+and before it releases anything computed from the final lists (decryption shares, plaintexts):
+one batched equation over the chain (``verify_mix_chain``, as the public verifier), falling back
+to step-by-step checks only when that equation fails, so a bad step is skipped and the next
+step is checked against the last valid list.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +15,7 @@ from concurrent.futures import Executor
 from typing import Any
 
 from mpc.mixnet.schema import Ciphertexts, VerifyError, shuffle_generators
-from mpc.mixnet.shuffle_verifier import verify_shuffle
+from mpc.mixnet.shuffle_verifier import verify_mix_chain, verify_shuffle
 from mpc.shuffle_proof import shuffle_and_prove
 
 
@@ -71,6 +79,7 @@ def check_step(
     gens: ShuffleGenerators,
     verify: bool = True,
     workers: int = 1,
+    pool: Executor | None = None,
 ) -> dict[str, Ciphertexts]:
     """Parse (and verify if ``verify``) server ``server``'s mix step of ``current``; returns its
     output lists; raises ``VerifyError`` naming what is wrong."""
@@ -92,7 +101,9 @@ def check_step(
                     f"mix[{server}].{name}: a batch of < 2 messages must be carried over"
                 )
         elif verify:
-            verify_shuffle(sess, server, name, pk, ct, new, b["proof"], gens(name, ct.n), workers)
+            verify_shuffle(
+                sess, server, name, pk, ct, new, b["proof"], gens(name, ct.n), workers, pool
+            )
         out[name] = new
     return out
 
@@ -100,3 +111,56 @@ def check_step(
 def step_outputs(step: dict[str, Any]) -> dict[str, Ciphertexts]:
     """The output lists of a (well-formed) mix step."""
     return {name: Ciphertexts.from_obj(b["output"]) for name, b in step["batches"].items()}
+
+
+def settle_steps(
+    sess: bytes,
+    pk: bytes,
+    current: dict[str, Ciphertexts],
+    pending: list[tuple[int, dict[str, Any]]],
+    gens: ShuffleGenerators,
+    workers: int = 1,
+    pool: Executor | None = None,
+) -> tuple[dict[str, Ciphertexts], list[tuple[int, dict[str, Any]]], list[tuple[int, str]]]:
+    """Verify the parsed steps ``pending`` (``(server, step)`` in mixing order) on top of the
+    verified lists ``current``; returns the last valid lists, the accepted steps and the rejected
+    ``(server, reason)``.
+
+    Every step is verified: first all of them in one batched chain equation per batch (the
+    honest case); if that fails, one by one, each against the last accepted list (a rejected
+    step is skipped, as if its server had not mixed).
+    """
+    if not pending:
+        return current, [], []
+    try:
+        outs = [step_outputs(step) for _, step in pending]
+        for name, ct in current.items():
+            if ct.n < 2:
+                for (server, step), out in zip(pending, outs):
+                    b = step["batches"][name]
+                    if out[name].to_obj() != ct.to_obj() or b["proof"] is not None:
+                        raise VerifyError(f"mix[{server}].{name}: must be carried over")
+                continue
+            verify_mix_chain(
+                sess,
+                name,
+                pk,
+                [ct] + [o[name] for o in outs],
+                [server for server, _ in pending],
+                [step["batches"][name]["proof"] for _, step in pending],
+                gens(name, ct.n),
+                workers,
+                pool,
+            )
+        return outs[-1], list(pending), []
+    except (VerifyError, ValueError, KeyError, TypeError):
+        pass  # some step is bad: find which, step by step
+    accepted: list[tuple[int, dict[str, Any]]] = []
+    rejected: list[tuple[int, str]] = []
+    for server, step in pending:
+        try:
+            current = check_step(sess, pk, current, step, server, gens, True, workers, pool)
+            accepted.append((server, step))
+        except (VerifyError, ValueError) as exc:
+            rejected.append((server, str(exc)))
+    return current, accepted, rejected

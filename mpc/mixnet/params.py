@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from mpc.elgamal import message_layout
-from mpc.mixnet.schema import dkg_digest, session_digest
+from mpc.mixnet.schema import check_shape, dkg_digest, session_digest
 
 
 def run_params(
@@ -18,7 +18,8 @@ def run_params(
 ) -> dict[str, Any]:
     """The public parameters hashed into every challenge: ``{k, t, servers, batches: [{name,
     width, bound, components}]}`` from the server names, the threshold and ``(name, width,
-    bound)`` per batch."""
+    bound)`` per batch; raises ``MixnetShapeError`` unless ``2 <= t <= k``."""
+    check_shape(len(servers), t)
     return {
         "k": len(servers),
         "t": t,

@@ -86,9 +86,15 @@ def screen_submissions(
     the rejections ``{"index", "client", "batch", "reason"}``.
 
     Rules, in this order: known batch; non-negative integer index; ``components`` elements per
-    side; no repeated (client, batch, index) among accepted ones; no element equal to an
-    element of an earlier accepted submission (replay or copy); valid non-identity elements
-    and a proof of knowledge of the randomness bound to (session, client id, batch, index).
+    side; no repeated (client, batch, index) among accepted ones; no ``b`` component equal to a
+    ``b`` component of an earlier accepted submission (replay or copy); valid non-identity
+    elements and a proof of knowledge of the randomness bound to (session, client id, batch,
+    index).
+
+    Duplicates are screened on the ``b`` components only: the proof shows knowledge of their
+    discrete logarithms, so only their author can submit them; an ``a`` component is free for
+    anyone to copy, and screening on it would let whoever sees a victim's ciphertext first get
+    the victim rejected.
     Proofs are checked in ``workers`` processes (their verdicts do not depend on order).
     """
     early: dict[int, str] = {}
@@ -148,14 +154,14 @@ def screen_submissions(
         client, batch, index, a, b = parsed[idx]
         if (client, batch, index) in keys:
             reason = "replayed message index"
-        elif any(x in seen for x in a + b):
-            reason = "replayed or duplicate ciphertext"
+        elif any(x in seen for x in b):
+            reason = "replayed or duplicate ciphertext (a b component repeats an accepted one)"
         else:
             reason = proof_err[idx]
         if reason is None:
             accepted[batch].append(idx)
             keys.add((client, batch, index))
-            seen.update(a + b)
+            seen.update(b)
         else:
             rejected.append({"index": idx, "client": client, "batch": batch, "reason": reason})
     return accepted, rejected

@@ -28,6 +28,7 @@ from mpc.mixnet.schema import (
     Ciphertexts,
     VerifyError,
     blob_points,
+    check_shape,
     dkg_digest,
     session_digest,
     shuffle_generators,
@@ -104,6 +105,24 @@ def _decode_rows(points: list[list[bytes]], width: int, bound: int) -> list[list
     return out
 
 
+def check_mixers(mixes: list[dict[str, Any]], k: int, dset: Any) -> str | None:
+    """Who mixed: step labels are servers ``1..k``, strictly increasing (so distinct), and every
+    member of the decryption set mixed, so the privacy condition "one honest server among the
+    ``t`` that decrypted" implies an honest mixer. ``None`` or what is wrong."""
+    labels = [m.get("server") for m in mixes]
+    if not labels:
+        return "no mix server mixed"
+    if not all(isinstance(j, int) and not isinstance(j, bool) and 1 <= j <= k for j in labels):
+        return f"mix step labels {labels} must be servers 1..{k}"
+    if any(a >= b for a, b in zip(labels, labels[1:])):
+        return f"mix step labels {labels} must be distinct and increasing"
+    if not isinstance(dset, list):
+        return "decryption set missing"
+    if unmixed := [j for j in dset if j not in labels]:
+        return f"decryption set {dset} includes servers {unmixed} that did not mix ({labels})"
+    return None
+
+
 def verify_record(
     rec: dict[str, Any],
     workers: int = 1,
@@ -147,6 +166,9 @@ def verify_record(
         k, t = int(params["k"]), int(params["t"])
         specs = {b["name"]: b for b in params["batches"]}
         sid = str(rec["session_id"])
+        check_shape(k, t)
+        if not isinstance(params.get("servers"), list) or len(params["servers"]) != k:
+            raise ValueError(f"params list {params.get('servers')!r} as servers, k = {k}")
     except (KeyError, TypeError, ValueError) as exc:
         rep.checks.append(Check("record", 0, False, f"malformed params: {exc}"))
         return rep
@@ -191,6 +213,8 @@ def verify_record(
     mixes = rec.get("mixes", [])
     if not isinstance(mixes, list) or not all(isinstance(m, dict) for m in mixes):
         rep.checks.append(Check("mixes", 0, False, "mixes must be a list of maps"))
+        return rep
+    if not run("mixers", len(mixes), lambda: check_mixers(mixes, k, rec.get("decryption_set"))):
         return rep
     for name in specs:
         servers = [m.get("server") for m in mixes]
@@ -251,6 +275,11 @@ def verify_record(
         def dec_check(name: str = name, final: Ciphertexts = final) -> str | None:
             dset = state["dset"]
             shares = rec["decryption"][name]  # {server: {"d": [blobs], "proof": {...}}}
+            if final.n == 0:  # a batch with no accepted submission: nothing to decrypt
+                if shares != {} or rec["plaintexts"][name] != []:
+                    return "an empty batch must have no shares and no plaintexts"
+                plain[name] = []
+                return None
             if sorted(shares) != dset:
                 return f"shares of servers {sorted(shares)}, but the decryption set is {dset}"
             valid: dict[int, list[list[bytes]]] = {}

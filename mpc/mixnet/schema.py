@@ -43,6 +43,24 @@ class VerifyError(ValueError):
     """A check failed; the message names the artifact and the failing equation/index."""
 
 
+class MixnetShapeError(ValueError):
+    """A mix-net with fewer than 2 servers or a threshold outside 2..k (refused)."""
+
+
+def check_shape(k: int, t: int) -> None:
+    """Refuse a mix-net that cannot hide who sent what from one server.
+
+    With one server, that server alone mixes and decrypts; with ``t = 1`` any single server
+    decrypts the input list. ``2 <= t <= k`` makes every decryption need a server that mixed
+    (``record_verifier`` checks that the decryption set mixed), so privacy needs one honest
+    server among any ``t``.
+    """
+    if k < 2:
+        raise MixnetShapeError(f"a mix-net needs at least 2 mix servers, got {k}")
+    if not 2 <= t <= k:
+        raise MixnetShapeError(f"the mix-net threshold must lie in 2..{k} (mix servers), got {t}")
+
+
 def _part(p: Any) -> bytes:
     if isinstance(p, bytes):
         return p
@@ -225,16 +243,17 @@ def dec_share_seed(
 ) -> bytes:
     """Seed of the random linear combination in a batched decryption-share proof.
 
-    ``dset`` is the decryption set (the ``t`` servers whose Lagrange-weighted shares combine),
-    so a share made for one set cannot be replayed in another.
+    ``fs_hash("dec-rlc", sess, server, batch, dset, w, b_0, .., b_{w-1}, d_0, .., d_{w-1})``
+    with ``dset`` as the concatenated 8-byte little-endian server indices, ``w`` the number of
+    components and each ``b_j``/``d_j`` the concatenation of a column's encodings. ``dset`` is
+    the decryption set (the ``t`` servers whose Lagrange-weighted shares combine), so a share
+    made for one set cannot be replayed in another.
     """
-    h = hashlib.sha512(DOMAIN + b"dec-rlc|" + sess + server.to_bytes(8, "little") + batch.encode())
-    h.update(b"|set|" + b"".join(int(j).to_bytes(8, "little") for j in dset))
-    for col in bs:
-        h.update(b"".join(col))
-    for col in ds:
-        h.update(b"".join(col))
-    return h.digest()
+    if len(bs) != len(ds):
+        raise ValueError(f"dec_share_seed: {len(bs)} ciphertext columns, {len(ds)} share columns")
+    dset_bytes = b"".join(int(j).to_bytes(8, "little") for j in dset)
+    cols = [b"".join(col) for col in bs] + [b"".join(col) for col in ds]
+    return fs_hash("dec-rlc", sess, server, batch, dset_bytes, len(bs), *cols)
 
 
 def dleq_challenge(

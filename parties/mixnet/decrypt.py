@@ -1,6 +1,8 @@
 """Threshold decryption of the mixed lists by a decryption set of ``t`` servers (server side).
 
-After mixing, the *decryption set* ``S`` is the ``t`` lowest-index live servers. Each member
+After mixing, the *decryption set* ``S`` is the ``t`` lowest-index live servers among those
+whose step is in the verified mix chain (a server that did not mix never decrypts, so every
+decryption needs a server that mixed; ``record_verifier.check_mixers``). Each member
 ``j`` sends ``mix.decshare`` ``{server, set, digest, batches: {name: {d, proof}}}`` to every
 other live server, with shares ``d = (lambda_j x_j) b`` pre-weighted by its Lagrange
 coefficient in ``S``: the plaintexts are ``a - sum_{j in S} d_j`` (additions only), and servers
@@ -103,10 +105,13 @@ async def threshold_decrypt(
     """Run the decryption phase (see the module docstring); sends ``mix.result``."""
     cfg, me = state.cfg, state.me
     ctx.phase("mix.decrypt")
-    live = [j for j in range(1, len(cfg.servers) + 1) if j not in dead]
-    # every message goes to every server alive after mixing, dropped ones included, so that a
+    alive = [j for j in range(1, len(cfg.servers) + 1) if j not in dead]
+    mixers = {m["server"] for m in state.mixes}
+    live = [j for j in alive if j in mixers]
+    # every message goes to every server alive after mixing, dropped ones (and servers whose
+    # mix step was rejected) included, so that a
     # server that disagrees (or is being dropped) learns it and stops instead of waiting
-    others = [s for j, s in enumerate(cfg.servers, 1) if j in live and j != me]
+    others = [s for j, s in enumerate(cfg.servers, 1) if j in alive and j != me]
     digest = digest_all(current)
     sent: dict[tuple[int, ...], dict[str, Any]] = {}
     while True:
@@ -210,8 +215,8 @@ def _combine(
 ) -> None:
     """Plaintexts ``a - sum_j d_j`` of every batch into ``state`` (result, record fields)."""
     state.dec_set = list(dset)
-    for name in current:
-        state.decryption[name] = {j: msgs[j]["batches"][name] for j in dset}
+    for name, ct in current.items():  # an empty batch has no shares
+        state.decryption[name] = {j: msgs[j]["batches"][name] for j in dset} if ct.n else {}
     state.result = combine(current, dset, valid, state.cfg.layouts(), state.cfg.workers, pool)
     for name, (rows, ok) in state.result.items():
         state.plaintexts[name] = [r.tolist() if v else None for r, v in zip(rows, ok)]

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from mpc.mixnet.schema import MixnetShapeError, check_shape
 from parties.clients.roles import ClientPopulation, load_workload, publish_result
 from parties.mixnet.analyzer import receive_result
 from parties.mixnet.client import run_clients
@@ -59,8 +60,11 @@ def mixnet_config(
         raise PeerError(f"the mix-net run needs exactly one client population, got {len(clients)}")
     p = cluster.params
     t = int(p.get("threshold", 2))
-    if not 1 <= t <= len(servers):
-        raise PeerError(f"threshold {t} must lie in 1..{len(servers)} (the number of mix servers)")
+    if "verify_mixes" in p:
+        raise MixnetShapeError(
+            "--param verify_mixes is not accepted: every server verifies the whole mix chain "
+            "before it releases a decryption share"
+        )
     return MixnetConfig(
         session_id=cluster.session if proto.n_rounds == 1 else f"{cluster.session}/r{rnd}",
         servers=servers,
@@ -69,7 +73,6 @@ def mixnet_config(
         clients=clients[0],
         analyzer=single(cluster, "analyzer").name,
         workers=int(p.get("mix_workers", os.cpu_count() or 1)),
-        verify_mixes=bool(p.get("verify_mixes", True)),
         combine_all=bool(p.get("combine_all", False)),
     )
 
@@ -85,9 +88,10 @@ class MixnetPlan:
     tolerated_roles = {SERVER_ROLE}
 
     def layout(self, options: dict[str, Any]) -> list[tuple[str, str]]:
+        """Parties of the run; raises ``MixnetShapeError`` (a ``ValueError``) for fewer than 2
+        mix servers or a threshold outside 2..k."""
         k = int(options.get("mix_servers", 3))
-        if k < 1:
-            raise ValueError(f"--mix-servers must be at least 1, got {k}")
+        check_shape(k, int(options.get("threshold", 2)))
         return (
             [("analyzer", "analyzer")]
             + [(f"mix-{i + 1}", SERVER_ROLE) for i in range(k)]

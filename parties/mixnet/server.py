@@ -31,10 +31,17 @@ from __future__ import annotations
 import logging
 import time
 from concurrent.futures import Executor
+from typing import Any
 
-from mpc.mixnet.mixing import accepted_inputs, check_step, mix_step, step_outputs
+from mpc.mixnet.mixing import (
+    accepted_inputs,
+    check_step,
+    mix_step,
+    settle_steps,
+    step_outputs,
+)
 from mpc.mixnet.proof_checks import screen_submissions
-from mpc.mixnet.schema import VerifyError
+from mpc.mixnet.schema import Ciphertexts, VerifyError
 from mpc.pools import process_pool
 from parties.mixnet.decrypt import threshold_decrypt
 from parties.mixnet.dkg import run_dkg
@@ -110,39 +117,67 @@ async def _mix_server(
         state.submissions, state.accepted, {n: b["components"] for n, b in spec_map.items()}
     )
 
+    # steps are parsed on arrival and verified (batched) before this server builds on them and
+    # before anything is computed from the final lists: no share of an unverified chain
+    verified, pending, tentative = current, [], current
     for j in range(1, k + 1):
         ctx.phase("mix.shuffle", j)
         if j in dead:
             continue
         if j == me:
+            verified = _settle(ctx, state, verified, pending, pool)
+            pending = []
             t0 = time.perf_counter()
-            step = mix_step(state.sess, me, pk, current, state.gens, cfg.workers, pool)
+            step = mix_step(state.sess, me, pk, verified, state.gens, cfg.workers, pool)
             state.tick("mix (shuffle + prove)", t0)
             payload = codec.dumps(step)
             for jj, s in others:
                 if jj not in dead:
                     await send_public(ctx, s, "mix.output", payload)
-            current = step_outputs(step)
+            verified = tentative = step_outputs(step)
             state.mixes.append(step)
             continue
         try:
             raw = await recv_patient(ctx, cfg.servers[j - 1], "mix.output", cfg.mix_patience)
             if isinstance(raw, PeerError):
                 raise raw
-            t0 = time.perf_counter()
             step = codec.loads(raw)
-            current = check_step(
-                state.sess, pk, current, step, j, state.gens, cfg.verify_mixes, cfg.workers
-            )
-            state.tick("verify other mixes", t0)
-            state.mixes.append(step)
+            tentative = check_step(state.sess, pk, tentative, step, j, state.gens, verify=False)
+            pending.append((j, step))
         except PeerError as exc:
             dead.add(j)
             state.faults.append(f"server {j} did not mix: {exc}")
         except (VerifyError, ValueError) as exc:
             state.faults.append(f"server {j} mix rejected: {exc}")
             log.warning("%s: %s", ctx.name, state.faults[-1])
+    ctx.phase("mix.verify")
+    current = _settle(ctx, state, verified, pending, pool)
     if not state.mixes:
         raise MixnetAbort(f"{ctx.name}: no server mixed")
+    if me not in (m["server"] for m in state.mixes):
+        raise MixnetAbort(f"{ctx.name}: this server did not mix; it releases no decryption share")
 
     return await threshold_decrypt(ctx, state, current, dead, pool)
+
+
+def _settle(
+    ctx: PartyContext,
+    state: ServerState,
+    verified: dict[str, Ciphertexts],
+    pending: list[tuple[int, dict[str, Any]]],
+    pool: Executor | None,
+) -> dict[str, Ciphertexts]:
+    """Verify the pending steps (``mpc.mixnet.mixing.settle_steps``); accepted ones join
+    ``state.mixes``, rejected ones ``state.faults``; returns the last valid lists."""
+    t0 = time.perf_counter()
+    pk = state.dkg.pk  # type: ignore[union-attr]
+    out, accepted, rejected = settle_steps(
+        state.sess, pk, verified, pending, state.gens, state.cfg.workers, pool
+    )
+    state.tick("verify other mixes", t0)
+    state.mixes += [step for _, step in accepted]
+    for j, why in rejected:
+        state.faults.append(f"server {j} mix rejected: {why}")
+        log.warning("%s: %s", ctx.name, state.faults[-1])
+    state.mixes.sort(key=lambda m: m["server"])
+    return out

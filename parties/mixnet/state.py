@@ -17,6 +17,7 @@ from mpc.dkg import DkgResult
 from mpc.mixnet.mixing import ShuffleGenerators
 from mpc.mixnet.params import run_params
 from mpc.mixnet.params import session_of as session_digest_of
+from mpc.mixnet.schema import check_shape
 from protocols.base import BatchSpec
 
 
@@ -35,10 +36,12 @@ class MixnetConfig:
     clients: str = "clients"
     analyzer: str = "analyzer"
     workers: int = 1
-    verify_mixes: bool = True
     patience: int = 4  # receive timeouts tolerated when waiting on a slow phase of another party
     mix_patience: int = 100  # timeouts tolerated while another server mixes
     combine_all: bool = True  # every server verifies t shares and decrypts; else the lowest
+
+    def __post_init__(self) -> None:
+        check_shape(len(self.servers), self.t)  # MixnetShapeError: fewer than 2 servers, t < 2
 
     def params(self) -> dict[str, Any]:
         """The public parameters (hashed into every challenge)."""

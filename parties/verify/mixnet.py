@@ -59,10 +59,13 @@ def _tie_to_wire(
     }:
         return f"the record's DKG is not the key {publisher} announced"
     for n, step in enumerate(rec["mixes"]):
-        mixer = servers[int(step["server"]) - 1]
+        label = step["server"]
+        if not isinstance(label, int) or not 1 <= label <= len(servers):
+            return f"mix step {n} is labelled {label!r}, not a server 1..{len(servers)}"
+        mixer = servers[label - 1]
         logged = {e["dg"] for e in _sent(transcripts[mixer], "mix.output")}
-        if len(servers) > 1 and _digest(step) not in logged:
-            return f"mix step {n} (server {step['server']}) is not what {mixer} sent"
+        if _digest(step) not in logged:
+            return f"mix step {n} (server {label}) is not what {mixer} sent"
     me = servers.index(publisher) + 1
     for batch, by_server in rec["decryption"].items():
         for j, shares in by_server.items():
