@@ -33,6 +33,11 @@ def _batches(n: int = 12, seed: int = 0) -> dict[str, np.ndarray]:
     return {"attr0": rng.integers(0, 8, (n, 1)), "attr1": rng.integers(0, 5, (n, 2))}
 
 
+async def _batches_of(result):
+    """The analyzer's shuffled batches (``receive_result`` also returns the user count)."""
+    return (await result)[0]
+
+
 def _ms(a: np.ndarray) -> list:
     return sorted(map(tuple, np.asarray(a).tolist()))
 
@@ -52,7 +57,7 @@ async def _run(cfg: MixnetConfig, batches, *, dead=(), die_after_dkg=(), tamper=
             continue
         tasks.append(dying(me) if me in die_after_dkg else run_mix_server(net.context(s), cfg, me))
     tasks.append(run_clients(net.context(cfg.clients), cfg, batches, tamper=tamper))
-    tasks.append(receive_result(net.context(cfg.analyzer), cfg))
+    tasks.append(_batches_of(receive_result(net.context(cfg.analyzer), cfg)))
     return await asyncio.gather(*tasks, return_exceptions=True)
 
 

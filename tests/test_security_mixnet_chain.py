@@ -36,8 +36,13 @@ async def _run(cfg: MixnetConfig, batches, tamper=None, timeout: float = 5.0):
     net = MemoryNetwork(cfg.servers + [cfg.clients, cfg.analyzer], timeout=timeout)
     tasks = [run_mix_server(net.context(s), cfg, i) for i, s in enumerate(cfg.servers, 1)]
     tasks.append(run_clients(net.context(cfg.clients), cfg, batches, tamper=tamper))
-    tasks.append(receive_result(net.context(cfg.analyzer), cfg))
+    tasks.append(_batches_of(receive_result(net.context(cfg.analyzer), cfg)))
     return await asyncio.gather(*tasks, return_exceptions=True)
+
+
+async def _batches_of(result):
+    """The analyzer's shuffled batches (``receive_result`` also returns the user count)."""
+    return (await result)[0]
 
 
 def _ms(a) -> list:

@@ -32,6 +32,7 @@ from mpc.mixnet.schema import (
     dkg_digest,
     session_digest,
     shuffle_generators,
+    users_whole,
 )
 from mpc.mixnet.shuffle_verifier import verify_mix_chain
 from mpc.pools import process_pool
@@ -203,6 +204,14 @@ def verify_record(
                 [[c["a"][j] for c in subs] for j in range(comps)],
                 [[c["b"][j] for c in subs] for j in range(comps)],
             )
+        parts = rec.get("inputs")
+        if not isinstance(parts, list) or sum(int(p["count"]) for p in parts) != len(
+            rec["submissions"]
+        ):
+            return "the client parties' input slices do not add up to the submissions"
+        users = users_whole(parts, rejected)
+        if rec.get("users") != users:
+            return f"published user count {rec.get('users')!r}, recomputed {users}"
         return None
 
     subs_ = rec.get("submissions")

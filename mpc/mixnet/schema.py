@@ -274,3 +274,11 @@ def dkg_digest(commitments: dict[int, list[bytes]]) -> bytes:
     for i in sorted(commitments):
         parts += [i, b"".join(commitments[i])]
     return fs_hash("dkg", *parts)
+
+
+def users_whole(inputs: Sequence[dict[str, Any]], rejected: Sequence[dict[str, Any]]) -> int:
+    """Users whose submissions arrived whole: the users the included client parties declared,
+    less every client id with a rejected submission (a user's several messages share its client
+    id). What the privacy gate counts as the users of a round, recomputable from the record."""
+    declared = sum(int(p["users"]) for p in inputs)
+    return max(0, declared - len({r["client"] for r in rejected}))

@@ -15,8 +15,10 @@ from parties.runtime.receive import recv_first_then_rest
 log = logging.getLogger("parties.mixnet")
 
 
-async def receive_result(ctx: PartyContext, cfg: MixnetConfig) -> dict[str, np.ndarray]:
-    """Analyzer side: the shuffled plaintext batches (valid rows only).
+async def receive_result(ctx: PartyContext, cfg: MixnetConfig) -> tuple[dict[str, np.ndarray], int]:
+    """Analyzer side: the shuffled plaintext batches (valid rows only) and the number of users
+    whose submissions arrived whole (the servers count it from the accepted submissions; the
+    verifier recounts it from the record).
 
     Every result received must be identical (aborts of a minority, e.g. a cheating server that
     was excluded, are logged); with none, raises ``MixnetAbort``. The public verifier checks
@@ -39,8 +41,13 @@ async def receive_result(ctx: PartyContext, cfg: MixnetConfig) -> dict[str, np.n
     if len(got) != 1:
         raise MixnetAbort(f"{ctx.name}: received {len(got)} different results from the servers")
     res = next(iter(got.values()))
-    out = {}
-    for name, obj in res.items():
-        rows, valid = codec.obj_to_array(obj["rows"]), codec.obj_to_array(obj["valid"]).astype(bool)
-        out[name] = rows[valid]
-    return out
+    try:
+        out = {}
+        for name, obj in res["batches"].items():
+            rows = codec.obj_to_array(obj["rows"])
+            valid = codec.obj_to_array(obj["valid"]).astype(bool)
+            out[name] = rows[valid]
+        users = int(res["users"])
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise MixnetAbort(f"{ctx.name}: malformed mix.result: {exc}") from None
+    return out, users

@@ -47,10 +47,13 @@ async def run_clients(
     owners: dict[str, list[str]] | None = None,
     tamper: Any = None,
     pool: Executor | None = None,
+    users: int | None = None,
 ) -> list[dict[str, Any]]:
     """The client party: get the key, encrypt and prove, send to every server.
 
-    ``tamper`` (tests: malicious clients) maps the submission list before sending.
+    ``users``: how many users this party submits for (default: the distinct owners); it is
+    public, part of the submission message (``{users, submissions}``), and what the privacy
+    gate counts. ``tamper`` (tests: malicious clients) maps the submission list before sending.
     """
     pk, sess, _ = await receive_key(ctx, cfg)
     ctx.phase("mix.submit")
@@ -62,7 +65,9 @@ async def run_clients(
             own.shutdown()
     if tamper is not None:
         subs = tamper(subs, sess, pk)
-    payload = codec.dumps(subs)
+    if users is None:
+        users = len({s["client"] for s in subs})
+    payload = codec.dumps({"users": int(users), "submissions": subs})
     for s in cfg.servers:
         try:
             await ctx.send(s, "mix.submissions", payload, public=True)

@@ -195,11 +195,14 @@ async def threshold_decrypt(
                 await send_public(ctx, s, "mix.decctl", done)
         ctx.phase("mix.result")
         result = {
-            name: {
-                "rows": codec.array_to_obj(rows),
-                "valid": codec.array_to_obj(ok.astype(np.uint8)),
-            }
-            for name, (rows, ok) in state.result.items()
+            "batches": {
+                name: {
+                    "rows": codec.array_to_obj(rows),
+                    "valid": codec.array_to_obj(ok.astype(np.uint8)),
+                }
+                for name, (rows, ok) in state.result.items()
+            },
+            "users": state.users,
         }
         await send_public(ctx, cfg.analyzer, "mix.result", codec.dumps(result))
         return state

@@ -48,4 +48,4 @@ def run_local(
     done = [st for st in states if st.delegated is None and st.plaintexts]
     if isinstance(res[-1], BaseException) or not done:
         raise MixnetAbort(f"mix-net run failed: {res[-1]!r}")
-    return res[-1], public_record(done[0])
+    return res[-1][0], public_record(done[0])

@@ -22,7 +22,13 @@ from typing import Any
 import numpy as np
 
 from mpc.mixnet.schema import MixnetShapeError, check_shape
-from parties.clients.roles import ClientPopulation, load_workload, publish_result
+from parties.clients.roles import (
+    ClientPopulation,
+    gate_round,
+    load_workload,
+    publish_data_report,
+    publish_result,
+)
 from parties.mixnet.analyzer import receive_result
 from parties.mixnet.client import run_clients
 from parties.mixnet.record import public_record
@@ -34,6 +40,7 @@ from parties.runtime.codec import to_jsonable
 from parties.runtime.link import PeerError
 from parties.runtime.plans import names_with_role, single
 from parties.runtime.receive import recv_patient
+from protocols.privacy.ledger import Release
 from protocols.workloads import Workload
 
 SERVER_ROLE = "mix-server"
@@ -56,8 +63,8 @@ def mixnet_config(
     proto = (workload or load_workload(cluster)).protocol
     servers = names_with_role(cluster, SERVER_ROLE)
     clients = names_with_role(cluster, "client")
-    if len(clients) != 1:
-        raise PeerError(f"the mix-net run needs exactly one client population, got {len(clients)}")
+    if not clients:
+        raise PeerError("the mix-net run needs at least one client party")
     p = cluster.params
     t = int(p.get("threshold", 2))
     if "verify_mixes" in p:
@@ -71,6 +78,7 @@ def mixnet_config(
         specs=proto.batch_specs_round(rnd, public or {}),
         t=t,
         clients=clients[0],
+        client_parties=clients,
         analyzer=single(cluster, "analyzer").name,
         workers=int(p.get("mix_workers", os.cpu_count() or 1)),
         combine_all=bool(p.get("combine_all", False)),
@@ -78,24 +86,29 @@ def mixnet_config(
 
 
 class MixnetPlan:
-    """client population -> k mix servers (DKG, mix, decrypt) -> analyzer.
+    """client parties -> k mix servers (DKG, mix, decrypt) -> analyzer.
 
     Dead-server policy (``parties.mixnet.server``): the run completes if at least t dealers
     qualified, at least one server mixed and t servers gave valid decryption shares; the dead
     servers are then listed as ``faults`` in result.json. Otherwise nothing is published.
     """
 
-    tolerated_roles = {SERVER_ROLE}
+    # a dead mix server (dead-server policy) or a client party that dropped out (the servers
+    # agree to leave it out; the privacy gate decides whether the rest may be published)
+    tolerated_roles = {SERVER_ROLE, "client"}
 
     def layout(self, options: dict[str, Any]) -> list[tuple[str, str]]:
         """Parties of the run; raises ``MixnetShapeError`` (a ``ValueError``) for fewer than 2
         mix servers or a threshold outside 2..k."""
         k = int(options.get("mix_servers", 3))
         check_shape(k, int(options.get("threshold", 2)))
+        clients = int(options.get("clients", 1))
+        if clients < 1:
+            raise ValueError(f"--clients must be at least 1, got {clients}")
         return (
             [("analyzer", "analyzer")]
             + [(f"mix-{i + 1}", SERVER_ROLE) for i in range(k)]
-            + [("client-1", "client")]
+            + [(f"client-{i + 1}", "client") for i in range(clients)]
         )
 
     def peers(self, cluster: Cluster, name: str) -> set[str]:
@@ -146,7 +159,8 @@ def _state_patience(cfg: MixnetConfig) -> int:
 async def run_client(node: Any, cluster: Cluster) -> None:
     """Per round: encode every user, encrypt each message under the round's joint key with a
     proof bound to the user's own client id, submit to every server."""
-    workload = load_workload(cluster)
+    workload = load_workload(cluster, node.name)
+    publish_data_report(node, workload)
     pop = ClientPopulation(cluster, node.name, workload)
     cfg = mixnet_config(cluster, 0, {}, workload)
     for rnd in range(workload.protocol.n_rounds):
@@ -169,7 +183,7 @@ async def run_client(node: Any, cluster: Cluster) -> None:
             first_user += n
         merged = {k: np.concatenate(v) for k, v in batches.items()}
         node.progress("encrypt+prove", 0, sum(v.shape[0] for v in merged.values()))
-        await run_clients(node, cfg, merged, owners)
+        await run_clients(node, cfg, merged, owners, users=pop.n_users)
 
 
 async def run_server(node: Any, cluster: Cluster) -> None:
@@ -193,9 +207,11 @@ async def run_analyzer(node: Any, cluster: Cluster) -> None:
     protocol = workload.protocol
     receivers = names_with_role(cluster, "client") + names_with_role(cluster, SERVER_ROLE)
     public: dict[str, Any] = {}
+    released: list[Release] = []
     for rnd in range(protocol.n_rounds):
         cfg = mixnet_config(cluster, rnd, public, workload)
-        shuffled = await receive_result(node, cfg)
+        shuffled, users = await receive_result(node, cfg)
+        released += gate_round(protocol, rnd, public, shuffled, users, released)
         node.phase("analyze", rnd)
         result = to_jsonable(protocol.analyze_round(rnd, shuffled, public))
         if rnd < protocol.n_rounds - 1:
@@ -204,10 +220,8 @@ async def run_analyzer(node: Any, cluster: Cluster) -> None:
             for peer in receivers:
                 try:
                     await node.send(peer, "state", payload, public=True)
-                except PeerError as exc:  # a dead mix server is tolerated
-                    if peer in cfg.servers:
-                        continue
-                    raise exc
+                except PeerError:  # a dead mix server or a client party that dropped out
+                    continue
             public = result
             continue
         publish_result(
@@ -225,4 +239,5 @@ async def run_analyzer(node: Any, cluster: Cluster) -> None:
                     "record": f"published by the combining server as {RECORD_TYPE} per round",
                 }
             },
+            released,
         )

@@ -18,8 +18,13 @@ def public_record(state: ServerState) -> dict[str, Any]:
     - ``dkg``: ``{commitments: {i: [t elements]}, pok: {i: {e, s}}, complaints: [{by,
       against, share | None}], qual: [i], pk, vks: {j: element}}``;
     - ``submissions``: ``[{client, batch, index, ct: {a: [c elements], b: [c elements]},
-      proof: {e, s: [c scalars]}}]`` in arrival order; ``accepted``: ``{batch: [submission
-      index]}``; ``rejected``: ``[{index, client, batch, reason}]``;
+      proof: {e, s: [c scalars]}}]``, the included client parties' lists concatenated in cluster
+      order; ``inputs``: ``[{party, count, users}]`` (which slice each client party sent, and
+      how many users it declared; a party
+      missing, or whose list the servers did not all receive identically, is left out and named
+      in ``faults``); ``accepted``: ``{batch: [submission index]}``; ``rejected``: ``[{index,
+      client, batch, reason}]``; ``users``: the declared users less the client ids with a
+      rejected submission (``mpc.mixnet.params.users_whole``, the count the privacy gate uses);
     - ``mixes``: ``[{server, batches: {name: {output: Ciphertexts.to_obj(), proof:
       shuffle proof (see mpc.mixnet.schema) | None for < 2 messages}}}]`` in mixing order;
       ``faults``: skipped servers with reasons;
@@ -40,6 +45,8 @@ def public_record(state: ServerState) -> dict[str, Any]:
         "params": state.cfg.params(),
         "dkg": state.dkg.record,
         "submissions": state.submissions,
+        "inputs": state.inputs,
+        "users": state.users,
         "accepted": state.accepted,
         "rejected": state.rejected,
         "mixes": state.mixes,

@@ -33,8 +33,9 @@ class MixnetConfig:
     servers: list[str]
     specs: list[BatchSpec]
     t: int = 2
-    clients: str = "clients"
+    clients: str = "clients"  # the client party (a single one: in-process runs and tests)
     analyzer: str = "analyzer"
+    client_parties: list[str] = field(default_factory=list)  # every client party, if several
     workers: int = 1
     patience: int = 4  # receive timeouts tolerated when waiting on a slow phase of another party
     mix_patience: int = 100  # timeouts tolerated while another server mixes
@@ -50,6 +51,11 @@ class MixnetConfig:
     def spec_map(self) -> dict[str, dict[str, Any]]:
         """Batch name -> public batch parameters."""
         return {b["name"]: b for b in self.params()["batches"]}
+
+    @property
+    def client_names(self) -> list[str]:
+        """The client parties whose submissions the servers collect."""
+        return list(self.client_parties) or [self.clients]
 
     def layouts(self) -> dict[str, tuple[int, int]]:
         """Batch name -> ``(width, bound)``."""
@@ -70,6 +76,8 @@ class ServerState:
     dkg: DkgResult | None = None
     sess: bytes = b""
     submissions: list[dict[str, Any]] = field(default_factory=list)
+    inputs: list[dict[str, Any]] = field(default_factory=list)  # [{client party, count}]
+    users: int = 0  # users whose submissions arrived whole (mpc.mixnet.params.users_whole)
     accepted: dict[str, list[int]] = field(default_factory=dict)
     rejected: list[dict[str, Any]] = field(default_factory=list)
     mixes: list[dict[str, Any]] = field(default_factory=list)

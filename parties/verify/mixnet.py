@@ -43,17 +43,27 @@ def _tie_to_wire(
     rec: dict[str, Any],
     publisher: str,
     servers: list[str],
-    client: str,
+    clients: list[str],
     analyzer: str,
     transcripts: dict[str, Transcript],
     rnd: int = 0,
 ) -> str | None:
     """None if every artifact of round ``rnd``'s record is a logged public message, else what
     is not (the analyzer's ``rnd``-th plaintext result must equal the record's plaintexts)."""
-    if _digest(rec["submissions"]) not in {
-        e["dg"] for e in _sent(transcripts[client], "mix.submissions")
-    }:
-        return f"the record's submissions are not what {client} sent"
+    start = 0
+    for part in rec.get("inputs", []):
+        party, count = part.get("party"), int(part.get("count", -1))
+        if party not in clients or party not in transcripts:
+            return f"the record names client party {party!r}, not one whose transcript is here"
+        piece = {
+            "users": part.get("users"),
+            "submissions": rec["submissions"][start : start + count],
+        }
+        start += count
+        if _digest(piece) not in {e["dg"] for e in _sent(transcripts[party], "mix.submissions")}:
+            return f"the record's submissions from {party} are not what {party} sent"
+    if start != len(rec["submissions"]):
+        return "the record's submissions are not the client parties' lists"
     if _digest({"dkg": rec["dkg"]}) not in {
         e["dg"] for e in _sent(transcripts[publisher], "mix.key")
     }:
@@ -89,7 +99,9 @@ def _tie_to_wire(
     results = [r for i, r in enumerate(results) if i == 0 or r != results[i - 1]]
     if len(results) <= rnd:
         return f"the analyzer logged {len(results)} plaintext results, none for round {rnd}"
-    for batch, obj in results[rnd].items():
+    if results[rnd].get("users") != rec.get("users"):
+        return "the analyzer's user count differs from the record's"
+    for batch, obj in results[rnd].get("batches", {}).items():
         rows = codec.obj_to_array(obj["rows"])
         valid = codec.obj_to_array(obj["valid"]).astype(bool)
         plain = rec["plaintexts"].get(batch)
@@ -107,7 +119,7 @@ def check_mixnet_run(
     """All mix-net checks of a run directory (appended to ``report``)."""
     parties = cluster["party"]
     servers = [p["name"] for p in parties if p["role"] == "mix-server"]
-    client = next(p["name"] for p in parties if p["role"] == "client")
+    clients = [p["name"] for p in parties if p["role"] == "client"]
     analyzer = next(p["name"] for p in parties if p["role"] == "analyzer")
     pubs = [
         (s, e)
@@ -129,7 +141,7 @@ def check_mixnet_run(
             rec,
             publisher,
             servers,
-            client,
+            clients,
             analyzer,
             transcripts,
             report,
@@ -139,7 +151,15 @@ def check_mixnet_run(
         if batches is None:
             return
         inputs.append(batches)
-    recompute_estimate(run_dir, cluster, transcripts[analyzer], "mix.result", report, inputs=inputs)
+    recompute_estimate(
+        run_dir,
+        cluster,
+        transcripts[analyzer],
+        "mix.result",
+        report,
+        inputs=inputs,
+        users=[int(rec.get("users", -1)) for _, rec in rounds],
+    )
 
 
 def _round_records(
@@ -175,7 +195,7 @@ def _check_round(
     rec: Any,
     publisher: str,
     servers: list[str],
-    client: str,
+    clients: list[str],
     analyzer: str,
     transcripts: dict[str, Transcript],
     report: Report,
@@ -187,7 +207,9 @@ def _check_round(
 
     label = "mix-net" if n_rounds == 1 else f"mix-net round {rnd}"
     try:
-        problem = _tie_to_wire(run_dir, rec, publisher, servers, client, analyzer, transcripts, rnd)
+        problem = _tie_to_wire(
+            run_dir, rec, publisher, servers, clients, analyzer, transcripts, rnd
+        )
     except (ValueError, KeyError, TypeError, AttributeError, IndexError) as exc:
         problem = f"malformed record or message: {type(exc).__name__}: {exc}"
     report.add(
