@@ -30,7 +30,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.special import bdtr, bdtrc
 
 from protocols.accountant.gparv import _cdf, _sf, positive_part_binomial
 
@@ -132,7 +131,7 @@ def split_delta(
     *,
     tail: float = 1e-18,
     points: int = 12,
-    skip_rel: float = 1e-9,
+    skip_rel: float = 1e-7,
 ) -> tuple[float, float]:
     """(lower, upper) on (1/n) E[(sum of n i.i.d. corner GPARVs)_+].
 

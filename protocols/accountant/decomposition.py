@@ -140,12 +140,20 @@ def decomposition_epsilon(
 ) -> float | None:
     """Upper bound on the central epsilon (None: nothing below eps_local)."""
     tail = delta * 1e-7
+    fine = 12 if mechanism in ("grr", "olh") else 5
+
+    def coarse(x: float) -> tuple[float, float]:
+        return decomposition_delta(x, eps_local, n, mechanism, k=k, g=g, tail=tail, points=2)
 
     def fn(x: float) -> tuple[float, float]:
-        return decomposition_delta(x, eps_local, n, mechanism, k=k, g=g, d=d, tail=tail)
+        return decomposition_delta(x, eps_local, n, mechanism, k=k, g=g, tail=tail, points=fine)
 
-    _, up = epsilon_for_delta(fn, eps_local, delta, want_lower=False)
-    return up
+    # a cheap rigorous pass (few buckets: looser but valid) brackets the answer for the fine one
+    _, first = epsilon_for_delta(coarse, eps_local, delta, want_lower=False, rel_tol=1e-3)
+    if first is None:
+        return None
+    _, up = epsilon_for_delta(fn, eps_local, delta, want_lower=False, start=first)
+    return up if up is not None else first
 
 
 def decomposition_max_local_epsilon(

@@ -72,7 +72,7 @@ class Atoms:
 def _sf(k: np.ndarray, n: np.ndarray, p: float | np.ndarray) -> np.ndarray:
     """Pr[Bin(n, p) >= k] elementwise (k, n integer arrays; n may be 0)."""
     k = np.asarray(k, dtype=np.float64)
-    n = np.asarray(n, dtype=np.float64)
+    n = np.rint(np.asarray(n, dtype=np.float64)).astype(np.int64)
     k, n, p = np.broadcast_arrays(k, n, np.asarray(p, dtype=np.float64))
     out = np.where(k <= 0, 1.0, 0.0)
     mid = (k > 0) & (k <= n)
@@ -84,7 +84,7 @@ def _sf(k: np.ndarray, n: np.ndarray, p: float | np.ndarray) -> np.ndarray:
 def _cdf(k: np.ndarray, n: np.ndarray, p: float | np.ndarray) -> np.ndarray:
     """Pr[Bin(n, p) <= k] elementwise."""
     k = np.asarray(k, dtype=np.float64)
-    n = np.asarray(n, dtype=np.float64)
+    n = np.rint(np.asarray(n, dtype=np.float64)).astype(np.int64)
     k, n, p = np.broadcast_arrays(k, n, np.asarray(p, dtype=np.float64))
     out = np.where(k >= n, 1.0, 0.0)
     mid = (k >= 0) & (k < n)

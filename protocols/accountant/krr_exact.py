@@ -35,7 +35,6 @@ import numpy as np
 from scipy.stats import binom
 
 from protocols.accountant.crowd import fixed_three_atoms
-from protocols.accountant.search import epsilon_for_delta
 
 
 def _pq(eps_local: float, k: int) -> tuple[float, float]:
@@ -80,13 +79,18 @@ def worst_homogeneous(
     tail = delta * 1e-9
     best = (0.0, "none")
     for z in ("x0", "x1", "third") if k >= 3 else ("x0", "x1"):
-
-        def fn(x: float, z: str = z) -> tuple[float, float]:
-            return homogeneous_delta(x, eps_local, n, k, z, tail=tail)
-
-        low, _ = epsilon_for_delta(fn, eps_local, delta)
-        if low is not None and low > best[0]:
-            best = (low, z)
+        # largest eps whose lower delta still exceeds the target (bisection, lower side only)
+        a, b = 0.0, eps_local
+        if homogeneous_delta(a, eps_local, n, k, z, tail=tail)[0] <= delta:
+            continue
+        while b - a > 1e-5 * b:
+            mid = 0.5 * (a + b)
+            if homogeneous_delta(mid, eps_local, n, k, z, tail=tail)[0] > delta:
+                a = mid
+            else:
+                b = mid
+        if a > best[0]:
+            best = (a, z)
     return best[0], best[1], None
 
 

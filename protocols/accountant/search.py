@@ -36,6 +36,7 @@ def epsilon_for_delta(
     *,
     rel_tol: float = 2e-5,
     want_lower: bool = True,
+    start: float | None = None,
 ) -> tuple[float | None, float | None]:
     """(lower, upper) central epsilon at this delta; upper None when no eps < eps_local works.
 
@@ -53,8 +54,10 @@ def epsilon_for_delta(
     if both(top)[1] <= delta:
         hi = top
         lo = 0.0
-        # bracket from above by halving (the bounds are cheap relative to safety here)
-        x = top / 2
+        # bracket from above by halving (from ``start``, a known admissible point, if given)
+        if start is not None and start < top and both(start)[1] <= delta:
+            hi = start
+        x = hi * (0.9 if start is not None else 0.5)
         while x > 1e-9 and both(x)[1] <= delta:
             hi, x = x, x / 2
         lo = x if x > 1e-9 else 0.0
@@ -64,17 +67,18 @@ def epsilon_for_delta(
 
         if lo > 0.0 and g(lo) > 0 and g(hi) <= 0:
             try:
-                guess = optimize.brentq(g, lo, hi, xtol=1e-13, rtol=rel_tol / 8, maxiter=80)
+                guess = optimize.brentq(g, lo, hi, xtol=1e-13, rtol=rel_tol / 4, maxiter=60)
             except ValueError:
                 guess = hi
-            # verified point: move up until the upper bound holds there
-            step = max(guess * rel_tol / 4, 1e-12)
-            x = guess
+            # a verified point at or above the root, and a failing point just below it
+            x = min(hi, guess * (1 + rel_tol / 2))
+            step = max(x * rel_tol, 1e-12)
             while both(x)[1] > delta and x < hi:
                 x = min(hi, x + step)
                 step *= 2
-            hi = min(hi, x)
-            lo = min(lo, hi)
+            hi = x
+            below = hi * (1 - rel_tol)
+            lo = below if below > lo and both(below)[1] > delta else lo
         up = _bisect_first_true(lambda y: both(y)[1] <= delta, lo, hi, rel_tol)
         if up >= top * (1 - 1e-4):
             up = None
