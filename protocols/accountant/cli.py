@@ -2,6 +2,8 @@
 
 Forward:  sdp account --n N --delta D --eps-local E [--mechanism grr --k K] [--bound all] [--json]
 Inverse:  sdp account --n N --delta D --eps-central E [...]   (largest local epsilon)
+Rounds:   sdp account --n N --delta D --eps-local E --rounds R   (PLD composition of R rounds)
+Compose:  sdp account --compose FILE.toml [--delta D]   (heterogeneous rounds, docs/accountant.md)
 """
 
 from __future__ import annotations
@@ -18,9 +20,11 @@ from protocols.accountant.fmt21 import fmt21_epsilon, fmt21_max_local_epsilon
 
 def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="sdp account", description=__doc__.splitlines()[0])
-    ap.add_argument("--n", type=float, required=True, help="number of shuffled users")
-    ap.add_argument("--delta", type=float, required=True, help="central delta")
-    grp = ap.add_mutually_exclusive_group(required=True)
+    ap.add_argument("--n", type=float, default=None, help="number of shuffled users")
+    ap.add_argument("--delta", type=float, default=None, help="central delta")
+    ap.add_argument("--rounds", type=int, default=None, help="compose R identical rounds (PLD)")
+    ap.add_argument("--compose", default=None, help="TOML file of heterogeneous rounds")
+    grp = ap.add_mutually_exclusive_group(required=False)
     grp.add_argument("--eps-local", type=float, help="local epsilon (forward direction)")
     grp.add_argument("--eps-central", type=float, help="target central epsilon (inverse)")
     ap.add_argument("--mechanism", default="generic", choices=MECHANISMS)
@@ -36,8 +40,42 @@ def _kwargs(a: argparse.Namespace) -> dict[str, Any]:
     return {"mechanism": a.mechanism, "k": a.k, "g": a.g, "d": a.d}
 
 
+def _compose(a: argparse.Namespace) -> dict[str, Any]:
+    """--rounds / --compose: PLD composition (protocols.accountant.compose)."""
+    from dataclasses import asdict
+
+    from protocols.accountant.compose import Round, compose, rounds_from_toml
+
+    if a.compose is not None:
+        with open(a.compose, encoding="utf-8") as fh:
+            rounds, file_delta = rounds_from_toml(fh.read())
+        delta = a.delta if a.delta is not None else file_delta
+    else:
+        if a.eps_local is None or a.n is None:
+            raise ValueError("--rounds needs --eps-local and --n")
+        rounds = [Round(a.eps_local, int(a.n), a.mechanism, a.k, a.g, a.d, a.rounds)]
+        delta = a.delta
+    if delta is None:
+        raise ValueError("composition needs --delta (or delta in the TOML file)")
+    c = compose(rounds, delta)
+    return {
+        "direction": "compose",
+        "delta": delta,
+        "eps": c.eps,
+        "kind": c.kind,
+        "pair": c.pair,
+        "library": c.library,
+        "basic_composition_eps": c.basic_composition_eps,
+        "rounds": [asdict(r) for r in c.rounds],
+    }
+
+
 def run(a: argparse.Namespace) -> dict[str, Any]:
     """Compute the requested bounds; returns the JSON-ready result."""
+    if a.compose is not None or a.rounds is not None:
+        return _compose(a)
+    if a.n is None or a.delta is None or (a.eps_local is None and a.eps_central is None):
+        raise ValueError("need --n, --delta and one of --eps-local / --eps-central")
     n = int(a.n)
     if n != a.n:
         raise ValueError(f"--n must be an integer, got {a.n}")
@@ -52,13 +90,19 @@ def run(a: argparse.Namespace) -> dict[str, Any]:
             r = amplify(a.eps_local, n, a.delta, bound=b, **_kwargs(a))
             res: dict[str, Any] = {
                 "eps_central": r.eps_central,
+                "kind": r.kind,
                 "lower": r.lower,
+                "lower_dataset": r.lower_dataset,
                 "valid": r.valid,
                 "reason": r.reason,
+                "theorem": r.theorem,
+                "fallback": r.fallback,
             }
         else:
             v = max_local_epsilon(a.eps_central, n, a.delta, bound=b, **_kwargs(a))
             res = {"max_eps_local": v, "valid": v is not None}
+            if v is not None and v <= a.eps_central:
+                res["note"] = "no amplification certified: eps_local = eps_central (pure DP)"
             if b == "vr" and a.mechanism == "generic":
                 res["reason"] = FMT23_ERRATUM
         res["seconds"] = round(time.perf_counter() - t0, 4)
@@ -89,12 +133,19 @@ def main(argv: list[str]) -> int:
     if a.json:
         print(json.dumps(out, indent=2))
         return 0
+    if out["direction"] == "compose":
+        print(
+            f"composition of {sum(r['repeat'] for r in out['rounds'])} rounds, "
+            f"delta={out['delta']:g}: eps <= {out['eps']:.4g} (basic: "
+            f"{out['basic_composition_eps']:.4g}); {out['library']}"
+        )
+        return 0
     head = f"n={out['n']} delta={out['delta']:g} mechanism={a.mechanism}"
     if out["direction"] == "forward":
         print(f"{head} eps_local={a.eps_local:g} -> central epsilon")
         for b, r in out["results"].items():
             low = f" (lower {_fmt(r.get('lower'))})" if r.get("lower") is not None else ""
-            print(f"  {b:<18} {_fmt(r['eps_central'])}{low}")
+            print(f"  {b:<18} {_fmt(r['eps_central'])} [{r.get('kind', '')}]{low}")
             if r.get("reason") and r["reason"] != FMT23_ERRATUM:
                 print(f"    {r['reason'].replace(FMT23_ERRATUM, '').strip()}")
     else:
