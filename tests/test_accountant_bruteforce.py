@@ -159,7 +159,7 @@ def test_issue21_inverse_small_n_never_errors_never_below_target(n, bound):
 def test_cli_exact_json(capsys):
     import json
 
-    from protocols.accountant_cli import main
+    from protocols.accountant.cli import main
 
     rc = main(
         "--n 2000 --delta 1e-6 --eps-local 4 --mechanism grr --k 2 --bound exact --json".split()

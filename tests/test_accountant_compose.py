@@ -7,8 +7,8 @@ import json
 import pytest
 
 from protocols.accountant import amplify
+from protocols.accountant.cli import main
 from protocols.accountant.compose import Round, compose, rounds_from_toml
-from protocols.accountant_cli import main
 
 
 def test_single_round_matches_the_generic_bound():

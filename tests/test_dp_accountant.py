@@ -247,9 +247,9 @@ def test_mechanism_parameters_order():
     assert amplify(3, N5, D6, mechanism="grr", k=50).eps_central < gen
     assert amplify(3, N5, D6, mechanism="olh", g=21).eps_central < gen
     assert amplify(3, N5, D6, mechanism="oue").eps_central < gen
-    assert amplify(3, N5, D6, mechanism="hadamard").eps_central == pytest.approx(
-        amplify(3, N5, D6, mechanism="oue").eps_central
-    )
+    # Hadamard response and OUE share VR's (p, beta, q) but not their distributions: the
+    # decomposition bound evaluates each one's own (both below the generic bound)
+    assert amplify(3, N5, D6, mechanism="hadamard").eps_central < gen
 
 
 def test_bad_inputs_raise():
