@@ -121,8 +121,8 @@ def test_pair_delta_small_delta_matches_direct_sum():
 @pytest.mark.slow
 def test_vr_krr_reference_values():
     """§1.3 k-RR rows: the published VR values came from the unsound hidden-neutral pair;
-    bound='vr' now falls back to the decomposition bound, which lies at or just above them
-    (within 1%); inverse §1.4 within 0.02."""
+    bound='vr' now falls back to the decomposition bound, which lies within 1% of them (at
+    32 buckets, up to 0.5% below where the unsound pair was loose); inverse §1.4 within 0.02."""
     table = {
         10: [0.00664, 0.0231, 0.110, 0.353, 1.17],
         100: [0.00201, 0.00836, 0.0684, 0.316, 1.14],
@@ -131,7 +131,7 @@ def test_vr_krr_reference_values():
         for e, w in zip((1, 2, 4, 6, 8), vals, strict=True):
             r = amplify(e, N5, D6, mechanism="grr", k=k)
             assert r.fallback == "decomposition" and r.valid
-            assert w * 0.999 <= r.eps_central <= w * 1.01, (k, e, r.eps_central, w)
+            assert w * 0.995 <= r.eps_central <= w * 1.01, (k, e, r.eps_central, w)
     # k=2 equals generic
     assert amplify(4, N5, D6, mechanism="grr", k=2).eps_central == pytest.approx(
         amplify(4, N5, D6).eps_central, rel=1e-9

@@ -140,7 +140,10 @@ def decomposition_epsilon(
 ) -> float | None:
     """Upper bound on the central epsilon (None: nothing below eps_local)."""
     tail = delta * 1e-7
-    fine = 12 if mechanism in ("grr", "olh") else 5
+    # the fine pass at the inverse's resolution (``decomposition_max_local_epsilon`` uses the
+    # default 32 buckets): a coarser one stays rigorous but is looser (Hadamard at 5 buckets:
+    # 0.66 where 32 give 0.50), so forward and inverse would disagree about the same eps_local
+    fine = 32
 
     def coarse(x: float) -> tuple[float, float]:
         return decomposition_delta(x, eps_local, n, mechanism, k=k, g=g, tail=tail, points=2)
