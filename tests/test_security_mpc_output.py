@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import tomllib
 from conftest import resign_transcript, sdp
 
 from mpc import histogram_arith, shamir
@@ -87,7 +88,7 @@ def test_analyzer_publishing_another_multiset_fails_verification(mpc_run, tmp_pa
     obj["batches"][name] = codec.array_to_obj(fake)
     _replace_blob(run, "analyzer", pub, codec.dumps(obj))
     # ... and the estimate the analyzer's own algorithm gives on the fake multiset
-    cluster = __import__("tomllib").loads((run / "cluster.toml").read_text())
+    cluster = tomllib.loads((run / "cluster.toml").read_text())
     proto = get_workload("grr", dict(cluster["run"]["params"])).protocol
     estimate = to_jsonable(proto.analyze_round(0, {name: fake}, {}))
     est = next(e for e in entries if e["dir"] == "publish" and e["ty"] == "estimate")
