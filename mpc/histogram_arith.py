@@ -8,15 +8,36 @@ over the in-domain rows by summing (``counts_from_power_sums``). A value outside
 detected by the domain polynomial prod_j (v - j), zero exactly on the domain
 (``domain_polynomial``, ``eval_on_powers``). Everything here is linear in the shares: local
 work for each server, no communication.
+
+Domain check and its soundness: per shuffled row and repetition i the servers open
+y_i = sum_c r_{i,c} z_c, where z_c = prod_j (v_c - j) for component c and every r_{i,c} is a
+fresh secret uniform field element (the sum of inputs of the first t+1 servers). An in-domain
+row has every z_c = 0, so y_i = 0; a row with some z_c != 0 gives y_i uniform in GF(p), so
+y_i = 0 with probability exactly 1/p, independently for each repetition. A bad row therefore
+passes all ``DOMAIN_CHECK_REPETITIONS`` = 3 checks with probability p^-3 = (2^31 - 1)^-3 <
+2^-92 (``domain_check_soundness_bits``), and n rows hold an undetected bad row with
+probability below n 2^-92, under 2^-64 for n < 2^28. This holds whatever a (malicious) client
+chose, as long as one of the t+1 servers that input the masks follows the protocol. The
+opened y_i reveal only which shuffled rows are bad.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
 
 from mpc.shamir import PRIME
+
+DOMAIN_CHECK_REPETITIONS = 3  # independent masked openings per row: soundness p^-3 < 2^-92
+
+
+def domain_check_soundness_bits(repetitions: int = DOMAIN_CHECK_REPETITIONS) -> float:
+    """-log2 of the probability that one out-of-domain row passes every repetition."""
+    if repetitions < 1:
+        raise ValueError(f"domain check: need at least one repetition, got {repetitions}")
+    return repetitions * math.log2(PRIME)
 
 
 def poly_from_roots(roots: Sequence[int]) -> list[int]:

@@ -11,11 +11,13 @@ R = a.c + b.d where A holds (a, b) and B holds (c, d) (integer vectors, already 
 encoded); a batch of calls travels in one message per step:
 1. A -> B: Enc(a_1..), Enc(b_1..) (fresh encryptions, every call its own);
 2. B draws v1, v2 uniform in Z_N, returns E1 = prod Enc(a_i)^{c_i} Enc(v1),
-   E2 = prod Enc(b_i)^{d_i} Enc(v2) (fresh Enc(v) re-randomizes them) and r2 = v1 + v2;
+   E2 = prod Enc(b_i)^{d_i} Enc(v2) (B's Enc(v) has a fresh full-size r^N, which
+   re-randomizes them uniformly) and r2 = v1 + v2;
 3. A decrypts r1 = a.c + v1 + b.d + v2, computes R = r1 - r2 (mod N, centred);
 4. A -> B: R.
 What each party learns: A learns R for every call (the paper's output) and nothing about a.c vs
-b.d separately (perfect masking in Z_N); B learns R (step 4) and nothing from ciphertexts (IND-CPA).
+b.d separately (perfect masking in Z_N), and nothing from the ciphertexts' randomness; B learns
+R (step 4) and nothing from A's ciphertexts (IND-CPA, ``mpc.paillier``).
 
 **Optimized cross-Gram protocol** (exchanged by ``gram_cross_alice`` / ``gram_cross_bob``):
 computes, for
@@ -28,14 +30,23 @@ step, where G_ij = D_ij |beta_j|: B's columns are 0/1 columns scaled by one priv
    instead of the per-entry protocol's two fresh vectors per entry;
 2. B, for each of its items k, multiplies the ciphertexts of the transactions containing k
    (homomorphic sums over a 0/1 column: additions only), raises the result to its quantized
-   |beta_k| (public power-of-two scale), re-randomizes it and returns m2 ceil(r m1 / K) ciphertexts;
+   |beta_k| (public power-of-two scale), re-randomizes it with a fresh full-size r^N and
+   returns m2 ceil(r m1 / K) ciphertexts;
 3. A decrypts and unpacks Gamma_AB(c) for all r weights.
 Outputs are the same numbers as the per-entry protocol's (up to fixed-point rounding, 2^-40
 relative). The paper's additive masks v1, v2 are omitted here: every output entry is one scalar
 product whose value A learns anyway, so they would hide nothing; B's returned ciphertexts are
 re-randomized instead. B does not receive R (it does not need it), so B learns less than in the
 paper. What A learns: exactly Gamma_AB(c) (and the public scales, i.e. the power of two of
-max_k |beta_k|). See ``parties/txpub/gs_sites.py`` for what the whole GS reveals.
+max_k |beta_k|), for the inputs it encrypted.
+
+B's randomness (issue 16, item 3): B re-randomizes with ``PaillierPublic.rerandomize`` /
+``encrypt_int``, a fresh full-size r^N with r uniform in Z*_N, never with A's fixed base h and
+short exponents: A knows the factorization and chose h, so those hide nothing from A (with
+h = 1, h of order 2 or short exponents A simply read B's columns off the randomness of the
+answers; with an honest-looking h and p = 1 mod 2^k, through 2^k-th power residue symbols).
+With a fresh r and a modulus whose N-th-root proof B checked, each answer is a uniform
+encryption of its plaintext. Cost: one full exponentiation mod N^2 per returned ciphertext. See ``parties/txpub/gs_sites.py`` for what the whole GS reveals.
 """
 
 from __future__ import annotations
@@ -48,7 +59,7 @@ import gmpy2
 import numpy as np
 
 from mpc.fixed_point import from_mod, quantize_columns
-from mpc.paillier import FastPaillier, PublicFixedBase
+from mpc.paillier import FastPaillier, PaillierPublic
 
 SLOT_BYTES = 12  # 96-bit slots
 
@@ -97,7 +108,7 @@ def ssp_encrypt(
 
 
 def ssp_mask(
-    pub: PublicFixedBase,
+    pub: PaillierPublic,
     shapes: list[list[int]],
     cts: list[gmpy2.mpz],
     calls: Calls,
@@ -225,7 +236,7 @@ def gram_encrypt(
 
 
 def gram_aggregate(
-    pub: PublicFixedBase,
+    pub: PaillierPublic,
     cts: list[gmpy2.mpz],
     n: int,
     T: int,

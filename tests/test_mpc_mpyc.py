@@ -39,7 +39,7 @@ def _free_base_port(m: int) -> int:
     raise RuntimeError("no free ports")
 
 
-def _launch(tmp: Path, m=3, extra=(), timeout=60.0):
+def _launch(tmp: Path, m=3, extra=(), timeout=60.0, per_party=None):
     base = _free_base_port(m)
     procs = []
     for i in range(m):
@@ -57,6 +57,7 @@ def _launch(tmp: Path, m=3, extra=(), timeout=60.0):
             "--out",
             str(tmp / f"out{i}.json"),
             *extra,
+            *(per_party(i) if per_party else ()),
         ]
         procs.append(
             subprocess.Popen(
@@ -111,6 +112,37 @@ def test_three_processes_tls_histogram_mode(tmp_path):
     counts = shamir.reconstruct(np.array([r["counts_share"] for r in res])[:2], [0, 1])
     x = np.array(res[0]["data"])
     np.testing.assert_array_equal(counts[0], np.bincount(x[x < 4], minlength=4))
+
+
+def test_per_party_tls_keys_in_separate_directories(tmp_path):
+    # separate hosts: each party makes its own key and self-signed (non-CA) certificate; only
+    # the certificates travel; each party's directory holds its own key and the bundle only
+    from cryptography import x509
+
+    dirs = [tmp_path / f"host{i}" for i in range(3)]
+    certs = [mpyc_runtime.write_mpyc_party_tls(str(d), i) for i, d in enumerate(dirs)]
+    for i, d in enumerate(dirs):
+        mpyc_runtime.write_mpyc_trust_bundle(str(d), certs)
+        keys = sorted(p.name for p in (d / ".config").glob("*.key"))
+        assert keys == [f"party_{i}.key"]
+        assert (d / ".config" / f"party_{i}.key").stat().st_mode & 0o777 == 0o600
+        bc = x509.load_pem_x509_certificate(certs[i]).extensions.get_extension_for_class(
+            x509.BasicConstraints
+        )
+        assert bc.value.ca is False
+    with pytest.raises(ValueError, match="MPyC party 1"):
+        mpyc_runtime.write_mpyc_trust_bundle(str(tmp_path / "bad"), [certs[0], certs[2]])
+    outs = _launch(
+        tmp_path,
+        extra=["--n", "60", "--mode", "open"],
+        per_party=lambda i: ["--ssl-dir", str(dirs[i])],
+    )
+    assert all(rc == 0 for rc, _ in outs), outs
+    res = _results(tmp_path, 3)
+    allsh = np.array([r["share"] for r in res])
+    x = np.array(res[0]["data"])
+    y = shamir.reconstruct(allsh[:2], [0, 1])
+    assert Counter(y.tolist()) == Counter(np.where(x >= 4, mpc_wire.SENTINEL, x).tolist())
 
 
 def test_killed_server_aborts_cleanly_naming_it(tmp_path):

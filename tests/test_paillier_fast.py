@@ -9,7 +9,7 @@ from phe import paillier
 from mpc import fixed_point as fxp
 from mpc.paillier import (
     FastPaillier,
-    PublicFixedBase,
+    PaillierPublic,
     ciphertexts_from_bytes,
     ciphertexts_to_bytes,
     obfuscate,
@@ -50,10 +50,10 @@ def test_fresh_randomness_and_rerandomize(fp):
     assert c3 != c1 and fp.decrypt_int(c3) == 3
     e = obfuscate(fp.encrypt(5) * 3, fp.public)
     assert fp.private_key.decrypt(e) == 15
-    pub = PublicFixedBase.from_dict(fp.public.to_dict())
+    pub = PaillierPublic.from_dict(fp.public.to_dict())
     assert fp.decrypt_int(pub.encrypt_int(77)) == 77
     with pytest.raises(ValueError):
-        PublicFixedBase.from_dict({"n": 5})
+        PaillierPublic.from_dict({"n": 5})
 
 
 def test_serialization_checks_range(fp):

@@ -3,7 +3,10 @@
 ``make_runtime`` builds an MPyC ``Runtime`` for one party inside the running event loop,
 ``start_runtime`` connects the mesh under a timeout, ``guarded`` runs one MPC step under a
 timeout and a dead-peer watchdog, ``mpyc_bytes_sent`` counts the mesh traffic, and
-``write_mpyc_tls_files`` makes MPyC's ``--ssl`` certificates.
+``write_mpyc_tls_files`` makes MPyC's ``--ssl`` certificates for all parties in one directory
+(one host, tests); for separate hosts each party makes its own key and self-signed certificate
+with ``write_mpyc_party_tls`` and installs the bundle of all parties' certificates with
+``write_mpyc_trust_bundle`` (no private key ever leaves its party).
 
 Failure handling: every MPyC step runs under a timeout and a watchdog that inspects MPyC's peer
 connections. MPyC itself reports a dead peer only as a closed transport (``connection_lost``:
@@ -187,6 +190,107 @@ def write_mpyc_tls_files(directory: str, m: int) -> None:
             f"party_{i}.key",
             k.private_bytes(pem, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()),
         )
+
+
+def write_mpyc_party_tls(directory: str, pid: int, *, days: int = 30) -> bytes:
+    """ONE party's MPyC TLS key and certificate, made where that party runs (separate hosts).
+
+    Writes ``directory/.config/party_{pid}.key`` (mode 0600) and ``party_{pid}.crt``: a
+    self-signed P-256 certificate, not a CA (basicConstraints CA:FALSE, key usage digital
+    signature, extended key usage TLS server and client), subject CN and SAN ``MPyC party
+    {pid}`` (MPyC's TLS server name). Returns the certificate (PEM) to hand to the other
+    parties; no private key leaves ``directory``. Each party then needs the trust bundle of
+    every party's certificate (``write_mpyc_trust_bundle``), which MPyC loads as its CA file.
+    """
+    import datetime
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+    if pid < 0:
+        raise ValueError(f"write_mpyc_party_tls: party index must be >= 0, got {pid}")
+    cfg = os.path.join(directory, ".config")
+    os.makedirs(cfg, mode=0o700, exist_ok=True)
+    now = datetime.datetime.now(datetime.timezone.utc)
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, f"MPyC party {pid}")])
+    key = ec.generate_private_key(ec.SECP256R1())
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=days))
+        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+        .add_extension(
+            x509.KeyUsage(
+                digital_signature=True,
+                content_commitment=False,
+                key_encipherment=False,
+                data_encipherment=False,
+                key_agreement=False,
+                key_cert_sign=False,
+                crl_sign=False,
+                encipher_only=False,
+                decipher_only=False,
+            ),
+            critical=True,
+        )
+        .add_extension(
+            x509.ExtendedKeyUsage(
+                [ExtendedKeyUsageOID.SERVER_AUTH, ExtendedKeyUsageOID.CLIENT_AUTH]
+            ),
+            critical=False,
+        )
+        .add_extension(
+            x509.SubjectAlternativeName([x509.DNSName(f"MPyC party {pid}")]), critical=False
+        )
+        .sign(key, hashes.SHA256())
+    )
+    pem = cert.public_bytes(serialization.Encoding.PEM)
+    key_path = os.path.join(cfg, f"party_{pid}.key")
+    fd = os.open(key_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "wb") as f:
+        f.write(
+            key.private_bytes(
+                serialization.Encoding.PEM,
+                serialization.PrivateFormat.PKCS8,
+                serialization.NoEncryption(),
+            )
+        )
+    os.chmod(key_path, 0o600)
+    with open(os.path.join(cfg, f"party_{pid}.crt"), "wb") as f:
+        f.write(pem)
+    return pem
+
+
+def write_mpyc_trust_bundle(directory: str, certificates: Sequence[bytes]) -> None:
+    """Write ``directory/.config/mpyc_ca.crt``: the PEM certificates of all m parties (index
+    order), MPyC's CA file, so that each party accepts exactly the other parties' own
+    self-signed certificates (``write_mpyc_party_tls``). ValueError on a malformed certificate
+    or a certificate whose name is not ``MPyC party i`` for its index i."""
+    from cryptography import x509
+    from cryptography.x509.oid import NameOID
+
+    blobs = []
+    for i, pem in enumerate(certificates):
+        try:
+            cert = x509.load_pem_x509_certificate(pem)
+        except ValueError:
+            raise ValueError(
+                f"MPyC trust bundle: certificate {i} is not a PEM certificate"
+            ) from None
+        cn = cert.subject.get_attributes_for_oid(NameOID.COMMON_NAME)
+        if not cn or cn[0].value != f"MPyC party {i}":
+            raise ValueError(f"MPyC trust bundle: certificate {i} is not for 'MPyC party {i}'")
+        blobs.append(pem if pem.endswith(b"\n") else pem + b"\n")
+    cfg = os.path.join(directory, ".config")
+    os.makedirs(cfg, mode=0o700, exist_ok=True)
+    with open(os.path.join(cfg, "mpyc_ca.crt"), "wb") as f:
+        f.write(b"".join(blobs))
 
 
 async def start_runtime(rt: Any, timeout: float) -> None:

@@ -5,7 +5,7 @@ inputs (``share_from``), multiplication with GRR98 degree reduction (``secure_mu
 the servers with a consistency check (``open_to_servers``), powers of a shared value
 (``secure_powers``) and the histogram output mode of the MPC shuffler (``mpc_histogram``: per
 component counts via power sums and the Lagrange basis, out-of-domain rows detected by opening
-r * prod_j (v - j) for a secret random r per shuffled row). The local arithmetic of the
+r_i * prod_j (v - j) for ``DOMAIN_CHECK_REPETITIONS`` secret random r_i per shuffled row). The local arithmetic of the
 histogram mode (domain polynomial, Lagrange basis, counts from power sums) is
 ``mpc.histogram_arith``.
 """
@@ -18,7 +18,12 @@ from typing import Any
 import numpy as np
 
 from mpc import shamir
-from mpc.histogram_arith import counts_from_power_sums, domain_polynomial, eval_on_powers
+from mpc.histogram_arith import (
+    DOMAIN_CHECK_REPETITIONS,
+    counts_from_power_sums,
+    domain_polynomial,
+    eval_on_powers,
+)
 from mpc.shamir import PRIME
 from parties.mpc_shuffle.mpyc_runtime import MPCServerError
 
@@ -89,14 +94,18 @@ async def mpc_histogram(
         v, k = arrays[name], int(bounds[name])
         powers = await secure_powers(rt, v, k)
         zv = eval_on_powers(domain_polynomial(k), powers)  # zero exactly on the domain
+        # DOMAIN_CHECK_REPETITIONS independent masks per row and component (soundness p^-reps,
+        # see mpc.histogram_arith): open y_i = sum_c r_ic z_c per row and repetition i
+        reps = (DOMAIN_CHECK_REPETITIONS, *v.shape)
         r = await share_from(
             rt,
             list(range(t + 1)),
-            shamir.random_field_elements(v.shape) if rt.pid <= t else None,
-            v.shape,
+            shamir.random_field_elements(reps) if rt.pid <= t else None,
+            reps,
         )
-        masked = (await secure_mul(rt, r, zv)).sum(axis=1) % PRIME
-        bad = (await open_to_servers(rt, masked)) != 0
+        zr = np.broadcast_to(zv, reps).copy()
+        masked = (await secure_mul(rt, r, zr)).sum(axis=2) % PRIME  # (reps, n)
+        bad = ((await open_to_servers(rt, masked)) != 0).any(axis=0)
         invalid[name] = int(bad.sum())
         good = ~bad
         sums = np.stack([powers[d][good].sum(axis=0) % PRIME for d in range(k)])  # (k, w)

@@ -24,9 +24,14 @@ Flow:
      MPC (power sums + Lagrange basis, all values must have a domain of at most ``max_domain``)
      and open only the counts to the analyzer. The analyzer learns the statistic, not even the
      shuffled reports: a post-processing of the shuffled multiset, so at least as private.
+   In both modes the servers' output shares reach the analyzer as public entries of the
+   servers' signed transcripts: ``sdp verify`` reconstructs them and compares them with what
+   the analyzer published, so the analyzer cannot publish another multiset. They reveal
+   nothing beyond the output (any t shares and the secret fix the sharing polynomial).
    Values outside the message domain are detected and counted as invalid in both modes (mode
-   ``histogram`` opens r * prod_j (v - j) for a secret random r per shuffled row, which reveals
-   only whether that shuffled row is out of domain).
+   ``histogram`` opens r_i * prod_j (v - j) for ``DOMAIN_CHECK_REPETITIONS`` = 3 independent
+   secret random r_i per shuffled row, which reveals only whether that shuffled row is out of
+   domain; a bad row passes with probability (2^31 - 1)^-3 < 2^-92, ``mpc.histogram_arith``).
 
 Failure handling: every MPyC step runs under ``guarded`` (``mpyc_runtime``: a timeout
 and a dead-peer watchdog that raise one ``MPCServerError`` naming the server lost). The mesh
@@ -209,7 +214,10 @@ async def server_run(
         )
         extra["invalid_rows"] = invalid
         out_arrays = counts
-    sent = await send_chunked(ctx, cfg.analyzer, MSG_OUTPUT, out_arrays, extra)
+    # public: the output shares enter this server's signed transcript, so that ``sdp verify``
+    # can reconstruct them and compare with what the analyzer publishes (issue 16, item 9).
+    # They reveal nothing beyond the output: any t shares plus the secret fix the polynomial.
+    sent = await send_chunked(ctx, cfg.analyzer, MSG_OUTPUT, out_arrays, extra, public=True)
     stats["t_output_s"] = time.perf_counter() - t2
     stats["output_bytes"] = sent
     return stats

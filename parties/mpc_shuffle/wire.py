@@ -158,16 +158,18 @@ async def send_chunked(
     *,
     last: bool = True,
     max_elements: int | None = None,
+    public: bool = False,
 ) -> int:
     """Send share arrays in frames of at most ``max_elements`` elements (the transport caps
-    frame size); ``meta`` and ``last`` ride on the final piece. Returns bytes sent."""
+    frame size); ``meta`` and ``last`` ride on the final piece. ``public=True`` records the
+    payloads in full in the sender's signed transcript. Returns bytes sent."""
     pieces = _chunks(arrays, max_elements or CHUNK_ELEMENTS)
     sent = 0
     for i, piece in enumerate(pieces):
         final = i == len(pieces) - 1
         payload = _pack(piece, {**meta, "last": bool(last)} if final else {"last": False})
         sent += len(payload)
-        await ctx.send(peer, msg_type, payload)
+        await ctx.send(peer, msg_type, payload, public=public)
     return sent
 
 

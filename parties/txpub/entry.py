@@ -81,7 +81,13 @@ async def party_main(ctx: Any, role: str, params: dict[str, Any]) -> dict[str, A
             )
         else:
             r = await site_b(
-                ctx, cols, peer=peer, form=p["form"], ids=data.ids, seed=int(p["seed"])
+                ctx,
+                cols,
+                peer=peer,
+                form=p["form"],
+                ids=data.ids,
+                seed=int(p["seed"]),
+                key_bits=int(p["key_bits"]),
             )
     else:
         raise ValueError(f"txpub: solver must be 'gs' or 'ls', got {p['solver']!r}")

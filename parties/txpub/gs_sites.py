@@ -21,7 +21,16 @@ What each site learns (no more security is claimed than this; spec §1.3, §8.16
   individual products, like the paper.
 * B: the public iterate, the weight vectors (functions of W and s, hence of s^A), the
   vectors V and M of A's requests, and A's public fixed-point scales. B learns nothing from
-  A's ciphertexts (IND-CPA under the short-exponent assumption of ``mpc.paillier``).
+  A's ciphertexts (IND-CPA under DCR and the short-exponent assumption of ``mpc.paillier``,
+  which holds against B since B does not know the factorization).
+* B's Paillier answers reveal to A their plaintexts and nothing else, whatever key A chose:
+  B checks A's key (modulus proof, base, exponent floor) and re-randomizes every answer with a
+  fresh full-size r^N, never with A's fixed base (issue 16, item 3).
+Who must be honest: everything above assumes a semi-honest A. A malicious A learns B's columns
+regardless of the Paillier layer: it may ask for G_B M with M the identity (``gapply``) or put
+chosen values into its encrypted query. The Paillier hardening removes the covert channel
+(the randomness of B's answers), not this; a GS secure against a malicious A needs a different
+protocol (see ``docs/security-mpc-txpub.md``).
 The FB-mode globalization (``globalize``, default ``method="newton"``) uses the same requests:
 per iteration one Gram with the single weight vector p/a (a, p the FB partials of the
 transaction rows, computed by A from W and s), G^T (l/a), G dX and G^T dW, where l is the FB
@@ -39,7 +48,7 @@ from typing import Any
 
 import numpy as np
 
-from mpc.paillier import FastPaillier, PublicFixedBase
+from mpc.paillier import MIN_KEY_BITS, FastPaillier, PaillierPublic
 from mpc.scalar_product import ProtocolStats
 from parties.runtime import codec
 from parties.txpub.paillier_exchange import gram_cross_bob, gram_cross_per_entry_bob
@@ -121,11 +130,22 @@ async def site_b(
     form: str = "v",
     ids: np.ndarray | None = None,
     seed: int | None = None,
+    key_bits: int | None = None,
 ) -> SiteResult:
-    """Site B: answers A's requests with its local parts; joins the Paillier protocols."""
+    """Site B: answers A's requests with its local parts; joins the Paillier protocols.
+
+    B refuses A's Paillier key (ValueError, before answering anything) unless it passes
+    ``PaillierPublic.from_dict``: at least ``key_bits`` bits (the agreed size; default the
+    library floor), a valid modulus proof, a non-degenerate base and exponents of at least
+    ``MIN_EXP_BITS``. B never uses A's base: its answers carry fresh full-size randomizers."""
     ctx.phase("setup", 0)
     site = SiteState(D_B, form)
-    pub = PublicFixedBase.from_dict(codec.loads(await ctx.recv(peer, "txpub.key")))
+    try:
+        pub = PaillierPublic.from_dict(
+            codec.loads(await ctx.recv(peer, "txpub.key")), key_bits or MIN_KEY_BITS
+        )
+    except ValueError as exc:
+        raise ValueError(f"site_b: refusing {peer}'s Paillier key: {exc}") from None
     await ctx.send(peer, "txpub.hello", codec.dumps({"n": site.D.shape[0], "m2": site.D.shape[1]}))
     stats = ProtocolStats()
     m2 = site.D.shape[1]
@@ -232,7 +252,7 @@ def run_gs_two_sites(
                 workers=workers,
                 method=method,
             ),
-            site_b(cb, data.site("B"), form=form, ids=data.ids, seed=seed),
+            site_b(cb, data.site("B"), form=form, ids=data.ids, seed=seed, key_bits=key_bits),
         )
 
     t0 = time.perf_counter()

@@ -26,7 +26,7 @@ import numpy as np
 from mpc.fixed_point import from_mod
 from mpc.paillier import (
     FastPaillier,
-    PublicFixedBase,
+    PaillierPublic,
     ciphertexts_from_bytes,
     ciphertexts_to_bytes,
 )
@@ -87,7 +87,7 @@ async def ssp_alice(
 async def ssp_bob(
     ctx: Any,
     peer: str,
-    pub: PublicFixedBase,
+    pub: PaillierPublic,
     calls: Calls,
     tag: str = "ssp",
     stats: ProtocolStats | None = None,
@@ -144,7 +144,7 @@ async def gram_cross_alice(
 async def gram_cross_bob(
     ctx: Any,
     peer: str,
-    pub: PublicFixedBase,
+    pub: PaillierPublic,
     DB: np.ndarray,
     absbeta_B: np.ndarray,
     tag: str = "gram",
@@ -189,7 +189,7 @@ async def gram_cross_per_entry_alice(
 async def gram_cross_per_entry_bob(
     ctx: Any,
     peer: str,
-    pub: PublicFixedBase,
+    pub: PaillierPublic,
     DB: np.ndarray,
     absbeta_B: np.ndarray,
     r: int,

@@ -221,16 +221,37 @@ def check_mpc_run(
     run_dir: Path, cluster: dict[str, Any], transcripts: dict[str, Transcript], report: Report
 ) -> None:
     """MPC runs: the analyzer publishes the multiset it reconstructed (one ``shuffled`` artifact
-    per round); the estimate is recomputed from it. The semi-honest shuffle itself is not
-    provable from the transcript."""
+    per round); it must equal what the servers' signed output shares reconstruct to
+    (``mpc_outputs.check_mpc_outputs``), and the estimate is recomputed from it. The
+    semi-honest shuffle itself (that the servers permuted correctly) is not provable."""
+    from parties.verify.mpc_outputs import check_mpc_outputs
+    from protocols.workloads import get_workload
+
     analyzer = transcripts[[p["name"] for p in cluster["party"] if p["role"] == "analyzer"][0]]
-    inputs = []
+    inputs, published = [], []
     for e in analyzer.entries:
         if e["dir"] == "publish" and e["ty"] == "shuffled":
             obj = codec.loads(_blob(run_dir, analyzer.party, e["dg"]))
+            published.append(obj)
             inputs.append({k: codec.obj_to_array(v) for k, v in obj["batches"].items()})
+    run = cluster["run"]
+    protocol = get_workload(run["protocol"], dict(run.get("params", {}))).protocol
+    states = {
+        e["rd"]: codec.loads(_blob(run_dir, analyzer.party, e["dg"]))
+        for e in analyzer.entries
+        if e["dir"] == "send" and e["ty"] == "state"
+    }
+    bounds = [
+        {
+            s.name: s.bound
+            for s in protocol.batch_specs_round(rnd, states.get(rnd, {}) if rnd else {})
+        }
+        for rnd in range(protocol.n_rounds)
+    ]
+    check_mpc_outputs(run_dir, cluster, transcripts, analyzer, published, bounds, report)
     recompute_estimate(run_dir, cluster, analyzer, "shuffled", report, inputs=inputs)
     report.warnings.append(
         "MPC shuffler (semi-honest, honest majority): the transcripts prove who "
-        "sent what, not that the servers permuted correctly"
+        "sent what and that the analyzer published the servers' output, not that the "
+        "servers permuted correctly"
     )
