@@ -179,13 +179,9 @@ def _run(
 ) -> int:
     ports = free_ports(n_parties + extra)
     if extra:
-        # MPyC's own mesh among the servers: TLS with its own CA (MPyC's layout), outside the
-        # run directory like every private key
-        from parties.mpc_shuffle.mpyc_runtime import write_mpyc_tls_files
-
-        mpc_tls_dir = (keys_root / "mpyc").resolve()
-        write_mpyc_tls_files(str(mpc_tls_dir), extra)
-        params["mpc_tls_dir"] = str(mpc_tls_dir)
+        # MPyC's own mesh among the servers, over TLS with a key per server in its own party
+        # directory (the plan writes them with the party directories)
+        params["mpc_tls"] = True
     cluster, plan = layout_cluster(
         protocol,
         shuffler,
@@ -200,6 +196,8 @@ def _run(
     if getattr(args, "data", None):
         cluster, data_reports = _give_clients_their_data(cluster, Path(args.data), keys_root)
     dirs = make_party_dirs(cluster, keys_root)
+    if hasattr(plan, "prepare_party_dirs"):
+        plan.prepare_party_dirs(cluster, dirs)
     trust = json.loads((next(iter(dirs.values())) / TRUST).read_text())
     trust_path = run_dir.with_name(run_dir.name + ".trust.json")
     write_atomic(trust_path, json.dumps(trust, indent=1))

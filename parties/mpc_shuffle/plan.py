@@ -16,6 +16,7 @@ without TLS and the result says so), ``mpc_threshold`` (default (m-1)//2), ``mpc
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -33,8 +34,26 @@ PUBLISHED_INPUT = "shuffled"  # transcript type of the analyzer's published inpu
 MSG_STATE = "state"  # the analyzer's public state between rounds (to clients and servers)
 
 
+MPYC_DIR = "mpyc"  # in a server's party directory: its MPyC TLS key and the trust bundle
+
+
 class MpcPlan:
     """Run plan: clients -> m MPC servers (MPyC mesh among them) -> analyzer."""
+
+    tolerated_roles = {"client"}  # a client party that drops out; the privacy gate decides
+
+    def prepare_party_dirs(self, cluster: Any, dirs: dict[str, Path]) -> None:
+        """Per-party MPyC TLS for the servers' mesh (``mpc_tls``): each server's party
+        directory gets its own key (``mpyc/.config/party_i.key``, mode 0600) and the bundle of
+        every server's certificate; no server ever holds another's key."""
+        if not cluster.params.get("mpc_tls"):
+            return
+        from parties.mpc_shuffle.mpyc_runtime import write_mpyc_party_tls, write_mpyc_trust_bundle
+
+        servers = [p.name for p in cluster.by_role(SERVER_ROLE)]
+        certs = [write_mpyc_party_tls(str(dirs[s] / MPYC_DIR), i) for i, s in enumerate(servers)]
+        for s in servers:
+            write_mpyc_trust_bundle(str(dirs[s] / MPYC_DIR), certs)
 
     def layout(self, options: dict[str, Any]) -> list[tuple[str, str]]:
         m, clients = int(options.get("servers", 3)), int(options.get("clients", 2))
@@ -121,10 +140,11 @@ async def _recv_state(node: Any, cfg: MPCShufflerConfig, rnd: int) -> dict[str, 
 
 async def run_client_role(node: Any, cluster: Any) -> None:
     """Encode this population's users block by block, round by round; submit Shamir shares."""
-    from parties.clients.roles import load_workload
+    from parties.clients.roles import load_workload, publish_data_report
 
     cfg = config_from_cluster(cluster)
-    workload = load_workload(cluster)
+    workload = load_workload(cluster, node.name)
+    publish_data_report(node, workload)
     proto = workload.protocol
     pop = ClientPopulation(cluster, node.name, workload)
     public: dict[str, Any] = {}
@@ -136,7 +156,12 @@ async def run_client_role(node: Any, cluster: Any) -> None:
         node.phase("encode", rnd)
         for j, (batches, n) in enumerate(pop.encode(rnd, public)):
             await client_submit(
-                node, cfg.for_round(rnd), specs, batches, last=j == len(pop.blocks) - 1
+                node,
+                cfg.for_round(rnd),
+                specs,
+                batches,
+                last=j == len(pop.blocks) - 1,
+                users=pop.n_users,
             )
             done += n
             node.progress(f"round {rnd} encode+submit", done, pop.n_users)
@@ -149,7 +174,7 @@ async def run_server_role(node: Any, cluster: Any) -> None:
 
     cfg = config_from_cluster(cluster)
     proto = load_workload(cluster).protocol
-    tls = cluster.params.get("mpc_tls_dir")
+    tls = Path(node.keydir) / MPYC_DIR if cluster.params.get("mpc_tls") else None
 
     async def round_specs(rnd: int) -> Sequence[BatchSpec]:
         public = await _recv_state(node, cfg, rnd) if rnd else {}
@@ -193,19 +218,21 @@ async def run_analyzer_role(node: Any, cluster: Any) -> None:
     public state (clients and servers) or, after the last round, publish the estimate and
     write ``result.json``. Nothing is published if a server failed (``analyzer_collect``
     raises first)."""
-    from parties.clients.roles import dump_batches, load_workload, publish_result
+    from parties.clients.roles import dump_batches, gate_round, load_workload, publish_result
 
     cfg = config_from_cluster(cluster)
     workload = load_workload(cluster)
     proto = workload.protocol
     public: dict[str, Any] = {}
     rounds = []
+    released: list[Any] = []
     for rnd in range(proto.n_rounds):
         rcfg = cfg.for_round(rnd)
         out = await analyzer_collect(node, rcfg, proto.batch_specs_round(rnd, public))
         shuffled = out.batches
         if cfg.mode == "histogram":
             shuffled = {k: histogram_to_multiset(v) for k, v in out.batches.items()}
+        released += gate_round(proto, rnd, public, shuffled, out.users, released)
         # the analyzer's input, published so that a verifier can re-run the analyzer (open:
         # the shuffled multiset; histogram: the multiset equivalent to the opened counts)
         node.phase("publish", rnd)
@@ -227,7 +254,14 @@ async def run_analyzer_role(node: Any, cluster: Any) -> None:
             node.phase("state", rnd + 1)
             payload = codec.dumps(result)
             for peer in (*cfg.clients, *cfg.servers):
-                await node.send(peer, MSG_STATE, payload, public=True)
+                try:
+                    await node.send(peer, MSG_STATE, payload, public=True)
+                except PeerError:
+                    if peer in cfg.servers:
+                        raise
+                    # a client party that dropped out gets no state; its later rounds are
+                    # left out by the servers
+
             public = codec.loads(payload)
     publish_result(
         node,
@@ -241,10 +275,11 @@ async def run_analyzer_role(node: Any, cluster: Any) -> None:
                 "mode": cfg.mode,
                 "servers": list(cfg.servers),
                 "threshold": cfg.threshold,
-                "mpyc_tls": cluster.params.get("mpc_tls_dir") is not None,
+                "mpyc_tls": bool(cluster.params.get("mpc_tls")),
                 "rounds": rounds,
                 "trust": "semi-honest, honest majority (t < m/2); output correctness is not "
                 "provable",
             }
         },
+        released,
     )

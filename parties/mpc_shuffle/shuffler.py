@@ -79,7 +79,7 @@ from parties.mpc_shuffle.wire import (
     send_chunked,
     share_batches,
 )
-from parties.runtime.link import PartyContext
+from parties.runtime.link import PartyContext, PeerError
 from protocols.base import Batches, BatchSpec
 
 # ---------------------------------------------------------------------------------------------
@@ -93,16 +93,20 @@ async def client_submit(
     batches: Batches,
     *,
     last: bool = True,
+    users: int = 0,
 ) -> int:
     """Share this client population's messages and send share i to server i; returns bytes.
 
-    A population may submit in several blocks: call with ``last=False`` for all but the last.
+    A population may submit in several blocks: call with ``last=False`` for all but the last;
+    the last block carries ``users``, how many users the party submitted for (public: the count
+    the privacy gate uses when the servers accept the party's submission).
     """
     ctx.phase("mpc-submit", cfg.round)
     shares = share_batches(batches, specs, cfg.m, cfg.threshold)
     sent = 0
+    meta = {"users": int(users)} if last else {}
     for server, arrays in zip(cfg.servers, shares, strict=True):
-        sent += await send_chunked(ctx, server, MSG_SHARES, arrays, {}, last=last)
+        sent += await send_chunked(ctx, server, MSG_SHARES, arrays, meta, last=last)
     return sent
 
 
@@ -120,17 +124,25 @@ async def receive_client_shares(
     names = sorted(specs)
     for client in cfg.clients:
         try:
-            arrays, _ = await recv_chunked(ctx, client, MSG_SHARES, f"shares from {client!r}")
+            arrays, meta = await recv_chunked(ctx, client, MSG_SHARES, f"shares from {client!r}")
+            users = meta.get("users")
+            if not isinstance(users, int) or users < 0:
+                raise ValueError("submission without its number of users")
             if set(arrays) - set(names):
                 raise ValueError(f"unknown batches {sorted(set(arrays) - set(names))}")
             for k, a in arrays.items():
                 if a.ndim != 2 or a.shape[1] != specs[k].width:
                     raise ValueError(f"batch {k!r} has shape {a.shape}, width {specs[k].width}")
             got[client] = arrays
-            status.append([int(arrays[k].shape[0]) if k in arrays else 0 for k in names])
-        except ValueError as exc:  # malformed: reject this client (a transport PeerError
-            # aborts the run instead, as every other party of the runtime does)
+            # rows per batch, then the declared users: what the servers agree on
+            status.append([int(arrays[k].shape[0]) if k in arrays else 0 for k in names] + [users])
+        except ValueError as exc:  # malformed: reject this client
             logging.warning("MPC server %s: rejecting submission of %s: %s", ctx.name, client, exc)
+            status.append(None)
+        except PeerError as exc:  # the client party dropped out (died, missed the deadline):
+            # its rows are left out by every server (they agree on the statuses); the privacy
+            # gate at the analyzer decides whether the rest may be published
+            logging.warning("MPC server %s: client %s dropped out: %s", ctx.name, client, exc)
             status.append(None)
     return got, status
 
@@ -180,6 +192,7 @@ async def server_run(
         ).reshape(-1, sp[k].width)
         for k in names
     }
+    users = sum(int(all_status[0][i][-1]) for i, c in enumerate(cfg.clients) if c in accepted)
     stats["accepted_clients"] = len(accepted)
     stats["rejected_clients"] = [c for c in cfg.clients if c not in accepted]
     stats["t_receive_s"] = time.perf_counter() - t0
@@ -204,6 +217,7 @@ async def server_run(
         "mode": cfg.mode,
         "rejected_rows": rejected_rows,
         "rejected_clients": stats["rejected_clients"],
+        "users": users,
         "server_stats": dict(stats),
     }
     if cfg.mode == "open":
@@ -299,6 +313,7 @@ class MPCOutput:
     invalid: dict[str, int]  # out-of-domain messages per batch (incl. rejected submissions)
     rejected_clients: list[str]
     server_stats: list[dict[str, Any]] = field(default_factory=list)
+    users: int = 0  # users of the accepted client parties (the count the privacy gate uses)
 
 
 async def analyzer_collect(
@@ -335,4 +350,8 @@ async def analyzer_collect(
             out[k] = vals
             invalid[k] = int(metas[0].get("invalid_rows", {}).get(k, 0)) + rej
     stats = [dict(m.get("server_stats", {})) for m in metas]
-    return MPCOutput(cfg.mode, out, invalid, list(metas[0].get("rejected_clients", [])), stats)
+    users = {m.get("users") for m in metas}
+    if len(users) != 1 or not isinstance(next(iter(users)), int):
+        raise ValueError(f"analyzer: servers disagree on the number of users: {users}")
+    rejected = list(metas[0].get("rejected_clients", []))
+    return MPCOutput(cfg.mode, out, invalid, rejected, stats, int(next(iter(users))))

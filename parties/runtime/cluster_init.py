@@ -57,6 +57,7 @@ def layout_cluster(
         parties.append(PartySpec(name, role, host, port))
     if shuffler == "mpc" and protocol != "txpub":
         params["mpc_ports"] = ports[len(layout) : len(layout) + extra_ports]
+        params["mpc_tls"] = True  # MPyC's mesh over TLS, a key per server (plan.prepare_party_dirs)
     cluster = Cluster(
         session=new_session_id(),
         protocol=protocol,
@@ -81,6 +82,9 @@ def write_cluster(cluster: Cluster, out: Path) -> dict[str, Path]:
     if out.exists() and any(out.iterdir()):
         raise ClusterError(f"{out} exists and is not empty; choose another --out")
     dirs = make_party_dirs(cluster, out)
+    plan = plan_for(cluster.protocol, cluster.shuffler)
+    if hasattr(plan, "prepare_party_dirs"):
+        plan.prepare_party_dirs(cluster, dirs)
     first = next(iter(dirs.values()))
     (out / TRUST).write_text((first / TRUST).read_text())
     return dirs

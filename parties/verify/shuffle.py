@@ -217,6 +217,29 @@ def check_published_estimate(
     )
 
 
+def mpc_users(
+    run_dir: Path, cluster: dict[str, Any], transcripts: dict[str, Transcript], analyzer: str
+) -> list[int] | None:
+    """Per round, the users the MPC servers counted (in the meta of their signed, public output
+    messages; every server must give the same number), or None if a round lacks it."""
+    from parties.verify.mpc_outputs import server_outputs
+
+    servers = [p["name"] for p in cluster["party"] if p["role"] == "mpc-server"]
+    per_round: dict[int, set[Any]] = {}
+    for s in servers:
+        if s not in transcripts:
+            return None
+        for rd, (_, meta) in server_outputs(run_dir, transcripts[s], analyzer).items():
+            per_round.setdefault(int(rd), set()).add(meta.get("users"))
+    out = []
+    for rd in sorted(per_round):
+        values = per_round[rd]
+        if len(values) != 1 or not isinstance(next(iter(values)), int):
+            return None
+        out.append(int(next(iter(values))))
+    return out
+
+
 def check_mpc_run(
     run_dir: Path, cluster: dict[str, Any], transcripts: dict[str, Transcript], report: Report
 ) -> None:
@@ -249,7 +272,15 @@ def check_mpc_run(
         for rnd in range(protocol.n_rounds)
     ]
     check_mpc_outputs(run_dir, cluster, transcripts, analyzer, published, bounds, report)
-    recompute_estimate(run_dir, cluster, analyzer, "shuffled", report, inputs=inputs)
+    recompute_estimate(
+        run_dir,
+        cluster,
+        analyzer,
+        "shuffled",
+        report,
+        inputs=inputs,
+        users=mpc_users(run_dir, cluster, transcripts, analyzer.party),
+    )
     report.warnings.append(
         "MPC shuffler (semi-honest, honest majority): the transcripts prove who "
         "sent what and that the analyzer published the servers' output, not that the "
