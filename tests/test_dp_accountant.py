@@ -316,3 +316,26 @@ def test_inverse_never_overshoots_the_target(bound, mech, k):
         amp = amplify(eps_l, n, 1e-6, bound=bound, mechanism=mech, k=k)
         # forward values are roots located to a relative 2e-5 (from above)
         assert amp.valid and amp.eps_central <= eps_c * (1 + 5e-5)
+
+
+@pytest.mark.parametrize(
+    "bound, mech, k",
+    [
+        ("vr", "grr", 2),
+        ("vr", "grr", 5),
+        ("vr", "hadamard", None),
+        ("fmt21", "generic", None),
+        ("exact", "grr", 2),
+        ("decomposition", "generic", None),
+    ],
+)
+def test_the_statement_of_a_calibrated_local_epsilon_never_exceeds_the_target(bound, mech, k):
+    """A protocol calibrates eps_l = max_local_epsilon(target) and states amplify(eps_l) (or
+    eps_l if nothing amplifies); the gate compares that with the target, so it must not exceed
+    it, weak amplification (n = 5, 20) included."""
+    for n in (5, 20, 400):
+        for target in (0.3, 1.0, 2.0):
+            eps_l = max_local_epsilon(target, n, 1e-6, bound=bound, mechanism=mech, k=k)
+            amp = amplify(eps_l, n, 1e-6, bound=bound, mechanism=mech, k=k)
+            stated = amp.eps_central if amp.valid and amp.eps_central is not None else eps_l
+            assert eps_l >= target and stated <= target * (1 + 1e-12), (n, target, eps_l, stated)

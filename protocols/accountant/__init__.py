@@ -31,6 +31,7 @@ from functools import lru_cache
 
 from protocols.accountant.balle import balle_epsilon, balle_max_local_epsilon
 from protocols.accountant.decomposition import (
+    INVERSE_MARGIN,
     decomposition_delta,
     decomposition_epsilon,
     decomposition_max_local_epsilon,
@@ -282,13 +283,15 @@ def _max_local(
         return max(eps_central, vr_max_local_epsilon(eps_central, n, delta, mechanism, k=k))
     if bound == "exact" and mechanism == "grr" and k == 2:
 
+        target = eps_central * (1.0 - INVERSE_MARGIN)  # see decomposition_max_local_epsilon
+
         def ok(e: float) -> bool:
             if e <= eps_central:
                 return True
-            # cheap necessary check first (the decomposition bound is an upper bound)
-            if decomposition_delta(eps_central, e, n, "grr", k=2, tail=delta * 1e-7)[1] <= delta:
+            # cheap sufficient check first (the decomposition bound is an upper bound)
+            if decomposition_delta(target, e, n, "grr", k=2, tail=delta * 1e-7)[1] <= delta:
                 return True
-            return binary_certify(eps_central, e, n, delta) is True
+            return binary_certify(target, e, n, delta) is True
 
         return max_local_for_target(ok, eps_central)
     return decomposition_max_local_epsilon(eps_central, n, delta, mechanism, k=k, g=g, d=d)

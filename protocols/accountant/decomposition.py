@@ -45,6 +45,9 @@ from protocols.accountant.gparv import Atoms
 from protocols.accountant.search import epsilon_for_delta, max_local_for_target
 
 MECHANISMS = ("grr", "olh", "oue", "sue", "hadamard", "generic")
+# the inverse certifies a slightly smaller central epsilon than asked (see
+# ``decomposition_max_local_epsilon``): 5x the forward search's relative tolerance
+INVERSE_MARGIN = 1e-4
 
 
 def _corners(gamma: float, u: float, c11: float, c10: float, c01: float, c00: float) -> Atoms:
@@ -153,8 +156,9 @@ def decomposition_epsilon(
 
     # a cheap rigorous pass (few buckets: looser but valid) brackets the answer for the fine one
     _, first = epsilon_for_delta(coarse, eps_local, delta, want_lower=False, rel_tol=1e-3)
-    if first is None:
-        return None
+    if first is None:  # the coarse pass is looser: at small n it may certify nothing below
+        _, up = epsilon_for_delta(fn, eps_local, delta, want_lower=False)
+        return up
     _, up = epsilon_for_delta(fn, eps_local, delta, want_lower=False, start=first)
     return up if up is not None else first
 
@@ -169,14 +173,17 @@ def decomposition_max_local_epsilon(
     g: int | None = None,
     d: int | None = None,
 ) -> float:
-    """Largest eps_local (>= eps_central) whose decomposition bound meets (eps_central, delta)."""
+    """Largest eps_local (>= eps_central) whose decomposition bound meets (eps_central, delta).
+
+    Certified at eps_central (1 - INVERSE_MARGIN): the forward bound locates its root from
+    above to a relative 2e-5, so the statement ``amplify`` then gives for this eps_local never
+    exceeds eps_central (a protocol states and gates that value)."""
     tail = delta * 1e-7
+    target = eps_central * (1.0 - INVERSE_MARGIN)
 
     def ok(e: float) -> bool:
         if e <= eps_central:
             return True
-        return (
-            decomposition_delta(eps_central, e, n, mechanism, k=k, g=g, d=d, tail=tail)[1] <= delta
-        )
+        return decomposition_delta(target, e, n, mechanism, k=k, g=g, d=d, tail=tail)[1] <= delta
 
     return max_local_for_target(ok, eps_central)

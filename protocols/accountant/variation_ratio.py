@@ -352,17 +352,18 @@ def pair_max_local_epsilon(
 ) -> float:
     """Largest local eps whose pair (``pair_of(eps_local)``) gives eps_central at delta.
 
-    Feasibility is ``delta_upper(eps_central) <= delta``, assumed monotone in eps_local.
-    eps_local = eps_central is always feasible (no amplification needed).
+    Feasibility is ``delta_upper(eps_central (1 - 1e-4)) <= delta``, assumed monotone in
+    eps_local: certified a hair below the target, so that the forward bound (a root located
+    from above to a relative 2e-5) states at most eps_central for the result. eps_local =
+    eps_central is always feasible (no amplification needed).
     """
     tail = delta * 1e-6
+    target = eps_central * (1.0 - 1e-4)
 
     def ok(eps_l: float) -> bool:
         if eps_l <= eps_central:
             return True
-        return (
-            pair_delta(eps_central, pair_of(eps_l), n, tail=tail, max_points=max_points)[1] <= delta
-        )
+        return pair_delta(target, pair_of(eps_l), n, tail=tail, max_points=max_points)[1] <= delta
 
     lo, hi = eps_central, max(2 * eps_central, eps_central + 1.0)
     while ok(hi):
