@@ -96,7 +96,7 @@ async def test_malformed_submission_is_rejected_by_all_servers():
         # valid shares to servers 0 and 1, garbage to server 2
         good = mpc_wire.share_batches(d1, SPECS, 3, 1)
         for i, s in enumerate(cfg.servers):
-            payload = mpc_wire._pack(good[i]) if i < 2 else b"\xff\x00garbage"
+            payload = mpc_wire._pack(good[i], {"users": 12}) if i < 2 else b"\xff\x00garbage"
             await ctx.send(s, mpc_wire.MSG_SHARES, payload)
 
     out, stats, _ = await _run(cfg, [d0, d1], tamper={"c1": bad_client})
@@ -270,6 +270,12 @@ class _TwoRounds(__import__("protocols.base", fromlist=["ShuffleProtocol"]).Shuf
         if rnd == 0:
             return {"k": int(shuffled["v"].max()) + 2}
         return {"total": int(shuffled["w"].sum()), "k": public["k"]}
+
+    def releases(self, rnd, counts):  # a test protocol: no noise, eps 0 by fiat
+        from protocols.privacy.ledger import Release
+
+        n = sum(v for k, v in counts.items() if not k.startswith("#"))
+        return [Release(f"round {rnd}", "test", 0.0, 0.0, n, n, "test")]
 
 
 async def test_roles_run_a_two_round_protocol(tmp_path, monkeypatch):

@@ -246,9 +246,37 @@ async def test_unreachable_peer_gives_up_with_message(tmp_path):
     await a.close()
 
 
-def test_killed_party_aborts_run_without_result(tmp_path):
+def test_killed_shuffler_aborts_run_without_result(tmp_path):
     out = tmp_path / "run"
     t0 = time.monotonic()
+    proc = sdp(
+        "run",
+        "grr",
+        "--users",
+        "2000",
+        "--out",
+        str(out),
+        "--quiet",
+        "--phase-timeout",
+        "20",
+        env={"SDP_FAULT_KILL": "shuffler:shuffle"},
+        timeout=120,
+    )
+    elapsed = time.monotonic() - t0
+    assert proc.returncode != 0
+    assert elapsed < 20 + 30
+    assert not (out / "result.json").exists()
+    aborted = json.loads((out / "ABORTED.json").read_text())
+    assert "shuffler" in aborted["failed_parties"]
+    # the survivor names the missing party
+    assert "shuffler" in aborted["failed_parties"]["analyzer"]
+    assert "shuffler" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_killed_client_party_is_a_dropout_the_privacy_gate_refuses(tmp_path):
+    """A client party is a data owner that may drop out; by default the protocol is calibrated
+    for all users (min_users = n), so the gate refuses what arrived: nothing published."""
+    out = tmp_path / "run"
     proc = sdp(
         "run",
         "grr",
@@ -262,13 +290,7 @@ def test_killed_party_aborts_run_without_result(tmp_path):
         env={"SDP_FAULT_KILL": "client-2:submit"},
         timeout=120,
     )
-    elapsed = time.monotonic() - t0
-    assert proc.returncode != 0
-    assert elapsed < 20 + 30
-    assert not (out / "result.json").exists()
+    assert proc.returncode != 0 and not (out / "result.json").exists()
     aborted = json.loads((out / "ABORTED.json").read_text())
-    assert "client-2" in aborted["failed_parties"]
-    # the survivors name the missing party
-    assert "client-2" in aborted["failed_parties"]["shuffler"]
-    assert "client-2" in aborted["failed_parties"]["analyzer"]
-    assert "client-2" in proc.stderr and "Traceback" not in proc.stderr
+    assert "client-2" in aborted["failed_parties"] and aborted["why"] == "privacy gate"
+    assert "privacy gate refused" in proc.stderr and "Traceback" not in proc.stderr

@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import tomllib
-from conftest import resign_transcript, sdp
+from conftest import keys_of, resign_transcript, sdp
 
 from mpc import histogram_arith, shamir
 from parties.mpc_shuffle import local_runtime, shuffler, wire
@@ -55,6 +55,8 @@ def mpc_run(tmp_path_factory):
         "600",
         "--out",
         str(run),
+        "--keep-keys",
+        str(keys_of(run)),
         "--quiet",
         timeout=300,
         check=True,
@@ -93,7 +95,7 @@ def test_analyzer_publishing_another_multiset_fails_verification(mpc_run, tmp_pa
     estimate = to_jsonable(proto.analyze_round(0, {name: fake}, {}))
     est = next(e for e in entries if e["dir"] == "publish" and e["ty"] == "estimate")
     _replace_blob(run, "analyzer", est, codec.dumps(estimate))
-    resign_transcript(run, "analyzer", entries)
+    resign_transcript(run, "analyzer", entries, keys_of(mpc_run))
     res = json.loads((run / "result.json").read_text())
     res["estimate"], res["estimate_sha256"] = estimate, est["dg"]
     (run / "result.json").write_text(json.dumps(res))
@@ -134,7 +136,7 @@ async def _evil_client(ctx, cfg: wire.MPCShufflerConfig) -> None:
     rows = np.array([[1, 2], [7, 0], [3, 3]], dtype=np.int64)  # row 1 is out of domain
     sh = shamir.share(rows, cfg.m, cfg.threshold)
     for i, s in enumerate(cfg.servers):
-        await wire.send_chunked(ctx, s, wire.MSG_SHARES, {"x": sh[i]}, {})
+        await wire.send_chunked(ctx, s, wire.MSG_SHARES, {"x": sh[i]}, {"users": 3})
 
 
 async def _histogram_run(monkeypatch, zero_first_mask: bool):

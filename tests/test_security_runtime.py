@@ -238,11 +238,13 @@ def test_item10_unseeded_client_randomness_is_csprng_seeded(monkeypatch):
     c = Cluster("00" * 16, "grr", "trusted", [PartySpec("client-1", "client", "h", 1)])
     draws = [roles.client_rng(c, 0).integers(0, 2**62, 4).tolist() for _ in range(2)]
     assert draws[0] != draws[1]
+    import protocols.rng as prng
+
     calls = []
-    real = roles.secrets.randbits
-    monkeypatch.setattr(roles.secrets, "randbits", lambda k: calls.append(k) or real(k))
+    real = prng.secrets.token_bytes
+    monkeypatch.setattr(prng.secrets, "token_bytes", lambda k: calls.append(k) or real(k))
     roles.client_rng(c, 0)
-    assert calls == [128]
+    assert calls == [32]  # 256 bits from the OS CSPRNG (protocols.rng.secure_rng)
     seeded = Cluster("00" * 16, "grr", "trusted", [], params={"seed": 5})
     assert (
         roles.client_rng(seeded, 0).integers(0, 2**62, 4).tolist()

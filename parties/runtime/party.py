@@ -64,15 +64,38 @@ class Interrupted(BaseException):
         self.sig = sig
 
 
-_STATE: dict[str, Any] = {"closing": False, "node": None}
+_STATE: dict[str, Any] = {"closing": False, "node": None, "signal": None, "task": None}
 
 
 def _on_signal(signum: int, frame: Any) -> None:
-    # once the party is closing (for this or another reason) a signal changes nothing
-    if _STATE["closing"]:
+    """Two paths, so that neither can be lost: raise where the party is (CPU-bound work
+    included; an exception raised inside a finalizer or weakref callback is swallowed by
+    Python), and cancel the party's task from the event loop as soon as it runs again."""
+    if _STATE["closing"] or _STATE["signal"] is not None:
+        return  # once the party is closing, or already interrupted, a signal changes nothing
+    sig = signal.Signals(signum)
+    _STATE["signal"] = sig
+    task = _STATE["task"]
+    if task is not None:
+        try:
+            task.get_loop().call_soon_threadsafe(_cancel_unless_closing)
+        except RuntimeError:  # the loop is closed
+            pass
+    raise Interrupted(sig)
+
+
+def _quiet_unraisable(unraisable: Any) -> None:
+    """An ``Interrupted`` raised inside a finalizer is swallowed by Python (the event-loop
+    path then stops the party): no traceback on screen for it."""
+    if isinstance(unraisable.exc_value, Interrupted):
         return
-    _STATE["closing"] = True
-    raise Interrupted(signal.Signals(signum))
+    sys.__unraisablehook__(unraisable)
+
+
+def _cancel_unless_closing() -> None:
+    task = _STATE["task"]
+    if not _STATE["closing"] and task is not None and not task.done():
+        task.cancel()
 
 
 async def run_party(
@@ -81,18 +104,24 @@ async def run_party(
     """Run one party to completion; returns the process exit code."""
     plan = get_plan(cluster)
     node: Node | None = None
+    _STATE["task"] = asyncio.current_task()
     try:
         node = Node(cluster, name, keydir, run_dir, progress_printer() if progress else None)
         _STATE["node"] = node
         await node.start(plan.peers(cluster, name))
         await plan.run(node, cluster)
-    except Interrupted as exc:
+    except (Interrupted, asyncio.CancelledError) as exc:
+        sig = _STATE["signal"]
+        if sig is None:  # a cancellation that is not ours
+            raise
         _STATE["closing"] = True
-        log(name, str(exc))
-        write_status(run_dir, name, {"status": "failed", "error": str(exc)})
+        reason = f"interrupted by {sig.name}"
+        log(name, reason)
+        write_status(run_dir, name, {"status": "failed", "error": reason})
         if node is not None:
-            await _close_quietly(node, f"{name}: {exc}")
-        return SIGNAL_EXIT[exc.sig]
+            await _close_quietly(node, f"{name}: {reason}")
+        del exc
+        return SIGNAL_EXIT[sig]
     except EXPECTED as exc:
         _STATE["closing"] = True
         reason = str(exc)
@@ -165,6 +194,7 @@ def main(argv: list[str]) -> int:
     except (ClusterError, OSError) as exc:
         print(f"sdp party: {exc}", file=sys.stderr)
         return 2
+    sys.unraisablehook = _quiet_unraisable
     for sig in SIGNAL_EXIT:
         signal.signal(sig, _on_signal)
     try:

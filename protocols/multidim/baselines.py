@@ -64,8 +64,9 @@ def sue_calculate(eps_c: float, delta: float, n_eff: float, policy: str = "stric
 
 
 def sue_feasibility_threshold(delta: float, n_eff: float) -> float:
-    """Smallest eps_c with a positive SUE local epsilon (X(eps_c) > 8)."""
-    return feasibility_threshold(delta, n_eff, 8)
+    """Smallest eps_c with a positive SUE local epsilon (X(eps_c / 2) > 4 at delta / 2: each of
+    the two composed halves, as :func:`sue_calculate` calibrates them)."""
+    return 2 * feasibility_threshold(delta / 2, n_eff, 2)
 
 
 def _bit_counts(arr: np.ndarray, k: int, where: str) -> tuple[np.ndarray, int, int]:
