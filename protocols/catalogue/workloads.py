@@ -1,0 +1,5 @@
+"""Registers every seed-004 workload with ``sdp run`` (the single entry of WORKLOAD_MODULES)."""
+
+from __future__ import annotations
+
+import protocols.counting.workload  # noqa: F401  cnt_rr, cnt_2m, cnt_sgm, cnt_bn
