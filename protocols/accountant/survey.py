@@ -250,6 +250,19 @@ def theorem3_loose(eps_l: float, n: int, delta: float) -> Bound:
     return Bound("theorem3_loose", "forward", eps_c, True, "", rr_lambda(eps_l, 2))
 
 
+def theorem3_loose_inverse(eps_c: float, n: int, delta: float) -> Bound:
+    """Largest eps_l with Eq. 7 <= eps_c: e^eps_l = eps_c^2 n/(16 ln(4/delta)) - 1, within its range."""
+    _pos(eps_c, "eps_c")
+    _check(n, delta)
+    x = eps_c**2 * n / (16.0 * math.log(4 / delta)) - 1
+    if x <= 1:
+        return _invalid("theorem3_loose", "inverse", "Eq. 7 gives eps_l <= 0")
+    cap = math.log(n) - math.log(14.0 * math.log(4 / delta))
+    e = min(math.log(x), cap)
+    note = "capped at ln n - ln(14 ln(4/delta))" if math.log(x) > cap else ""
+    return Bound("theorem3_loose", "inverse", e, True, note, rr_lambda(e, 2))
+
+
 def theorem3_inverse(eps_c: float, n: int, delta: float) -> Bound:
     """Smallest admissible lambda with Eq. 6 <= eps_c, and its eps_l = ln((2 - lambda)/lambda)."""
     _pos(eps_c, "eps_c")
@@ -326,13 +339,15 @@ def forward(theorem: str, eps_l: float, n: int, delta: float, k: int = 2, **kw: 
 
 
 def inverse(theorem: str, eps_c: float, n: int, delta: float, k: int = 2, **kw: str) -> Bound:
-    """eps_c -> largest eps_l by ``theorem`` (Eq. 7 has no separate inverse: use theorem3)."""
+    """eps_c -> largest eps_l by ``theorem``."""
     if theorem == "theorem1":
         return theorem1_inverse(eps_c, n, delta)
     if theorem == "theorem2":
         return theorem2_inverse(eps_c, n, delta, **kw)
-    if theorem in ("theorem3", "theorem3_loose"):
+    if theorem == "theorem3":
         return theorem3_inverse(eps_c, n, delta)
+    if theorem == "theorem3_loose":
+        return theorem3_loose_inverse(eps_c, n, delta)
     if theorem == "theorem4":
         return theorem4_inverse(eps_c, n, delta, k)
     raise ValueError(f"survey accountant: unknown theorem {theorem!r}; expected {THEOREMS}")

@@ -71,6 +71,15 @@ def expected_estimate(count: int, n: int, gamma: float) -> float:
     return float(np.sum(pmf * (count + n * gamma - d)))
 
 
+def expected_mse(count: int, n: int, gamma: float) -> float:
+    """Exact MSE of the truncated estimate for a true count S: the error is n gamma - D when
+    D < S and -S otherwise, D ~ Bin(n, gamma)."""
+    d = np.arange(0, min(count, n + 1))
+    pmf = stats.binom.pmf(d, n, gamma)
+    below = float(np.sum(pmf * (n * gamma - d) ** 2))
+    return below + float(stats.binom.sf(count - 1, n, gamma)) * count**2
+
+
 class Cnt2M(CatalogueProtocol):
     """Balcer-Cheu binary sum: 0-2 messages "1" per user in batch ``ones``."""
 

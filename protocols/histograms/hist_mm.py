@@ -26,7 +26,7 @@ import numpy as np
 
 from protocols.base import Batches, BatchSpec
 from protocols.catalogue.common import CatalogueProtocol, Guarantee
-from protocols.counting.cnt_2m import two_message_gamma
+from protocols.counting.cnt_2m import expected_mse, two_message_gamma
 from protocols.distributed_noise.binomial import binomial_epsilon
 from protocols.histograms._values import check_values, label_counts
 
@@ -83,6 +83,10 @@ class HistMM(CatalogueProtocol):
             "truncated_labels": int((c <= self.n).sum()),
             "invalid": bad,
         }
+
+    def count_mse(self, true_counts: np.ndarray) -> np.ndarray:
+        """Exact MSE of every label's truncated estimate given the true counts."""
+        return np.array([expected_mse(int(c), self.n, self.gamma) for c in true_counts])
 
     def messages_per_user(self) -> float:
         return 1.0 + self.d * self.p
