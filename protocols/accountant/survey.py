@@ -279,7 +279,10 @@ def theorem3_inverse(eps_c: float, n: int, delta: float) -> Bound:
             lam = min(1.0, lam * (1 + 1e-12))
     if lam >= 1.0:
         return _invalid("theorem3", "inverse", "needs lambda = 1 (every report uniform)", lam)
-    return Bound("theorem3", "inverse", rr_local_epsilon(lam, 2), True, "", lam)
+    e = rr_local_epsilon(lam, 2)
+    while theorem3_epsilon(rr_lambda(e, 2), n, delta) > eps_c:  # float round trip, safe side
+        e *= 1 - 1e-12
+    return Bound("theorem3", "inverse", e, True, "", rr_lambda(e, 2))
 
 
 # -- Theorem 4: Balle et al. k-RR ------------------------------------------------------------
@@ -317,7 +320,10 @@ def theorem4_inverse(eps_c: float, n: int, delta: float, k: int) -> Bound:
     lam = theorem4_lambda(eps_c, n, delta, k)
     if lam > 1.0:
         return _invalid("theorem4", "inverse", f"Eq. 8 gives lambda = {lam:.4g} > 1", lam)
-    return Bound("theorem4", "inverse", rr_local_epsilon(lam, k), True, "", lam)
+    e = rr_local_epsilon(lam, k)
+    while e > 0 and rr_lambda(e, k) < lam:  # float round trip: keep lambda >= Eq. 8's
+        e *= 1 - 1e-12
+    return Bound("theorem4", "inverse", e, True, "", rr_lambda(e, k))
 
 
 # -- dispatch ------------------------------------------------------------------------------

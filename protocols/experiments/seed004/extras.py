@@ -99,9 +99,9 @@ def _slope(xs: list[float], ys: list[float]) -> float:
     return float(np.polyfit(np.log(xs), np.log(ys), 1)[0])
 
 
-def summation_scaling(base: Setting) -> dict[str, Any]:
+def summation_scaling(base: Setting, ns: list[int] | None = None) -> dict[str, Any]:
     """Exact RMSE of the sum protocols as n and eps vary (no simulation: exact variances)."""
-    ns = [10**3, 10**4, 10**5, 10**6, 10**7]
+    ns = ns or [10**3, 10**4, 10**5, 10**6, 10**7]
     single: dict[int, float | None] = {}
     rm: dict[int, float | None] = {}
     dsg, dsg_msgs = {}, {}

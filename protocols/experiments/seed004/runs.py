@@ -151,7 +151,7 @@ def run(plan_name: str, seed: int, log: Any = print) -> dict[str, Any]:
         log(f"  {key}: {time.perf_counter() - t1:.1f} s")
     out["accountant"] = extras.accountant_tables()
     out["splitmix"] = extras.splitmix_checks()
-    out["scaling"] = extras.summation_scaling(base)
+    out["scaling"] = extras.summation_scaling(base, plan.get("scaling_ns"))
     out["uniformity"] = extras.uniformity_complexity(
         plan["uniformity_k"], base.eps, base.delta, plan["uniformity_draws"], seed
     )
