@@ -83,7 +83,7 @@ class CatalogueProtocol(ShuffleProtocol):
         if users < 1:
             raise PrivacyRefusal(f"{self.name}: no user's messages received")
         try:
-            g = self.guarantee(min(users, self.n) if users >= self.n else users)
+            g = self.guarantee(min(users, self.n))
         except (ValueError, ArithmeticError) as exc:
             raise PrivacyRefusal(f"{self.name}: no guarantee at {users} users: {exc}") from exc
         planned = users >= self.n

@@ -149,7 +149,7 @@ class SurveyMURS(MURSProtocol, CatalogueProtocol):
 
     def guarantee(self, users: int) -> Guarantee:
         eps = murs_blanket_epsilon(users, self.eps_l, self.g, self.fakes, self.delta)
-        if eps > 1:
+        if eps > 1 + 1e-12:  # Theorem 4 needs eps_c <= 1 (tolerance: float rounding at 1)
             raise ValueError(f"blanket bound gives eps = {eps:.4g} > 1 (outside Theorem 4)")
         return Guarantee(eps, self.delta, "murs blanket (Theorem 4 + fakes)")
 
