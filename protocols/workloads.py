@@ -65,6 +65,7 @@ WORKLOAD_MODULES = [
     "protocols.marginals.workload",
     "protocols.gfim.workload",
     "protocols.hp_sdp.workload",
+    "protocols.catalogue.workloads",
 ]
 
 

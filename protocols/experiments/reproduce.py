@@ -12,6 +12,7 @@ SEEDS: dict[str, str] = {
     "seed002": "protocols.experiments.seed002.runs",
     "seed003": "protocols.experiments.seed003.runs",
     "splitmix": "protocols.experiments.seed004.splitmix",
+    "seed004": "protocols.experiments.seed004.runs",
 }
 
 

@@ -1,0 +1,104 @@
+"""The catalogue's common protocol base: costs per user and releases at the users received.
+
+Every seed-004 protocol is a :class:`CatalogueProtocol`: besides encoder and analyzer it states
+
+- ``messages_per_user()`` / ``bits_per_user()``: the expected communication of one user (the
+  survey's cost metric), derivable without a run (``sdp costs`` reports the measured one);
+- ``max_messages()``: per batch, the most messages one user can send, and ``fixed_messages``:
+  whether every user sends exactly that many. From the well-formed counts received per batch the
+  protocol then *certifies* a number of users: exactly rows/m for fixed-count batches, a lower
+  bound ceil(rows/m_max) otherwise (a user who sends more messages cannot be told apart from two
+  users). A runtime that knows how many clients took part may pass it as ``counts[USERS_KEY]``;
+- ``guarantee(users)``: the (eps, delta) covering the release when ``users`` users contributed
+  (raises ``PrivacyRefusal`` when none holds).
+
+``releases`` publishes one release accounted at the planned N when the certified users reach N,
+and otherwise re-accounts it at the certified count (``reaccounted=True``): amplification bounds
+are recomputed for the smaller crowd, distributed noise is re-analysed with the noise the
+received users actually added (never the epsilon planned for N).
+"""
+
+from __future__ import annotations
+
+import math
+from abc import abstractmethod
+from dataclasses import dataclass
+
+from protocols.base import ShuffleProtocol
+from protocols.ledger import PrivacyRefusal, Release
+
+USERS_KEY = "__users__"  # optional runtime-certified participant count in ``counts``
+
+
+@dataclass(frozen=True)
+class Guarantee:
+    """The guarantee of one release at a number of users."""
+
+    eps: float
+    delta: float
+    bound: str  # theorem or analysis used
+    kind: str = "upper"  # "upper" or "exact"
+    note: str = ""
+
+
+class CatalogueProtocol(ShuffleProtocol):
+    """Base of the seed-004 protocols (see the module docstring)."""
+
+    n: int  # planned users N
+    fixed_messages: bool = True
+    release_what: str = "estimate"
+
+    @abstractmethod
+    def messages_per_user(self) -> float:
+        """Expected messages one user sends."""
+
+    @abstractmethod
+    def bits_per_user(self) -> float:
+        """Expected bits one user sends (message payloads only)."""
+
+    @abstractmethod
+    def max_messages(self) -> dict[str, int]:
+        """Per batch: the most messages one user sends (exact count if ``fixed_messages``)."""
+
+    @abstractmethod
+    def guarantee(self, users: int) -> Guarantee:
+        """(eps, delta) of the release when ``users`` users contributed."""
+
+    def mechanism(self) -> str:
+        """One line naming the mechanism (for the release record)."""
+        return self.name
+
+    def certified_users(self, counts: dict[str, int]) -> int:
+        """Users certified by the well-formed counts (module docstring)."""
+        if USERS_KEY in counts:
+            return int(counts[USERS_KEY])
+        per = []
+        for batch, m in self.max_messages().items():
+            rows = int(counts.get(batch, 0))
+            per.append(rows // m if self.fixed_messages else math.ceil(rows / m))
+        return min(per) if per else 0
+
+    def releases(self, round: int, counts: dict[str, int]) -> list[Release]:
+        users = self.certified_users(counts)
+        if users < 1:
+            raise PrivacyRefusal(f"{self.name}: no user's messages received")
+        try:
+            g = self.guarantee(min(users, self.n))
+        except (ValueError, ArithmeticError) as exc:
+            raise PrivacyRefusal(f"{self.name}: no guarantee at {users} users: {exc}") from exc
+        planned = users >= self.n
+        return [
+            Release(
+                what=self.release_what,
+                mechanism=self.mechanism(),
+                eps=g.eps,
+                delta=g.delta,
+                n_accounted=self.n if planned else users,
+                n_received=users,
+                bound=g.bound,
+                kind=g.kind,
+                round=round,
+                reaccounted=not planned,
+                note=g.note,
+            )
+        ]
