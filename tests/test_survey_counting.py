@@ -15,8 +15,8 @@ from protocols.counting.cnt_2m import Cnt2M, expected_estimate, expected_mse
 from protocols.counting.cnt_bn import CntBN
 from protocols.counting.cnt_rr import CntRR, rr_bits
 from protocols.counting.cnt_sgm import CntSGM
-from protocols.ledger import PrivacyRefusal, gate
 from protocols.oracles.privacy_audit import audit_randomizer
+from protocols.privacy.ledger import PrivacyRefusal, gate
 from protocols.rng import experiment_rng
 
 N = 20_000

@@ -15,8 +15,8 @@ from protocols.histograms.hist_kr import HistKR
 from protocols.histograms.hist_mm import HistMM
 from protocols.histograms.murs import SurveyMURS, murs_blanket_epsilon, murs_records
 from protocols.histograms.slh import SLH
-from protocols.ledger import gate
 from protocols.oracles.privacy_audit import audit_randomizer
+from protocols.privacy.ledger import gate
 from protocols.rng import experiment_rng
 
 D, N = 16, 50_000

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from protocols.accountant import survey
-from protocols.ledger import gate
 from protocols.oracles.privacy_audit import audit_randomizer
+from protocols.privacy.ledger import gate
 from protocols.rng import experiment_rng
 from protocols.sums import baselines
 from protocols.sums.rounding import randomized_rounding, rounding_variance

@@ -282,7 +282,6 @@ def _max_local(
     if bound == "vr" and _neutral_free(mechanism, k):
         return max(eps_central, vr_max_local_epsilon(eps_central, n, delta, mechanism, k=k))
     if bound == "exact" and mechanism == "grr" and k == 2:
-
         target = eps_central * (1.0 - INVERSE_MARGIN)  # see decomposition_max_local_epsilon
 
         def ok(e: float) -> bool:

@@ -25,9 +25,9 @@ from abc import abstractmethod
 from dataclasses import dataclass
 
 from protocols.base import ShuffleProtocol
-from protocols.ledger import PrivacyRefusal, Release
+from protocols.privacy.ledger import USERS, PrivacyRefusal, Release
 
-USERS_KEY = "__users__"  # optional runtime-certified participant count in ``counts``
+USERS_KEY = USERS  # the runtime's count of users whose submissions arrived (``counts[USERS]``)
 
 
 @dataclass(frozen=True)

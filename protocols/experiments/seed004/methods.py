@@ -1,7 +1,7 @@
 """The methods of the survey's experiment (section 7) under their lower-case names, and one run.
 
 A shuffle method runs the real encoder for all n users, passes the well-formed counts through
-the privacy gate (:func:`protocols.ledger.gate`, so every run is accounted) and times the real
+the privacy gate (:func:`protocols.privacy.ledger.gate`, so every run is accounted) and times the real
 analyzer on the encoded batches. The trusted shuffler's permutation is skipped: every analyzer
 here is a symmetric function of each batch (``tests/test_survey_*`` checks this), so the
 estimate and the analyzer's work are those of a shuffled run. Hist_MM's label multiset (d + 1
@@ -33,7 +33,7 @@ from protocols.histograms.hist_kr import HistKR
 from protocols.histograms.hist_mm import HistMM, one_hot_two_message
 from protocols.histograms.murs import SurveyMURS, murs_records
 from protocols.histograms.slh import SLH
-from protocols.ledger import gate
+from protocols.privacy.ledger import gate
 from protocols.sums import baselines as sb
 from protocols.sums.rsum_dsg import RSumDSG
 from protocols.sums.rsum_kr import RSumKR
