@@ -4,9 +4,9 @@ shufflers' message bounds, and states its messages and bits per user."""
 from __future__ import annotations
 
 import pytest
-from mpc.mpc_wire import SENTINEL
 
 from mpc.elgamal import message_layout
+from parties.mpc_shuffle.wire import SENTINEL
 from protocols.base import simulate
 from protocols.rng import experiment_rng
 from protocols.workloads import get_workload

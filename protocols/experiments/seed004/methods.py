@@ -33,7 +33,7 @@ from protocols.histograms.hist_kr import HistKR
 from protocols.histograms.hist_mm import HistMM, one_hot_two_message
 from protocols.histograms.murs import SurveyMURS, murs_records
 from protocols.histograms.slh import SLH
-from protocols.privacy.ledger import gate
+from protocols.privacy.ledger import USERS, gate
 from protocols.sums import baselines as sb
 from protocols.sums.rsum_dsg import RSumDSG
 from protocols.sums.rsum_kr import RSumKR
@@ -117,7 +117,7 @@ def _run_hist_mm(proto: HistMM, data: np.ndarray, rng: np.random.Generator) -> t
         counts += np.bincount(labels, minlength=proto.d)
         spent += time.perf_counter() - t0
         rows += labels.size
-    releases = gate(proto, 0, {"labels": rows})
+    releases = gate(proto, 0, {"labels": rows, USERS: int(data.shape[0])})
     t0 = time.perf_counter()
     est = proto.estimate(counts)
     spent += time.perf_counter() - t0
@@ -143,7 +143,9 @@ def run_once(method: Method, s: Setting, data: np.ndarray, rng: np.random.Genera
     else:
         batches = proto.encode(_records(method, proto, data), rng)
         rows = sum(int(b.shape[0]) for b in batches.values())
-        rel = gate(proto, 0, count_valid(proto.batch_specs(), batches))
+        counts = count_valid(proto.batch_specs(), batches)
+        counts[USERS] = int(np.asarray(data).shape[0])  # every simulated user submitted
+        rel = gate(proto, 0, counts)
         t0 = time.perf_counter()
         out = proto.analyze(batches)
         dt = time.perf_counter() - t0
