@@ -97,6 +97,15 @@ class MixnetPlan:
     # agree to leave it out; the privacy gate decides whether the rest may be published)
     tolerated_roles = {SERVER_ROLE, "client"}
 
+    def check_params(self, params: dict[str, Any], options: dict[str, Any]) -> None:
+        """Refuse at launch what the servers would refuse mid-run (``MixnetShapeError``)."""
+        if "verify_mixes" in params:
+            raise MixnetShapeError(
+                "--param verify_mixes is not accepted: every server verifies the whole mix "
+                "chain before it releases a decryption share"
+            )
+        check_shape(int(options.get("mix_servers", 3)), int(params.get("threshold", 2)))
+
     def layout(self, options: dict[str, Any]) -> list[tuple[str, str]]:
         """Parties of the run; raises ``MixnetShapeError`` (a ``ValueError``) for fewer than 2
         mix servers or a threshold outside 2..k."""

@@ -179,6 +179,8 @@ def resolve_job(
         "servers": args.servers,
     }
     plan.layout(layout)  # raises on an impossible layout
+    if hasattr(plan, "check_params"):  # parameters a party would otherwise refuse mid-run
+        plan.check_params(params, layout)
     return protocol, shuffler, params, layout
 
 

@@ -4,6 +4,12 @@ Forward:  sdp account --n N --delta D --eps-local E [--mechanism grr --k K] [--b
 Inverse:  sdp account --n N --delta D --eps-central E [...]   (largest local epsilon)
 Rounds:   sdp account --n N --delta D --eps-local E --rounds R   (PLD composition of R rounds)
 Compose:  sdp account --compose FILE.toml [--delta D]   (heterogeneous rounds, docs/accountant.md)
+Survey:   sdp account --theorem theorem1|theorem2|theorem3|theorem3_loose|theorem4 --n N --delta D
+          (--eps-local E | --eps-central E) [--k K] [--gamma G]   (docs/survey.md; "not valid"
+          with the violated condition outside a theorem's preconditions; --gamma: the robust
+          (eps, delta, gamma) variant, accounted at ceil(gamma N) honest users)
+          sdp account --theorem theorem9 --eps-central E --delta D --mu MU
+          sdp account --basic seq|par --guarantee EPS,DELTA [--guarantee ...]
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ from typing import Any
 
 from protocols.accountant import BOUNDS, FMT23_ERRATUM, MECHANISMS, amplify, max_local_epsilon
 from protocols.accountant.fmt21 import fmt21_epsilon, fmt21_max_local_epsilon
+from protocols.accountant.survey import THEOREMS as SURVEY_THEOREMS
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -32,6 +39,15 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--g", type=int, default=None, help="OLH hash range")
     ap.add_argument("--d", type=int, default=None, help="domain size (unary encodings)")
     ap.add_argument("--bound", default="vr", choices=(*BOUNDS, "all"))
+    ap.add_argument(
+        "--theorem",
+        choices=(*SURVEY_THEOREMS, "theorem9"),
+        help="the survey's closed-form theorems (spec 004) instead of --bound",
+    )
+    ap.add_argument("--gamma", type=float, help="robust variant: fraction of honest users")
+    ap.add_argument("--mu", type=float, help="theorem9: statistical distance of the mechanism")
+    ap.add_argument("--basic", choices=("seq", "par"), help="basic composition of --guarantee")
+    ap.add_argument("--guarantee", action="append", default=[], metavar="EPS,DELTA")
     ap.add_argument("--json", action="store_true", help="print JSON")
     return ap
 
@@ -70,8 +86,45 @@ def _compose(a: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+def _survey(a: argparse.Namespace) -> dict[str, Any]:
+    """--theorem / --basic: the survey's accountant (protocols.accountant.survey)."""
+    from protocols.accountant import survey
+
+    if a.basic is not None:
+        try:
+            gs = [tuple(float(x) for x in g.split(",")) for g in a.guarantee]
+        except ValueError:
+            raise ValueError("--guarantee expects EPS,DELTA") from None
+        if not gs or any(len(g) != 2 for g in gs):
+            raise ValueError("--basic needs at least one --guarantee EPS,DELTA")
+        eps, delta = (survey.sequential if a.basic == "seq" else survey.parallel)(gs)
+        return {"direction": "compose", "basic": a.basic, "eps": eps, "delta": delta,
+                "kind": "upper", "guarantees": gs}  # fmt: skip
+    if a.theorem == "theorem9":
+        if a.eps_central is None or a.delta is None or a.mu is None:
+            raise ValueError("theorem9 needs --eps-central, --delta and --mu")
+        eps, delta = survey.theorem9(a.eps_central, a.delta, a.mu)
+        return {"direction": "theorem9", "eps": eps, "delta": delta, "mu": a.mu}
+    if a.n is None or a.delta is None or (a.eps_local is None and a.eps_central is None):
+        raise ValueError("--theorem needs --n, --delta and one of --eps-local / --eps-central")
+    n, k = int(a.n), int(a.k or 2)
+    forward = a.eps_local is not None
+    x = a.eps_local if forward else a.eps_central
+    fn = survey.forward if forward else survey.inverse
+
+    def one(eps: float, m: int, delta: float) -> Any:
+        return fn(a.theorem, eps, m, delta, k=k)
+
+    b = one(x, n, a.delta) if a.gamma is None else survey.robust(one, x, n, a.delta, a.gamma)
+    return {"direction": "forward" if forward else "inverse", "n": n, "delta": a.delta, "k": k,
+            "gamma": a.gamma, "kind": "upper" if forward else "largest eps_local",
+            **b.as_dict()}  # fmt: skip
+
+
 def run(a: argparse.Namespace) -> dict[str, Any]:
     """Compute the requested bounds; returns the JSON-ready result."""
+    if a.theorem is not None or a.basic is not None:
+        return _survey(a)
     if a.compose is not None or a.rounds is not None:
         return _compose(a)
     if a.n is None or a.delta is None or (a.eps_local is None and a.eps_central is None):
@@ -132,6 +185,16 @@ def main(argv: list[str]) -> int:
         return 2
     if a.json:
         print(json.dumps(out, indent=2))
+        return 0
+    if a.theorem is not None or a.basic is not None:
+        if "theorem" in out and out["direction"] in ("forward", "inverse"):
+            what = "central epsilon" if out["direction"] == "forward" else "largest local eps"
+            verdict = _fmt(out["value"]) if out["valid"] else "not valid"
+            print(f"{out['theorem']} ({out['direction']}): {what} {verdict}")
+            if out["reason"]:
+                print(f"  {out['reason']}")
+        else:
+            print(f"eps {out['eps']:.4g}, delta {out['delta']:.3g}")
         return 0
     if out["direction"] == "compose":
         print(
