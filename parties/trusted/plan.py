@@ -33,7 +33,13 @@ from parties.runtime.link import PeerError
 from parties.runtime.plans import names_with_role, single
 from parties.runtime.transport import log
 from protocols.base import BatchSpec, validate_batches
-from protocols.privacy.ledger import Release
+from protocols.defences.noisy_threshold import (
+    threshold_for_minimum,
+    threshold_release,
+    threshold_release_entry,
+    threshold_settings,
+)
+from protocols.privacy.ledger import PrivacyRefusal, Release
 
 
 class TrustedShufflePlan:
@@ -157,6 +163,7 @@ async def run_shuffler(node: Any, cluster: Cluster) -> None:
     protocol = load_workload(cluster).protocol
     public: dict[str, Any] = {}
     dropped: dict[str, str] = {}
+    settings = threshold_settings(cluster.params)
     for rnd in range(protocol.n_rounds):
         public = await receive_state(node, cluster, rnd) if rnd else {}
         specs = protocol.batch_specs_round(rnd, public)
@@ -164,6 +171,26 @@ async def run_shuffler(node: Any, cluster: Cluster) -> None:
         collected, invalid, per_client = await collect_submissions(node, cluster, specs, dropped)
         node.phase("shuffle", rnd)
         rng = np.random.default_rng(secrets.randbits(128))
+        users = sum(c["users"] for c in per_client.values())
+        threshold = None
+        if settings is not None:  # the survey's crowd threshold, with DP noise on the volume
+            n_min, eps_t, beta = settings
+            t = threshold_for_minimum(n_min, eps_t, beta)
+            ok, noisy = threshold_release(users, t, eps_t, rng)
+            threshold = {"n_min": n_min, "eps_t": eps_t, "beta": beta, "threshold": t,
+                         "noisy_users": noisy}  # fmt: skip
+            if not ok:
+                node.phase("deliver", rnd)
+                await node.send(
+                    single(cluster, "analyzer").name,
+                    "shuffled",
+                    dump_batches({}, withheld=threshold, round=rnd),
+                    public=True,
+                )
+                raise PeerError(
+                    f"round {rnd}: batch withheld: noisy size {noisy} below the threshold {t} "
+                    f"(min_batch {n_min})"
+                )
         shuffled = {}
         for spec in specs:
             parts = collected[spec.name]
@@ -177,9 +204,10 @@ async def run_shuffler(node: Any, cluster: Cluster) -> None:
                 shuffled,
                 invalid=invalid,
                 round=rnd,
-                users=sum(c["users"] for c in per_client.values()),
+                users=users,
                 clients=per_client,
                 dropped=sorted(dropped),
+                **({"threshold": threshold} if threshold is not None else {}),
             ),
             public=True,
         )
@@ -200,14 +228,25 @@ async def run_analyzer(node: Any, cluster: Cluster) -> None:
         payload = await node.recv(shuffler, "shuffled")
         try:
             shuffled, meta = load_batches(payload)
+            if "withheld" in meta:
+                w = meta["withheld"]
+                raise PrivacyRefusal(
+                    f"privacy gate refused to publish round {rnd}: the shuffler withheld the "
+                    f"batch (noisy size {w['noisy_users']} below the threshold {w['threshold']} "
+                    f"for min_batch {w['n_min']})"
+                )
             validate_batches(protocol, shuffled, protocol.batch_specs_round(rnd, public))
             users = int(meta["users"])
         except (ValueError, KeyError, TypeError) as exc:
+            if isinstance(exc, PrivacyRefusal):
+                raise
             raise PeerError(f"malformed shuffled batches from the shuffler: {exc}") from None
         for k, v in dict(meta.get("invalid", {})).items():
             invalid_total[f"{k}" if protocol.n_rounds == 1 else f"r{rnd}:{k}"] = int(v)
         clients[f"round {rnd}"] = meta.get("clients", {})
         dropped |= set(meta.get("dropped", []))
+        if "threshold" in meta:  # the shuffler's noisy volume test is a release of its own
+            released.append(threshold_release_entry(meta["threshold"], rnd))
         released += gate_round(protocol, rnd, public, shuffled, users, released)
         node.phase("analyze", rnd)
         result = to_jsonable(protocol.analyze_round(rnd, shuffled, public))

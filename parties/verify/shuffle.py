@@ -46,6 +46,7 @@ def recompute_estimate(
     and compare the ledger with the published privacy statement."""
     from parties.runtime.codec import to_jsonable
     from protocols.base import count_valid, validate_batches
+    from protocols.defences.noisy_threshold import threshold_release_entry
     from protocols.privacy.ledger import USERS, PrivacyRefusal, gate, ledger_json
     from protocols.workloads import get_workload
 
@@ -63,6 +64,7 @@ def recompute_estimate(
     published = codec.loads(_blob(run_dir, analyzer.party, pubs[0]["dg"]))
     run = cluster["run"]
     protocol = get_workload(run["protocol"], dict(run.get("params", {}))).protocol
+    metas: list[dict[str, Any]] = []  # the inputs' public fields (trusted shuffler)
     if inputs is None:
         ins = [e for e in analyzer.entries if e["dir"] == "recv" and e["ty"] == input_type]
         if len(ins) != protocol.n_rounds or not all(e["pub"] for e in ins):
@@ -89,7 +91,6 @@ def recompute_estimate(
             )
             return
         inputs = []
-        metas = []
         for e in ins:
             obj = codec.loads(_blob(run_dir, analyzer.party, e["dg"]))
             inputs.append({k: codec.obj_to_array(v) for k, v in obj["batches"].items()})
@@ -114,6 +115,8 @@ def recompute_estimate(
         validate_batches(protocol, batches, specs)
         n += sum(int(v.shape[0]) for v in batches.values())
         if not ledger_failure:
+            if metas and isinstance(metas[rnd].get("threshold"), dict):
+                released.append(threshold_release_entry(metas[rnd]["threshold"], rnd))
             counts = count_valid(specs, batches)
             counts[USERS] = int(users[rnd])  # type: ignore[index]
             try:

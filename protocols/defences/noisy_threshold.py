@@ -70,3 +70,37 @@ def accounted_with_threshold(
 ) -> tuple[float, float]:
     """The run's guarantee with the threshold: (eps + eps_t, delta + beta) (module docstring)."""
     return eps + eps_t, min(1.0, delta + beta)
+
+
+def threshold_settings(params: dict) -> tuple[int, float, float] | None:
+    """(n_min, eps_t, beta) from run parameters ``min_batch``, ``threshold_epsilon`` (default
+    0.1) and ``threshold_beta`` (default 1e-9), or None when the run sets no ``min_batch``."""
+    if params.get("min_batch") is None:
+        return None
+    n_min = int(params["min_batch"])
+    eps_t = float(params.get("threshold_epsilon", 0.1))
+    beta = float(params.get("threshold_beta", 1e-9))
+    if n_min < 1:
+        raise ValueError(f"min_batch must be >= 1, got {n_min}")
+    threshold_for_minimum(n_min, eps_t, beta)  # validates eps_t and beta
+    return n_min, eps_t, beta
+
+
+def threshold_release_entry(info: dict, round: int = 0):  # noqa: ANN201 - a ledger Release
+    """The ledger's release of the shuffler's noisy volume test of one round (``info``: the
+    public ``{n_min, eps_t, beta, threshold, noisy_users}`` the shuffler announced): eps_t-DP
+    (geometric on the user count), and beta charged to delta (a batch below n_min released)."""
+    from protocols.privacy.ledger import Release
+
+    return Release(
+        f"round {round}: the shuffler's noisy batch size ({info['noisy_users']} vs threshold "
+        f"{info['threshold']})",
+        f"two-sided geometric, eps_t = {info['eps_t']:g}, sensitivity 1 user",
+        float(info["eps_t"]),
+        float(info["beta"]),
+        int(info["n_min"]),
+        int(info["n_min"]),
+        "survey sec. 1.2 noisy threshold: (eps + eps_t, delta + beta) at n_min users",
+        round=round,
+        note="releases of this round may be accounted at min_batch users",
+    )

@@ -91,6 +91,11 @@ def local_budget(
     return LocalBudget(float(eps), True, policy, math.nan, what, bound=tag)
 
 
+# the accountant's bounds a tight calibration may use (``exact``: shuffled binary RR exactly,
+# the decomposition bound for k >= 3; ``vr`` falls back to it where a neutral state exists)
+TIGHT_BOUNDS = ("vr", "fmt21", "exact", "decomposition")
+
+
 @lru_cache(maxsize=4096)
 def _certified_local_epsilon(
     eps_c: float, n: int, delta: float, bound: str, mechanism: str, k: int | None
@@ -169,9 +174,9 @@ class MultidimProtocol(ShuffleProtocol):
         self.accounting = accounting
         self.policy = policy
         self.estimator = estimator
-        if tight_bound not in ("vr", "fmt21"):
+        if tight_bound not in TIGHT_BOUNDS:
             raise ValueError(
-                f"{self.name}: tight_bound must be 'vr' or 'fmt21', got {tight_bound!r}"
+                f"{self.name}: tight_bound must be one of {TIGHT_BOUNDS}, got {tight_bound!r}"
             )
         self.tight_bound = tight_bound
         names = (
@@ -240,7 +245,7 @@ class MultidimProtocol(ShuffleProtocol):
             return paper
         if self.tight_bound == "fmt21":
             return "accountant:fmt21/generic"
-        return f"accountant:vr/{mechanism}"
+        return f"accountant:{self.tight_bound}/{mechanism}"
 
     def single_batch_release(
         self, counts: dict[str, int], what: str, mechanism: str, k: int, bound: str

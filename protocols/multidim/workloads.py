@@ -87,12 +87,11 @@ def _accounting(params: dict[str, Any]) -> tuple[str, str]:
     tight_bound = params.get("tight_bound")
     if bound is not None:
         b = str(bound)
-        if b not in ("paper", "balle", "tight", "vr", "fmt21"):
-            raise ValueError(
-                f"bound must be paper|balle|tight|vr|fmt21 for seed-000 protocols, got {b!r}"
-            )
+        known = ("paper", "balle", "tight", "vr", "fmt21", "exact", "decomposition")
+        if b not in known:
+            raise ValueError(f"bound must be {'|'.join(known)} for seed-000 protocols, got {b!r}")
         accounting = accounting or ("paper" if b in ("paper", "balle") else "tight")
-        tight_bound = tight_bound or (b if b in ("vr", "fmt21") else None)
+        tight_bound = tight_bound or (b if b in ("vr", "fmt21", "exact", "decomposition") else None)
     return str(accounting or "tight"), str(tight_bound or "vr")
 
 
