@@ -8,6 +8,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy.special import gammaln
 from scipy.stats import binom
 
@@ -339,3 +341,27 @@ def test_the_statement_of_a_calibrated_local_epsilon_never_exceeds_the_target(bo
             amp = amplify(eps_l, n, 1e-6, bound=bound, mechanism=mech, k=k)
             stated = amp.eps_central if amp.valid and amp.eps_central is not None else eps_l
             assert eps_l >= target and stated <= target * (1 + 1e-12), (n, target, eps_l, stated)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    n=st.integers(min_value=50, max_value=200_000),
+    eps_l=st.floats(min_value=0.2, max_value=8.0),
+    log_delta=st.floats(min_value=-12.0, max_value=-3.0),
+    bound=st.sampled_from(["vr", "fmt21"]),
+)
+def test_generic_bounds_are_monotone(n, eps_l, log_delta, bound):
+    """More users, a smaller local epsilon or a larger delta never give a larger central
+    epsilon (each bound is an upper bound evaluated at a certified point)."""
+    delta = 10.0**log_delta
+
+    def f(n_, e_, d_):
+        a = amplify(e_, n_, d_, bound=bound)
+        return a.eps_central if a.valid and a.eps_central is not None else e_
+
+    base = f(n, eps_l, delta)
+    tol = 1e-4 * base + 1e-9  # the forward root is located to a relative 2e-5
+    assert f(2 * n, eps_l, delta) <= base + tol
+    assert f(n, 0.8 * eps_l, delta) <= base + tol
+    assert f(n, eps_l, min(0.5, 10 * delta)) <= base + tol
+    assert base <= eps_l + 1e-12

@@ -183,6 +183,13 @@ def main(argv: list[str]) -> int:
     except ValueError as exc:
         print(f"sdp account: {exc}", file=sys.stderr)
         return 2
+    except (ArithmeticError, OSError) as exc:
+        print(
+            f"sdp account: cannot evaluate at these values ({type(exc).__name__}: {exc}); "
+            "check --eps-local/--eps-central, --n and --delta",
+            file=sys.stderr,
+        )
+        return 2
     if a.json:
         print(json.dumps(out, indent=2))
         return 0
