@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from conftest import sdp
 
 from parties.verify.run import verify_run
@@ -86,3 +87,24 @@ def test_simulated_dropout_is_re_accounted_or_refused(tmp_path):
         "--quiet",
     )
     assert refused.returncode != 0 and not (tmp_path / "no" / "result.json").exists()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "shuffler, phase", [("mixnet", "mix.submit"), ("mpc", "mpc-submit")], ids=["mixnet", "mpc"]
+)
+def test_dropout_over_the_cryptographic_shufflers(tmp_path, shuffler, phase):
+    """One of four client parties killed mid-submission: the servers leave it out (all of them),
+    the run completes above min_users with the ledger for the survivors, and verifies."""
+    out = tmp_path / shuffler
+    proc = sdp(
+        "run", "grr", "--shuffler", shuffler, "--users", "4000", "--clients", "4",
+        "--min-users", "2500", "--out", str(out), "--quiet", "--json",
+        env={"SDP_FAULT_KILL": f"client-2:{phase}"}, timeout=900,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    res = json.loads(proc.stdout)
+    (rel,) = res["privacy"]["releases"]
+    assert rel["n_received"] == 3000 and rel["n_accounted"] == 2500
+    assert "client-2" in res["faults"]
+    assert verify_run(out, progress=False).ok
