@@ -44,6 +44,7 @@ class ChannelOwner(Protocol):
     public_keys: dict[str, bytes]
     party_by_fingerprint: dict[str, str]
     expected_peers: set[str]
+    incarnation: int  # how many times this party has been restarted in this run (hello "inc")
 
     def note_refused(self, addr: str, reason: str) -> None: ...
 
@@ -85,6 +86,8 @@ class Channel(asyncio.Protocol):
         self._unsealed = 0
         self._tx_phase = self._rx_phase = ("setup", 0)
         self.addr = "?"
+        self.peer_inc = 0  # the peer's incarnation, from its hello
+        self.registered = False  # admitted by the owner (only then does its loss matter)
 
     # -- connection lifecycle -------------------------------------------------------------
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -113,7 +116,14 @@ class Channel(asyncio.Protocol):
     def _write_hello(self) -> None:
         n = self.node
         prefix, _ = frame_parts(
-            {"v": VERSION, "k": "h", "sid": n.session, "fr": n.name, "to": self.peer}
+            {
+                "v": VERSION,
+                "k": "h",
+                "sid": n.session,
+                "fr": n.name,
+                "to": self.peer,
+                "inc": n.incarnation,
+            }
         )
         assert self.transport is not None
         self.transport.write(prefix)
@@ -148,7 +158,7 @@ class Channel(asyncio.Protocol):
                     f"during handshake: {exc or 'closed by peer'}"
                 )
             )
-        if self.peer is not None and not was_closed:
+        if self.peer is not None and self.registered and not was_closed:
             if self.finished:
                 why = f"party {self.peer} has finished"
             else:
@@ -241,7 +251,7 @@ class Channel(asyncio.Protocol):
             self.transport.abort()
         if not self.ready.done():
             self.ready.set_exception(PeerError(f"rejected frame from {self.peer}: {reason}"))
-        if self.peer is not None:
+        if self.peer is not None and self.registered:
             self.node.peer_gone(
                 self.peer, f"rejected frame from {self.peer}: {reason}", clean=False
             )
@@ -273,9 +283,11 @@ class Channel(asyncio.Protocol):
                 raise FrameError(f"party {self.peer} is not a peer of {n.name} in this run")
             self.send_chain = chain_start(n.session, n.name, self.peer)
             self.recv_chain = chain_start(n.session, self.peer, n.name)
+            self.peer_inc = h["inc"]
+            n.register(self)  # may refuse (FrameError) before we answer the hello
+            self.registered = True
             if not self.dialer:
                 self._write_hello()
-            n.register(self)
             self.ready.set_result(None)
             return
         self._check_route(h)

@@ -67,6 +67,7 @@ class Cluster:
     params: dict[str, Any] = field(default_factory=dict)
     phase_timeout: float = 60.0
     max_frame: int = 16 << 20
+    rejoin_window: float = 0.0  # seconds a restarted party may take to rejoin (0: never)
 
     def party(self, name: str) -> PartySpec:
         """The party called ``name``; ClusterError naming the known parties otherwise."""
@@ -98,6 +99,7 @@ def cluster_digest(cluster: Cluster) -> str:
         "shuffler": cluster.shuffler,
         "phase_timeout": float(cluster.phase_timeout),
         "max_frame": int(cluster.max_frame),
+        **({"rejoin_window": float(cluster.rejoin_window)} if cluster.rejoin_window else {}),
         "params": {k: v for k, v in sorted(cluster.params.items()) if v is not None},
         "parties": [[p.name, p.role, p.host, p.port, p.data, p.users] for p in cluster.parties],
     }
@@ -165,7 +167,20 @@ def load_cluster(path: str | Path, session_optional: bool = False) -> Cluster:
         params=dict(run.get("params", {})),
         phase_timeout=float(run.get("phase_timeout", 60.0)),
         max_frame=int(run.get("max_frame", 16 << 20)),
+        rejoin_window=_rejoin_window(run.get("rejoin_window", 0.0)),
     )
+
+
+def _rejoin_window(value: Any) -> float:
+    try:
+        w = float(value)
+    except (TypeError, ValueError):
+        raise ClusterError(
+            f"[run] rejoin_window must be a number of seconds, got {value!r}"
+        ) from None
+    if not 0.0 <= w <= 86400.0:
+        raise ClusterError(f"[run] rejoin_window must lie in [0, 86400] seconds, got {w}")
+    return w
 
 
 def _toml_value(v: Any) -> str:
@@ -190,6 +205,10 @@ def dump_cluster(cluster: Cluster) -> str:
         f"shuffler = {_toml_value(cluster.shuffler)}",
         f"phase_timeout = {_toml_value(float(cluster.phase_timeout))}",
         f"max_frame = {_toml_value(int(cluster.max_frame))}",
+        *(
+            [f"rejoin_window = {_toml_value(float(cluster.rejoin_window))}"]
+            * bool(cluster.rejoin_window)
+        ),
         "",
         "[run.params]",
     ]

@@ -184,6 +184,11 @@ def main(argv: list[str]) -> int:
             )
             if client_data:
                 cluster = _with_client_data(cluster, client_data)
+            if not 0.0 <= args.rejoin_window <= 86400.0:
+                raise ClusterError(
+                    f"--rejoin-window must lie in [0, 86400], got {args.rejoin_window}"
+                )
+            cluster.rejoin_window = float(args.rejoin_window)
         dirs = write_cluster(cluster, out)
     except (ClusterError, KeyError, ValueError, ArithmeticError, OSError) as exc:
         msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc

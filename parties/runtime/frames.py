@@ -55,11 +55,12 @@ _HEADER_TYPES: dict[str, type] = {
     "h": bytes,
     "sg": bytes,
     "v": int,
+    "inc": int,
 }
 _REQUIRED = {
     "d": {"v", "k", "sid", "fr", "to", "ph", "rd", "ty", "sq", "ci", "nc", "ln", "dg", "pb"},
     "s": {"v", "k", "sid", "fr", "to", "sq", "h", "sg"},
-    "h": {"v", "k", "sid", "fr", "to"},
+    "h": {"v", "k", "sid", "fr", "to", "inc"},
 }
 
 
@@ -126,6 +127,8 @@ def decode_header(hb: bytes) -> dict[str, Any]:
             raise FrameError("frame data fields out of range")
         if len(h["dg"]) != 32:
             raise FrameError("frame digest must be 32 bytes")
+    if kind == "h" and h["inc"] < 0:
+        raise FrameError("hello incarnation must be >= 0")
     if kind == "s" and (len(h["h"]) != 32 or len(h["sg"]) != 64):
         raise FrameError("seal head/signature have wrong lengths")
     return h

@@ -56,6 +56,41 @@ def publish_public_files(party_dir: Path, run_dir: Path) -> None:
         os.replace(tmp, dst)
 
 
+def incarnation_of(run_dir: Path, name: str, session: str) -> int:
+    """This start's incarnation: 0 for a first start; after a crash in this session (the
+    party's transcript is there, unclosed), the crashed transcript is kept as
+    ``NAME.crashed-K.jsonl`` and the party rejoins as incarnation K + 1. A party whose
+    transcript of this session is closed has finished: ClusterError."""
+    tdir = run_dir / "transcripts"
+    path = tdir / f"{name}.jsonl"
+    if not path.exists():
+        return 0
+    lines = path.read_bytes().splitlines()
+    try:
+        first = json.loads(lines[0]) if lines else {}
+    except ValueError:
+        first = {}
+    if first.get("session") != session:
+        return 0  # another run's leftovers in this directory: overwritten, as before
+    closed = None
+    for raw in reversed(lines):
+        try:
+            entry = json.loads(raw)
+        except ValueError:
+            continue  # a line cut by the crash
+        if entry.get("dir") == "close":
+            closed = entry.get("status", "?")
+        break
+    if closed is not None:
+        raise ClusterError(
+            f"{name} already took part in session {session[:8]}... and closed its transcript "
+            f"({closed}); a finished party cannot rejoin (start a new run with sdp cluster init)"
+        )
+    k = len(list(tdir.glob(f"{name}.crashed-*.jsonl")))
+    os.replace(path, tdir / f"{name}.crashed-{k}.jsonl")
+    return k + 1
+
+
 class Interrupted(BaseException):
     """SIGINT or SIGTERM: raised wherever the party is (CPU-bound work included), once."""
 
@@ -106,9 +141,23 @@ async def run_party(
     node: Node | None = None
     _STATE["task"] = asyncio.current_task()
     try:
-        node = Node(cluster, name, keydir, run_dir, progress_printer() if progress else None)
+        inc = incarnation_of(run_dir, name, cluster.session)
+        if inc:
+            log(name, f"restarted after a crash: rejoining as incarnation {inc}")
+        node = Node(cluster, name, keydir, run_dir, progress_printer() if progress else None, inc)
         _STATE["node"] = node
-        await node.start(plan.peers(cluster, name))
+        try:
+            await node.start(plan.peers(cluster, name))
+        except PeerError as exc:
+            if not inc:
+                raise
+            # a restarted party that may not rejoin is no longer part of the run: it leaves
+            # without telling its peers to abort (they go on without it, as a dropout)
+            _STATE["closing"] = True
+            log(name, f"error: {exc}")
+            write_status(run_dir, name, {"status": "failed", "error": str(exc)})
+            node.leave(str(exc))
+            return 1
         await plan.run(node, cluster)
     except (Interrupted, asyncio.CancelledError) as exc:
         sig = _STATE["signal"]

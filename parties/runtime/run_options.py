@@ -90,6 +90,14 @@ def add_run_options(ap: argparse.ArgumentParser, for_init: bool = False) -> None
         help="public schema (TOML, docs/data.md) of the data: every protocol parameter comes "
         "from it, never from the records",
     )
+    if for_init:
+        ap.add_argument(
+            "--rejoin-window",
+            type=float,
+            default=120.0,
+            help="seconds the others wait for a crashed party that had sent nothing yet to be "
+            "restarted with its directory and rejoin (0: it drops out at once; default 120)",
+        )
     if not for_init:
         ap.add_argument(
             "--data",

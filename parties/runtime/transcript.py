@@ -40,7 +40,13 @@ class TranscriptWriter:
     """Writes one party's transcript; checkpoints (signed chain heads) are coalesced per tick."""
 
     def __init__(
-        self, run_dir: Path, party: str, session: bytes, signer: Signer, cluster_sha256: str = ""
+        self,
+        run_dir: Path,
+        party: str,
+        session: bytes,
+        signer: Signer,
+        cluster_sha256: str = "",
+        incarnation: int = 0,
     ) -> None:
         tdir = Path(run_dir) / "transcripts"
         tdir.mkdir(parents=True, exist_ok=True)
@@ -55,7 +61,10 @@ class TranscriptWriter:
         self._scheduled = False
         self._closed = False
         self._quote_cache: dict[str, str] = {}
-        self.append({"dir": "open", "session": session.hex(), "cluster": cluster_sha256})
+        opening = {"dir": "open", "session": session.hex(), "cluster": cluster_sha256}
+        if incarnation:  # a restarted party (parties.runtime.transport, rejoining)
+            opening["inc"] = int(incarnation)
+        self.append(opening)
         self.checkpoint()
 
     def store_blob(self, digest_hex: str, payload: bytes | memoryview) -> None:

@@ -4,6 +4,16 @@ message.
 
 ``Node`` is the networked ``PartyContext``: protocol code calls ``phase``, ``send`` and ``recv``.
 Connections: for every pair of parties that talk, the one whose name sorts first dials.
+
+Rejoining (``rejoin_window`` of the cluster, seconds; 0 turns it off): a peer that disconnects
+before it delivered any protocol message to this party is *away*, not gone: receives from it
+keep waiting, messages for it are queued, and (if this party dials it) it is re-dialled. If it
+comes back within the window (the same party restarted with its own directory: its hello
+carries a higher incarnation), every message this party ever sent it is sent again on the new
+connection, in order, and the run goes on; the transcript records ``away`` and ``rejoin``
+entries. Otherwise it is gone, exactly as without the window. A peer that had already sent a
+protocol message is never re-admitted (its restarted self would randomize or deal again): it
+is refused with one line, and the run treats it as a dropout or aborts cleanly.
 """
 
 from __future__ import annotations
@@ -51,8 +61,10 @@ class Node:
         keydir: Path,
         run_dir: Path,
         progress: Callable[[dict[str, Any]], None] | None = None,
+        incarnation: int = 0,
     ) -> None:
         self.cluster = cluster
+        self.incarnation = int(incarnation)
         self.spec = cluster.party(name)
         self.name = name
         self.session = cluster.session_bytes
@@ -66,7 +78,7 @@ class Node:
         self.signer = Signer(load_private_key(self.keydir, name))
         self.ledger = CostLedger(name)
         self.transcript = TranscriptWriter(
-            self.run_dir, name, self.session, self.signer, cluster_digest(cluster)
+            self.run_dir, name, self.session, self.signer, cluster_digest(cluster), incarnation
         )
         self.channels: dict[str, Channel] = {}
         self.expected_peers: set[str] = set()
@@ -74,6 +86,14 @@ class Node:
         self._waiters: dict[tuple[str, str], asyncio.Future[bytes]] = {}
         self._gone: dict[str, str] = {}
         self._aborted: str | None = None
+        self._closing = False
+        # rejoining (module docstring)
+        self.rejoin_window = float(getattr(cluster, "rejoin_window", 0.0))
+        self.peer_inc: dict[str, int] = {}
+        self._heard: set[str] = set()  # peers that delivered a protocol message to us
+        self._away: dict[str, tuple[str, int]] = {}  # peer -> (reason, token) while away
+        self._away_token = 0
+        self._outbox: dict[str, list[tuple[str, bytes, bool, str, int]]] = {}
         self._server: asyncio.AbstractServer | None = None
         self._progress = progress
         self.loop = asyncio.get_running_loop()
@@ -169,10 +189,45 @@ class Node:
             await asyncio.sleep(0.1)
 
     def register(self, ch: Channel) -> None:
-        assert ch.peer is not None
-        if ch.peer in self.channels and not self.channels[ch.peer].closed:
-            raise FrameError(f"second connection from {ch.peer}")
-        self.channels[ch.peer] = ch
+        """Admit a connection whose hello named ``ch.peer`` (FrameError: refused)."""
+        peer = ch.peer
+        assert peer is not None
+        old = self.channels.get(peer)
+        if old is not None and not old.closed:
+            raise FrameError(f"second connection from {peer}")
+        last = self.peer_inc.get(peer, 0)
+        if old is not None:  # a reconnection: only a restarted party that is awaited
+            if peer not in self._away:
+                why = (
+                    f"it had already sent protocol messages to {self.name}"
+                    if peer in self._heard
+                    else f"{self.name} no longer waits for it"
+                    + (" (no rejoin window in this run)" if self.rejoin_window <= 0 else "")
+                )
+                raise FrameError(f"{peer} cannot rejoin the run: {why}")
+            if ch.peer_inc <= last:
+                raise FrameError(
+                    f"{peer} reconnected as incarnation {ch.peer_inc}, not a restart "
+                    f"(last seen {last})"
+                )
+        elif ch.peer_inc < last:
+            raise FrameError(f"{peer} connected as incarnation {ch.peer_inc} after {last}")
+        self.channels[peer] = ch
+        if ch.peer_inc != last or old is not None:
+            self.peer_inc[peer] = ch.peer_inc
+            log(self.name, f"{peer} rejoined (incarnation {ch.peer_inc})")
+            self.transcript.append({"dir": "rejoin", "peer": peer, "inc": ch.peer_inc})
+            self.transcript.request_checkpoint()
+        if peer in self._away:
+            del self._away[peer]
+            self.loop.call_soon(self._replay, peer, ch)
+
+    def _replay(self, peer: str, ch: Channel) -> None:
+        """Send a rejoined peer everything this party ever sent it, in order (after our hello)."""
+        if ch.closed or self.channels.get(peer) is not ch:
+            return
+        for msg_type, payload, public, ph, rd in list(self._outbox.get(peer, [])):
+            self._write_message(ch, peer, msg_type, memoryview(payload), public, ph, rd)
 
     # -- PartyContext --------------------------------------------------------------------
     def phase(self, name: str, round: int = 0) -> None:
@@ -226,9 +281,61 @@ class Node:
         public: bool = False,
     ) -> None:
         """Send a message (chunked if large); records it in the transcript and ledger."""
-        ch = self._channel(peer)
         ph, rd = self.ledger.current
-        mv = memoryview(payload).cast("B")
+        keep = self.rejoin_window > 0 and peer not in self._heard and not msg_type.startswith("_")
+        if keep and peer in self._away and not self._aborted:
+            self._outbox.setdefault(peer, []).append((msg_type, bytes(payload), public, ph, rd))
+            return  # sent when it rejoins; dropped with it otherwise
+        ch = self._channel(peer)
+        if keep:
+            self._outbox.setdefault(peer, []).append((msg_type, bytes(payload), public, ph, rd))
+        await self._write_message(ch, peer, msg_type, memoryview(payload), public, ph, rd, True)
+
+    def _write_message(
+        self,
+        ch: Channel,
+        peer: str,
+        msg_type: str,
+        payload: memoryview,
+        public: bool,
+        ph: str,
+        rd: int,
+        drain: bool = False,
+    ) -> Any:
+        """Frames of one message on ``ch``, its transcript entry; a coroutine when ``drain``
+        (the caller awaits the transport's flow control between chunks)."""
+        if drain:
+            return self._write_message_async(ch, peer, msg_type, payload, public, ph, rd)
+        for _ in self._frames(ch, peer, msg_type, payload, public, ph, rd):
+            pass
+        return None
+
+    async def _write_message_async(
+        self,
+        ch: Channel,
+        peer: str,
+        msg_type: str,
+        payload: memoryview,
+        public: bool,
+        ph: str,
+        rd: int,
+    ) -> None:
+        for _ in self._frames(ch, peer, msg_type, payload, public, ph, rd):
+            if ch._paused:
+                await ch.drain()
+
+    def _frames(
+        self,
+        ch: Channel,
+        peer: str,
+        msg_type: str,
+        payload: memoryview,
+        public: bool,
+        ph: str,
+        rd: int,
+    ) -> Iterable[None]:
+        """Write the frames of one message (a generator: the caller may drain between them)."""
+        mv = payload.cast("B")
         n = len(mv)
         digest = hashlib.sha256(mv).digest()
         chunk = max(1, min(CHUNK, self.cluster.max_frame - MAX_HEADER - 64))
@@ -252,8 +359,7 @@ class Node:
             }
             seq = ch.send_data(hdr, mv[ci * chunk : (ci + 1) * chunk])
             first = first or seq
-            if ch._paused:
-                await ch.drain()
+            yield None
         self.ledger.sent(ph, rd, 0, frames=0, messages=1)
         self.transcript.append_message(
             "send", peer, ph, rd, msg_type, first, n, digest.hex(), public, mv if public else None
@@ -277,6 +383,9 @@ class Node:
         )
         self.ledger.received(h["ph"], h["rd"], 0, frames=0, messages=1)
         ty = h["ty"]
+        if not ty.startswith("_"):
+            self._heard.add(peer)
+            self._outbox.pop(peer, None)  # it can no longer rejoin: nothing to send again
         if ty == "_bye":
             ch.finished = True
             return
@@ -315,6 +424,48 @@ class Node:
             ) from None
 
     def peer_gone(self, peer: str, reason: str, clean: bool) -> None:
+        if (
+            self.rejoin_window > 0
+            and not clean
+            and peer not in self._heard
+            and peer not in self._gone
+            and self._aborted is None
+            and not self._closing
+        ):
+            self._away_token += 1
+            token = self._away_token
+            self._away[peer] = (reason, token)
+            log(self.name, f"{reason}; waiting up to {self.rejoin_window:.0f} s for it to rejoin")
+            self.transcript.append({"dir": "away", "peer": peer, "reason": reason[:500]})
+            self.transcript.request_checkpoint()
+            self.loop.call_later(self.rejoin_window, self._rejoin_expired, peer, token)
+            if self.name < peer:  # we dial it: keep trying while it is away
+                self.loop.create_task(self._redial(peer, token))
+            return
+        self._gone_now(peer, reason)
+
+    def _rejoin_expired(self, peer: str, token: int) -> None:
+        entry = self._away.get(peer)
+        if entry is None or entry[1] != token:
+            return
+        del self._away[peer]
+        self._outbox.pop(peer, None)
+        self._gone_now(peer, f"{entry[0]}; it did not rejoin within {self.rejoin_window:.0f} s")
+
+    async def _redial(self, peer: str, token: int) -> None:
+        spec = self.cluster.party(peer)
+        ctx = self._ssl_context(server=False)
+        while self._away.get(peer, ("", -1))[1] == token and not self._closing:
+            try:
+                _, ch = await self.loop.create_connection(
+                    lambda: Channel(self, peer), spec.host, spec.port, ssl=ctx
+                )
+                await asyncio.wait_for(ch.ready, 10.0)
+                return
+            except (ConnectionError, OSError, asyncio.TimeoutError, PeerError):
+                await asyncio.sleep(0.2)
+
+    def _gone_now(self, peer: str, reason: str) -> None:
         self._gone.setdefault(peer, reason)
         for (p, ty), w in list(self._waiters.items()):
             if p == peer and not w.done():
@@ -331,8 +482,21 @@ class Node:
             del self._waiters[key]
 
     # -- shutdown --------------------------------------------------------------------------
+    def leave(self, reason: str) -> None:
+        """Drop every connection without a word to the peers and close the transcript as
+        aborted (a restarted party that was refused: the run no longer includes it)."""
+        self._closing = True
+        for ch in self.channels.values():
+            if ch.transport is not None and not ch.closed:
+                ch.closed = True
+                ch.transport.abort()
+        if self._server is not None:
+            self._server.close()
+        self.transcript.close("aborted", reason)
+
     async def close(self, status: str = "ok", reason: str = "") -> None:
         """Say goodbye (or abort) to every peer, flush, close channels and the transcript."""
+        self._closing = True
         self.phase("close")
         msg_type = "_bye" if status == "ok" else "_abort"
         payload = b"" if status == "ok" else reason.encode()[:1000]

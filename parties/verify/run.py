@@ -180,6 +180,13 @@ def verify_run(run_dir: Path, progress: bool = True, trust: dict[str, Any] | Non
                     f"{digest[:16]}...): cluster.toml was changed after the run"
                 )
                 break
+            crashed = sorted((run_dir / "transcripts").glob(f"{n}.crashed-*.jsonl"))
+            if crashed:
+                report.warnings.append(
+                    f"{n} was restarted {len(crashed)} time(s) and rejoined as incarnation "
+                    f"{t.entries[0].get('inc', 0)}; the crashed incarnations' transcripts "
+                    f"({', '.join(c.name for c in crashed)}) are kept for audit, not relied on"
+                )
             if t.unsigned_tail:
                 report.warnings.append(
                     f"{n} did not finish: its last {t.unsigned_tail} transcript entries are not "

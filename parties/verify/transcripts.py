@@ -188,18 +188,36 @@ def check_consistency(
     is an error if A closed cleanly (B fabricated it), and otherwise *unconfirmed*: recorded in
     ``report.unconfirmed`` so that no check relies on it, with a warning.
     """
-    sends: dict[tuple[str, str, int], dict[str, Any]] = {}
-    recvs: dict[tuple[str, str, int], dict[str, Any]] = {}
+    # A restarted party (docs/transcript.md, "Rejoining") opens its transcript with its
+    # incarnation "inc"; its peers log a "rejoin" entry with it. A message is keyed by both
+    # ends' incarnations, so each connection between two incarnations is matched on its own.
+    own_inc = {
+        p: int(t.entries[0].get("inc", 0)) if t.entries else 0 for p, t in transcripts.items()
+    }
+    sends: dict[tuple[str, str, int, int, int], dict[str, Any]] = {}
+    recvs: dict[tuple[str, str, int, int, int], dict[str, Any]] = {}
     for party, t in transcripts.items():
+        me = own_inc[party]
+        peer_inc: dict[str, int] = {}
         for e in t.entries:
-            if e["dir"] == "send":
-                sends[(party, e["peer"], e["msg"])] = e
+            if e["dir"] == "rejoin":
+                peer_inc[str(e.get("peer"))] = int(e.get("inc", 0))
+            elif e["dir"] == "send":
+                sends[(party, e["peer"], me, peer_inc.get(e["peer"], 0), e["msg"])] = e
             elif e["dir"] == "recv":
-                recvs[(e["peer"], party, e["msg"])] = e
+                recvs[(e["peer"], party, peer_inc.get(e["peer"], 0), me, e["msg"])] = e
     fields = ("ty", "ph", "rd", "len", "dg", "pub")
     for key, r in sorted(recvs.items(), key=lambda kv: (kv[0][1], kv[1]["i"])):
-        sender, receiver, msg = key
+        sender, receiver, s_inc, _, msg = key
         s = sends.get(key)
+        if s is None and sender in transcripts and s_inc < own_inc.get(sender, 0):
+            report.unconfirmed.add((receiver, r["i"]))
+            report.warnings.append(
+                f"{receiver} entry {r['i']}: message {msg} ({r['ty']!r}) from {sender}'s "
+                f"incarnation {s_inc}, which crashed (its transcript is not verified): "
+                "unconfirmed, not relied on"
+            )
+            continue
         if s is None and sender not in clean:
             report.unconfirmed.add((receiver, r["i"]))
             why = (
@@ -234,6 +252,11 @@ def check_consistency(
                 f"{key[0]} entry {s['i']}: message {s['ty']!r} to {key[1]} was never "
                 "logged as received"
             )
+            if key[3] < own_inc.get(key[1], 0):  # to an incarnation that crashed
+                report.warnings.append(
+                    msg + f" (by {key[1]}'s incarnation {key[3]}, which crashed)"
+                )
+                continue
             if key[1] in clean:
                 return Check("cross-party consistency", False, len(sends), msg)
             report.warnings.append(msg + f" ({key[1]} did not finish)")
