@@ -17,10 +17,12 @@ as :class:`protocols.histograms.murs.SurveyMURS` does. Validity as in Theorem 4:
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from protocols.base import BatchSpec
+if TYPE_CHECKING:  # annotations only: protocols.base runs the fakes path of ``simulate``
+    from protocols.base import BatchSpec
 
 
 def uniform_fakes(spec: BatchSpec, count: int, rng: np.random.Generator) -> np.ndarray:
