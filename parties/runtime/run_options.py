@@ -171,7 +171,7 @@ def resolve_job(
         from protocols.workloads import get_workload
 
         workload = get_workload(protocol, dict(params))
-    check_fakes(params, shuffler, protocol, workload)
+    check_shuffler_defences(params, shuffler, protocol, workload)
     if shuffler == "mixnet":
         params.setdefault("threshold", args.threshold)
     layout = {
@@ -186,11 +186,19 @@ def resolve_job(
     return protocol, shuffler, params, layout
 
 
-def check_fakes(params: dict[str, Any], shuffler: str, protocol: str, workload: Any) -> None:
-    """The ``fakes`` run parameter: an option of the trusted shuffler only, for protocols whose
-    analyzer removes uniform fakes exactly (``protocols.defences.fake_removal``); one line else."""
+def check_shuffler_defences(
+    params: dict[str, Any], shuffler: str, protocol: str, workload: Any
+) -> None:
+    """The shuffler-side defences are options of the trusted shuffler only (one line else):
+    ``min_batch`` (crowd threshold) and ``fakes``, the latter only for protocols whose analyzer
+    removes uniform fakes exactly (``protocols.defences.fake_removal``)."""
     from protocols.defences.fake_removal import fake_reports_of, fakes_setting
 
+    if params.get("min_batch") is not None and shuffler != "trusted":
+        raise ClusterError(
+            f"min_batch: only the trusted shuffler applies the crowd threshold (the {shuffler} "
+            "shuffler would need its servers to count and add noise jointly); leave it unset"
+        )
     if not fakes_setting(params):
         return
     if shuffler != "trusted":
