@@ -112,6 +112,19 @@ class ShuffleProtocol(ABC):
         """Privacy statement of the run (eps, delta, local eps, bound used)."""
         return {}
 
+    def uniform_fake_reports(self) -> Any:
+        """A :class:`protocols.defences.fake_removal.UniformFakeReports` when the analyzer can
+        remove uniform fake messages exactly (single-message k-RR reports; the protocol then
+        implements :meth:`estimate_from_counts`), else None: the run refuses ``fakes``."""
+        return None
+
+    def estimate_from_counts(
+        self, counts: np.ndarray, reports: int, invalid: int
+    ) -> dict[str, Any]:
+        """The estimate from a histogram of reports (float counts per category, ``reports``
+        users' reports, ``invalid`` malformed rows): for :meth:`uniform_fake_reports` protocols."""
+        raise NotImplementedError(f"{self.name}: no estimate from a histogram of reports")
+
     def releases(self, round: int, counts: dict[str, int]) -> list[Release]:
         """What round ``round`` publishes and the guarantee covering each, given the number of
         well-formed reports received per batch (see :mod:`protocols.privacy.ledger`).
@@ -188,6 +201,20 @@ def count_valid(specs_list: list[BatchSpec], batches: Batches) -> dict[str, int]
     }
 
 
+def received_counts(
+    specs_list: list[BatchSpec], batches: Batches, users: int, fakes: dict[str, int] | None = None
+) -> dict[str, int]:
+    """What the privacy gate counts: the users' well-formed messages per batch (announced
+    uniform ``fakes`` taken out) and, under :data:`USERS`, the users whose submissions arrived."""
+    counts = count_valid(specs_list, batches)
+    if fakes:
+        from protocols.defences.fake_removal import without_fakes
+
+        counts = without_fakes(counts, fakes)
+    counts[USERS] = int(users)
+    return counts
+
+
 def trusted_shuffle(batches: Batches, rng: np.random.Generator) -> Batches:
     """The in-process trusted shuffler: a uniform permutation of each batch."""
     return {name: arr[rng.permutation(arr.shape[0])] for name, arr in batches.items()}
@@ -202,6 +229,7 @@ def simulate(
     ledger: list[Release] | None = None,
     max_epsilon: float | None = None,
     dropout: float = 0.0,
+    fakes: int = 0,
 ) -> dict[str, Any]:
     """Run every round in process: encode, shuffle (trusted by default), gate, analyze.
 
@@ -215,7 +243,14 @@ def simulate(
     never reach the shuffler, in any round: a demonstration of a protocol refusing or
     re-accounting. A seeded ``rng`` makes this a reproducible *simulation*: its noise is known to
     whoever knows the seed.
+
+    ``fakes``: F uniform fake rows added to the batch before the shuffle, as the trusted
+    shuffler's ``fakes`` option does; the gate counts the users' reports only and the analyzer
+    removes the fakes (:mod:`protocols.defences.fake_removal`, the networked analyzer's path).
     """
+    from protocols.defences.fake_removal import analyze_with_fakes, fake_counts
+
+    fake_rows = fake_counts(protocol, fakes)
     n = records.shape[0]
     if not 0.0 <= dropout < 1.0:
         raise ValueError(f"simulate: dropout must lie in [0, 1), got {dropout}")
@@ -242,11 +277,14 @@ def simulate(
             )
             for name in {k for p in parts for k in p}
         }
+        if fake_rows:
+            from protocols.defences.fake_removal import add_fakes
+
+            merged = add_fakes(merged, specs, fake_rows, rng)
         shuffled = shuffler(merged, rng)
-        counts = count_valid(specs, shuffled)
-        counts[USERS] = int(present.sum())
+        counts = received_counts(specs, shuffled, int(present.sum()), fake_rows)
         released.extend(gate(protocol, r, counts, max_epsilon, previous=released))
-        result = protocol.analyze_round(r, shuffled, public)
+        result = analyze_with_fakes(protocol, r, shuffled, public, fake_rows)
         public = result
     if ledger is not None:
         ledger.extend(released)
@@ -263,6 +301,5 @@ def gate_shuffled(
 ) -> list[Release]:
     """Gate one round's shuffled batches (``users`` = users whose submissions arrived): the
     call for code that runs encode/shuffle/analyze by hand (reproductions, benchmarks)."""
-    counts = count_valid(protocol.batch_specs_round(round, public or {}), shuffled)
-    counts[USERS] = int(users)
+    counts = received_counts(protocol.batch_specs_round(round, public or {}), shuffled, users)
     return gate(protocol, round, counts, previous=previous or [])

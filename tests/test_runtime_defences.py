@@ -38,3 +38,10 @@ def test_small_batch_is_withheld_and_nothing_published(tmp_path):
     assert proc.returncode != 0 and not (out / "result.json").exists()
     lines = [x for x in proc.stderr.splitlines() if x.startswith("sdp run:")]
     assert len(lines) == 1 and "withheld the batch" in lines[0]
+
+
+def test_min_batch_is_an_option_of_the_trusted_shuffler_only(tmp_path):
+    out = tmp_path / "run"
+    proc = sdp("run", "grr", "--shuffler", "mixnet", "--param", "min_batch=10", "--out", str(out))
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2 and len(lines) == 1 and "only the trusted shuffler" in lines[0]

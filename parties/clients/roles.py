@@ -20,9 +20,9 @@ import numpy as np
 from parties.runtime import codec
 from parties.runtime.cluster import Cluster
 from parties.runtime.codec import to_jsonable
-from protocols.base import GROUPING_SEED, USER_IDS, Batches, count_valid
+from protocols.base import GROUPING_SEED, USER_IDS, Batches, received_counts
 from protocols.datasets.source import DATA_PARAM
-from protocols.privacy.ledger import USERS, PrivacyRefusal, Release, gate, ledger_json
+from protocols.privacy.ledger import PrivacyRefusal, Release, gate, ledger_json
 from protocols.rng import secure_rng
 from protocols.workloads import Workload, get_workload
 
@@ -167,12 +167,13 @@ def gate_round(
     shuffled: Batches,
     users: int,
     released: list[Release],
+    fakes: dict[str, int] | None = None,
 ) -> list[Release]:
     """The analyzer's privacy gate for one round, before the analyzer looks at the batches:
-    well-formed messages per batch and the users whose submissions arrived, against what the
-    protocol's guarantee was accounted for; ``PrivacyRefusal`` (one line) otherwise."""
-    counts = count_valid(protocol.batch_specs_round(rnd, public), shuffled)
-    counts[USERS] = int(users)
+    well-formed messages per batch (the shuffler's announced ``fakes`` taken out) and the users
+    whose submissions arrived, against what the protocol's guarantee was accounted for;
+    ``PrivacyRefusal`` (one line) otherwise."""
+    counts = received_counts(protocol.batch_specs_round(rnd, public), shuffled, users, fakes)
     try:
         return gate(protocol, rnd, counts, previous=released)
     except PrivacyRefusal as exc:
@@ -188,15 +189,17 @@ def publish_result(
     invalid: dict[str, int],
     extra: dict[str, Any] | None = None,
     releases: list[Release] | None = None,
+    statements: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Publish the final estimate and the privacy statement (with its ledger: every release that
-    passed the gate) in the transcript, run the workload's artifact hook (e.g. synthetic data)
-    and write ``result.json``. Shared by every shuffler backend."""
+    passed the gate, and ``statements`` beside it, e.g. ``fakes``) in the transcript, run the
+    workload's artifact hook (e.g. synthetic data) and write ``result.json``. Shared by every
+    shuffler backend."""
     if not releases:
         raise PrivacyRefusal("no release passed the privacy gate; nothing is published")
     node.phase("publish")
     estimate = to_jsonable(estimate)
-    statement = {**workload.protocol.privacy(), **ledger_json(releases)}
+    statement = {**workload.protocol.privacy(), **ledger_json(releases), **(statements or {})}
     privacy = to_jsonable(privacy_statement(cluster, statement))
     digest = node.publish("estimate", codec.dumps(estimate))
     node.publish("privacy", codec.dumps(privacy))

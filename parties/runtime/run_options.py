@@ -172,12 +172,14 @@ def resolve_job(
     elif getattr(args, "data", None):
         raise ClusterError("--data needs --schema: the public schema of the file (sdp data schema)")
     plan = plan_for(protocol, shuffler)
+    workload = None
     if hasattr(plan, "validate"):  # protocol-specific plans (txpub) are not workloads
         plan.validate(params)
     else:
         from protocols.workloads import get_workload
 
-        get_workload(protocol, dict(params))
+        workload = get_workload(protocol, dict(params))
+    check_shuffler_defences(params, shuffler, protocol, workload)
     if shuffler == "mixnet":
         params.setdefault("threshold", args.threshold)
     layout = {
@@ -190,6 +192,31 @@ def resolve_job(
     if hasattr(plan, "check_params"):  # parameters a party would otherwise refuse mid-run
         plan.check_params(params, layout)
     return protocol, shuffler, params, layout
+
+
+def check_shuffler_defences(
+    params: dict[str, Any], shuffler: str, protocol: str, workload: Any
+) -> None:
+    """The shuffler-side defences are options of the trusted shuffler only (one line else):
+    ``min_batch`` (crowd threshold) and ``fakes``, the latter only for protocols whose analyzer
+    removes uniform fakes exactly (``protocols.defences.fake_removal``)."""
+    from protocols.defences.fake_removal import fake_reports_of, fakes_setting
+
+    if params.get("min_batch") is not None and shuffler != "trusted":
+        raise ClusterError(
+            f"min_batch: only the trusted shuffler applies the crowd threshold (the {shuffler} "
+            "shuffler would need its servers to count and add noise jointly); leave it unset"
+        )
+    if not fakes_setting(params):
+        return
+    if shuffler != "trusted":
+        raise ClusterError(
+            f"fakes: only the trusted shuffler adds fake messages (the {shuffler} shuffler would "
+            "need every server to contribute encrypted or secret-shared fakes); leave fakes unset"
+        )
+    if workload is None:
+        raise ClusterError(f"fakes: {protocol} is not a shuffled workload; leave fakes unset")
+    fake_reports_of(workload.protocol)  # ValueError: its analyzer cannot remove them
 
 
 def own_data_params(args: argparse.Namespace, params: dict[str, Any]) -> dict[str, Any]:

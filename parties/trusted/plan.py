@@ -33,6 +33,14 @@ from parties.runtime.link import PeerError
 from parties.runtime.plans import names_with_role, single
 from parties.runtime.transport import log
 from protocols.base import BatchSpec, validate_batches
+from protocols.defences.fake_removal import (
+    add_fakes,
+    analyze_with_fakes,
+    announced_fakes,
+    fake_counts,
+    fakes_setting,
+    fakes_statement,
+)
 from protocols.defences.noisy_threshold import (
     threshold_for_minimum,
     threshold_release,
@@ -164,6 +172,7 @@ async def run_shuffler(node: Any, cluster: Cluster) -> None:
     public: dict[str, Any] = {}
     dropped: dict[str, str] = {}
     settings = threshold_settings(cluster.params)
+    fake_rows = fake_counts(protocol, fakes_setting(cluster.params))
     for rnd in range(protocol.n_rounds):
         public = await receive_state(node, cluster, rnd) if rnd else {}
         specs = protocol.batch_specs_round(rnd, public)
@@ -191,11 +200,15 @@ async def run_shuffler(node: Any, cluster: Cluster) -> None:
                     f"round {rnd}: batch withheld: noisy size {noisy} below the threshold {t} "
                     f"(min_batch {n_min})"
                 )
-        shuffled = {}
-        for spec in specs:
-            parts = collected[spec.name]
-            arr = np.concatenate(parts) if parts else np.zeros((0, spec.width), np.int64)
-            shuffled[spec.name] = arr[rng.permutation(arr.shape[0])]
+        merged = {
+            spec.name: np.concatenate(collected[spec.name])
+            if collected[spec.name]
+            else np.zeros((0, spec.width), np.int64)
+            for spec in specs
+        }
+        # uniform fakes (run parameter ``fakes``), drawn from the CSPRNG-seeded generator
+        merged = add_fakes(merged, specs, fake_rows, rng)
+        shuffled = {name: arr[rng.permutation(arr.shape[0])] for name, arr in merged.items()}
         node.phase("deliver", rnd)
         await node.send(
             single(cluster, "analyzer").name,
@@ -208,6 +221,7 @@ async def run_shuffler(node: Any, cluster: Cluster) -> None:
                 clients=per_client,
                 dropped=sorted(dropped),
                 **({"threshold": threshold} if threshold is not None else {}),
+                **({"fakes": fake_rows} if fake_rows else {}),
             ),
             public=True,
         )
@@ -223,6 +237,8 @@ async def run_analyzer(node: Any, cluster: Cluster) -> None:
     clients: dict[str, Any] = {}
     dropped: set[str] = set()
     shuffler = single(cluster, "shuffler").name
+    planned_fakes = fake_counts(protocol, fakes_setting(cluster.params))
+    fakes_stmt = None
     for rnd in range(protocol.n_rounds):
         node.phase("deliver", rnd)
         payload = await node.recv(shuffler, "shuffled")
@@ -237,6 +253,9 @@ async def run_analyzer(node: Any, cluster: Cluster) -> None:
                 )
             validate_batches(protocol, shuffled, protocol.batch_specs_round(rnd, public))
             users = int(meta["users"])
+            fakes = announced_fakes(meta)
+            if fakes != planned_fakes:
+                raise ValueError(f"fakes {fakes} announced, the run sets {planned_fakes}")
         except (ValueError, KeyError, TypeError) as exc:
             if isinstance(exc, PrivacyRefusal):
                 raise
@@ -247,9 +266,11 @@ async def run_analyzer(node: Any, cluster: Cluster) -> None:
         dropped |= set(meta.get("dropped", []))
         if "threshold" in meta:  # the shuffler's noisy volume test is a release of its own
             released.append(threshold_release_entry(meta["threshold"], rnd))
-        released += gate_round(protocol, rnd, public, shuffled, users, released)
+        released += gate_round(protocol, rnd, public, shuffled, users, released, fakes)
         node.phase("analyze", rnd)
-        result = to_jsonable(protocol.analyze_round(rnd, shuffled, public))
+        result = to_jsonable(analyze_with_fakes(protocol, rnd, shuffled, public, fakes))
+        if fakes:  # what the fakes give, next to the ledger (docs/privacy.md)
+            fakes_stmt = fakes_statement(protocol, sum(fakes.values()), int(result["reports"]))
         if rnd < protocol.n_rounds - 1:
             node.phase("state", rnd + 1)
             state = codec.dumps(result)
@@ -261,5 +282,6 @@ async def run_analyzer(node: Any, cluster: Cluster) -> None:
             messages = {k: int(v.shape[0]) for k, v in shuffled.items()}
             extra = {"clients": clients, "dropped_clients": sorted(dropped)}
             publish_result(
-                node, cluster, workload, result, messages, invalid_total, extra, released
-            )
+                node, cluster, workload, result, messages, invalid_total, extra, released,
+                {"fakes": fakes_stmt} if fakes_stmt is not None else None,
+            )  # fmt: skip

@@ -45,9 +45,10 @@ def recompute_estimate(
     the transcripts give (``users``: per round, or the ``users`` field of each input message)
     and compare the ledger with the published privacy statement."""
     from parties.runtime.codec import to_jsonable
-    from protocols.base import count_valid, validate_batches
+    from protocols.base import received_counts, validate_batches
+    from protocols.defences.fake_removal import analyze_with_fakes, announced_fakes
     from protocols.defences.noisy_threshold import threshold_release_entry
-    from protocols.privacy.ledger import USERS, PrivacyRefusal, gate, ledger_json
+    from protocols.privacy.ledger import PrivacyRefusal, gate, ledger_json
     from protocols.workloads import get_workload
 
     pubs = [e for e in analyzer.entries if e["dir"] == "publish" and e["ty"] == "estimate"]
@@ -110,20 +111,24 @@ def recompute_estimate(
         if users is not None and len(users) == len(inputs)
         else ("the transcripts give no user count for every round")
     )
+    fakes_seen: list[tuple[int, int]] = []  # (fakes, users' reports) of rounds with fakes
     for rnd, batches in enumerate(inputs):
         specs = protocol.batch_specs_round(rnd, public)
         validate_batches(protocol, batches, specs)
         n += sum(int(v.shape[0]) for v in batches.values())
+        # the uniform fakes the shuffler announced in its signed message (trusted shuffler)
+        fakes = announced_fakes(metas[rnd]) if metas else {}
         if not ledger_failure:
             if metas and isinstance(metas[rnd].get("threshold"), dict):
                 released.append(threshold_release_entry(metas[rnd]["threshold"], rnd))
-            counts = count_valid(specs, batches)
-            counts[USERS] = int(users[rnd])  # type: ignore[index]
+            counts = received_counts(specs, batches, int(users[rnd]), fakes)  # type: ignore[index]
             try:
                 released += gate(protocol, rnd, counts, previous=released)
             except PrivacyRefusal as exc:
                 ledger_failure = f"round {rnd} does not pass the privacy gate: {exc}"
-        again = to_jsonable(protocol.analyze_round(rnd, batches, public))
+        again = to_jsonable(analyze_with_fakes(protocol, rnd, batches, public, fakes))
+        if fakes:
+            fakes_seen.append((sum(fakes.values()), int(again["reports"])))
         if rnd < len(inputs) - 1:
             sent = states.get(rnd + 1, set())
             if len(sent) != 1:
@@ -196,6 +201,8 @@ def recompute_estimate(
                     "the published ledger (privacy.releases/total) differs from the one the "
                     "gate gives on the counts in the transcripts"
                 )
+        if not ledger_failure:
+            ledger_failure = _fakes_failure(protocol, fakes_seen, signed_privacy or {})
         report.add(
             Check(
                 "privacy ledger",
@@ -206,6 +213,28 @@ def recompute_estimate(
                 "the published ledger",
             )
         )
+
+
+def _fakes_failure(protocol: Any, seen: list[tuple[int, int]], signed: dict[str, Any]) -> str:
+    """ "" when the signed ``privacy.fakes`` is what the shuffler's signed fake count gives
+    (``fakes_statement``), or absent when the shuffler announced no fakes; else the reason."""
+    from parties.runtime.codec import to_jsonable
+    from protocols.defences.fake_removal import fakes_statement
+
+    if not seen:
+        return (
+            "the privacy statement describes fakes the shuffler never announced"
+            if "fakes" in signed
+            else ""
+        )
+    fakes, reports = seen[-1]
+    mine = to_jsonable(fakes_statement(protocol, fakes, reports))
+    if not _close(mine, signed.get("fakes")):
+        return (
+            f"privacy.fakes differs from the statement the shuffler's signed count of {fakes} "
+            "uniform fakes gives"
+        )
+    return ""
 
 
 def check_published_estimate(

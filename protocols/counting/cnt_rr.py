@@ -25,6 +25,7 @@ from protocols.accountant import survey
 from protocols.base import Batches, BatchSpec
 from protocols.catalogue.common import CatalogueProtocol, Guarantee
 from protocols.counting._bits import check_bits, ones_in
+from protocols.defences.fake_removal import UniformFakeReports
 
 BOUNDS = ("theorem3", "theorem4", "vr")
 
@@ -101,13 +102,21 @@ class CntRR(CatalogueProtocol):
 
     def analyze(self, shuffled: Batches) -> dict[str, Any]:
         ones, m, bad = ones_in(shuffled, "bits", "Cnt_RR analyzer")
-        if m == 0:
+        return self.estimate_from_counts(np.array([m - ones, ones], np.float64), m, bad)
+
+    def estimate_from_counts(
+        self, counts: np.ndarray, reports: int, invalid: int
+    ) -> dict[str, Any]:
+        if reports == 0:
             raise ValueError("Cnt_RR analyzer: no well-formed report")
         return {
-            "count": rr_count_estimate(ones, m, self.lam),
-            "reports": m,
-            "invalid": bad,
+            "count": rr_count_estimate(float(counts[1]), int(reports), self.lam),
+            "reports": int(reports),
+            "invalid": int(invalid),
         }
+
+    def uniform_fake_reports(self) -> UniformFakeReports:
+        return UniformFakeReports("bits", 2, self.eps_l, self.delta)
 
     def variance(self, m: int | None = None) -> float:
         """Exact variance of the count estimate with m reports (default N)."""

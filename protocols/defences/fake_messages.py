@@ -17,10 +17,18 @@ as :class:`protocols.histograms.murs.SurveyMURS` does. Validity as in Theorem 4:
 from __future__ import annotations
 
 import math
+from typing import Protocol
 
 import numpy as np
 
-from protocols.base import BatchSpec
+
+class BatchSpec(Protocol):
+    """What the fakes need of a ``protocols.base.BatchSpec`` (not imported: ``protocols.base``
+    runs the fakes path of ``simulate``)."""
+
+    name: str
+    width: int
+    bound: int
 
 
 def uniform_fakes(spec: BatchSpec, count: int, rng: np.random.Generator) -> np.ndarray:

@@ -19,6 +19,7 @@ import numpy as np
 from protocols.accountant import survey
 from protocols.base import Batches, BatchSpec
 from protocols.catalogue.common import CatalogueProtocol, Guarantee
+from protocols.defences.fake_removal import UniformFakeReports
 from protocols.histograms._values import check_values, label_counts
 from protocols.oracles.grr import grr_estimate_from_counts, grr_perturb, grr_variance
 
@@ -64,11 +65,19 @@ class HistKR(CatalogueProtocol):
 
     def analyze(self, shuffled: Batches) -> dict[str, Any]:
         c, bad = label_counts(shuffled, "reports", self.d, "Hist_KR analyzer")
-        m = int(c.sum())
+        return self.estimate_from_counts(c.astype(np.float64), int(c.sum()), bad)
+
+    def estimate_from_counts(
+        self, counts: np.ndarray, reports: int, invalid: int
+    ) -> dict[str, Any]:
+        m = int(reports)
         if m == 0:
             raise ValueError("Hist_KR analyzer: no well-formed report")
-        freqs = grr_estimate_from_counts(c.astype(np.float64), self.eps_l, n=m)
-        return {"counts": (freqs * m).tolist(), "reports": m, "invalid": bad}
+        freqs = grr_estimate_from_counts(np.asarray(counts, np.float64), self.eps_l, n=m)
+        return {"counts": (freqs * m).tolist(), "reports": m, "invalid": int(invalid)}
+
+    def uniform_fake_reports(self) -> UniformFakeReports:
+        return UniformFakeReports("reports", self.d, self.eps_l, float(self.delta))
 
     def count_variance(self, true_counts: np.ndarray) -> np.ndarray:
         """Exact variance of each count estimate given the true counts."""

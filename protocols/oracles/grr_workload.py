@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from protocols.base import Batches, BatchSpec, ShuffleProtocol
+from protocols.defences.fake_removal import UniformFakeReports
 from protocols.oracles.grr import grr_estimate_from_counts, grr_perturb, grr_variance
 from protocols.privacy.ledger import Release
 from protocols.privacy.statements import (
@@ -57,8 +58,16 @@ class GRRProtocol(ShuffleProtocol):
     def analyze(self, shuffled: Batches) -> dict[str, Any]:
         reports = shuffled["reports"][:, 0]
         counts = np.bincount(reports, minlength=self.k).astype(np.float64)
-        freqs = grr_estimate_from_counts(counts, self.eps_local)
-        return {"frequencies": freqs.tolist(), "reports": int(reports.size)}
+        return self.estimate_from_counts(counts, int(reports.size), 0)
+
+    def estimate_from_counts(
+        self, counts: np.ndarray, reports: int, invalid: int
+    ) -> dict[str, Any]:
+        freqs = grr_estimate_from_counts(np.asarray(counts, np.float64), self.eps_local, n=reports)
+        return {"frequencies": freqs.tolist(), "reports": int(reports)}
+
+    def uniform_fake_reports(self) -> UniformFakeReports:
+        return UniformFakeReports("reports", self.k, self.eps_local, float(self._privacy["delta"]))
 
     def privacy(self) -> dict[str, Any]:
         return self._privacy
