@@ -48,4 +48,8 @@ def test_run_point_and_k_sweep_and_report(tmp_path):
     write_report(tmp_path, res)
     text = (tmp_path / "report.md").read_text()
     assert "GFIM ahead on both" in text and "C7 GFIM better" in text
+    assert (
+        "Public parameters derived from the data, as in the paper, not private" in text
+        and "90th percentile" in text
+    )
     assert (tmp_path / "k_sweep_precision.png").stat().st_size > 1000

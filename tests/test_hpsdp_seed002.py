@@ -63,6 +63,10 @@ def test_small_reproduction_report(tmp_path: Path) -> None:
     write_report(res, tmp_path)
     text = (tmp_path / "report.md").read_text()
     assert "C12" in text and "| zipf | paper | 0.5 |" in text
+    assert (
+        "Public parameters derived from the data, as in the paper, not private" in text
+        and "914" in text
+    )
     assert (tmp_path / "mse_zipf_paper.png").stat().st_size > 1000
     assert not (tmp_path / "mse_normal_tight.png").exists()  # no tight deltas requested
 

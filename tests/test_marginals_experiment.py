@@ -43,6 +43,10 @@ def test_marginal_experiment_and_report(tmp_path) -> None:  # noqa: ANN001
     R.write_report(tmp_path, results, (0.5, 1.0), (1.0,), (1.0,))
     text = (tmp_path / "report.md").read_text()
     assert (
+        "Public parameters derived from the data, as in the paper, not private" in text
+        and "training split" in text
+    )
+    assert (
         "C10" in text
         and "Calm_PSRR-SS" in text
         and (tmp_path / "sse3_kosarak-synthetic.png").exists()

@@ -32,6 +32,10 @@ def test_small_run_writes_report(tmp_path):
     assert rc == 0
     md = (tmp_path / "report.md").read_text()
     assert "All values match the spec to 3 decimals" in md
+    assert (
+        "Public parameters derived from the data, as in the paper, not private" in md
+        and "fnlwgt" in md
+    )
     assert "At eps_c = 0.5 the tight bound lowers PSRR-SS's SSE by" in md
     assert (tmp_path / "sse_adult_paper.png").stat().st_size > 1000
     summary = json.loads((tmp_path / "summary.json").read_text())

@@ -9,6 +9,8 @@ import math
 from pathlib import Path
 from typing import Any
 
+from protocols.experiments.paper_parameters import paper_parameters_section
+
 LABELS = {
     "calm": "Calm (LDP)",
     "ft": "FT (LDP)",
@@ -355,6 +357,7 @@ def write_report(
         "Every Calm_X run goes through the protocols' own encode/analyze with the in-process "
         "trusted shuffler (`protocols.base.simulate`).",
         "",
+        *paper_parameters_section(["kosarak", "census-income", "sgd", "delta"]),
         "## Checks required by the issue",
         "",
         *checks(results),

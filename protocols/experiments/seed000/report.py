@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from protocols.datasets import categorical as D
+from protocols.experiments.paper_parameters import paper_parameters_section
 from protocols.experiments.seed000 import runs as S
 from protocols.experiments.seed000.reference import PAPER_TABLE2, PAPER_TABLE3, PAPER_TABLE4
 from protocols.experiments.seed000.runs import (
@@ -50,6 +51,7 @@ def write_report(
         "(`protocols/multidim/srr_ms.py`, `arr_ss.py`, `psrr_ss.py`, `multidim_baselines.py`) through the "
         "in-process trusted shuffler. Raw numbers and seeds: `results.json`.\n"
     )
+    md.append("\n".join(paper_parameters_section(["adult", "kosarak", "census-income", "delta"])))
     md.append("## Datasets\n")
     md.append("| name | n | d | k_max | domain sizes | source |\n|---|---|---|---|---|---|")
     for ds in datasets.values():

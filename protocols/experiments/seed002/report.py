@@ -8,6 +8,8 @@ from typing import Any
 
 import numpy as np
 
+from protocols.experiments.paper_parameters import paper_parameters_section
+
 METHODS = ("hp-sdp", "hp-sm", "murs", "sh", "aue", "pure-dump", "mix-dump", "laplace")
 LABELS = {
     "hp-sdp": "HP-SDP",
@@ -277,6 +279,7 @@ def write_report(res: dict[str, Any], out: Path) -> None:
         "Parameters and policies of every method: docstrings of `protocols/hp_sdp/protocol.py`, "
         "`protocols/hp_sdp/baselines.py`, `protocols/hp_sdp/murs.py`.",
         "",
+        *paper_parameters_section(["census-income", "kosarak"]),
         "| dataset | n | d | source |",
         "|---|---|---|---|",
     ]

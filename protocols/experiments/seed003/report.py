@@ -10,6 +10,8 @@ import math
 from pathlib import Path
 from typing import Any
 
+from protocols.experiments.paper_parameters import paper_parameters_section
+
 # spec Sec. 7.1: thesis precisions at eps = 2, k = 30 (single runs)
 THESIS_SYNTHETIC = {
     "laplace-50k": {"GFIM": 0.4, "LDPMiner": 0.267},
@@ -94,6 +96,7 @@ def write_report(out: Path, res: dict[str, Any]) -> None:
         f"{res['delta']:g}) with the local ε from the accountant (variation-ratio bound, "
         "Hadamard parameters).",
         "",
+        *paper_parameters_section(["ell", "kosarak", "census-income"]),
         "## Data",
         "",
     ]
