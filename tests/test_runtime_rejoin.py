@@ -130,6 +130,27 @@ async def test_a_party_that_had_sent_a_message_cannot_rejoin(tmp_path):
     assert any("a cannot rejoin the run: it had already sent protocol" in r for r in reasons)
 
 
+async def test_a_peer_sent_more_than_the_replay_buffer_cannot_rejoin(tmp_path, monkeypatch):
+    """Nothing is held twice in memory beyond REJOIN_BUFFER: past it, the silent peer's
+    disconnect is final (as without a window)."""
+    import parties.runtime.transport as T
+
+    monkeypatch.setattr(T, "REJOIN_BUFFER", 1000)
+    cluster, dirs = _cluster(tmp_path, ["a", "b"], window=20.0)
+    run = tmp_path / "run"
+    a = Node(cluster, "a", dirs["a"], run)
+    b = Node(cluster, "b", dirs["b"], run)
+    await asyncio.gather(a.start({"b"}), b.start({"a"}))
+    await a.send("b", "list", bytes(600))
+    assert a._outbox["b"]
+    await a.send("b", "list", bytes(600))
+    assert "b" not in a._outbox
+    _crash(b)
+    with pytest.raises(PeerError, match="b disconnected"):
+        await asyncio.wait_for(a.recv("b", "submit"), 5)
+    await a.close()
+
+
 async def test_a_party_that_does_not_come_back_is_gone_after_the_window(tmp_path):
     cluster, dirs = _cluster(tmp_path, ["a", "b"], window=1.0)
     run = tmp_path / "run"

@@ -46,6 +46,9 @@ from parties.runtime.signing import Signer
 from parties.runtime.transcript import TranscriptWriter
 
 CHUNK = 4 << 20
+# what a party keeps, per silent peer, to send again if it rejoins; beyond this the peer can no
+# longer rejoin (a server's mixed lists are not held twice in memory for a rare restart)
+REJOIN_BUFFER = 64 << 20
 # Fault injection for tests: SDP_FAULT_KILL=PARTY:PHASE[,PARTY:PHASE...] kills PARTY (SIGKILL,
 # with its process group) on entering PHASE.
 FAULT = set(filter(None, os.environ.get("SDP_FAULT_KILL", "").split(",")))
@@ -94,6 +97,8 @@ class Node:
         self._away: dict[str, tuple[str, int]] = {}  # peer -> (reason, token) while away
         self._away_token = 0
         self._outbox: dict[str, list[tuple[str, bytes, bool, str, int]]] = {}
+        self._outbox_bytes: dict[str, int] = {}
+        self._too_much: set[str] = set()  # peers whose replay would exceed REJOIN_BUFFER
         self._server: asyncio.AbstractServer | None = None
         self._progress = progress
         self.loop = asyncio.get_running_loop()
@@ -201,6 +206,8 @@ class Node:
                 why = (
                     f"it had already sent protocol messages to {self.name}"
                     if peer in self._heard
+                    else f"{self.name} had sent it more than {REJOIN_BUFFER >> 20} MiB to replay"
+                    if peer in self._too_much
                     else f"{self.name} no longer waits for it"
                     + (" (no rejoin window in this run)" if self.rejoin_window <= 0 else "")
                 )
@@ -282,14 +289,30 @@ class Node:
     ) -> None:
         """Send a message (chunked if large); records it in the transcript and ledger."""
         ph, rd = self.ledger.current
-        keep = self.rejoin_window > 0 and peer not in self._heard and not msg_type.startswith("_")
+        keep = (
+            self.rejoin_window > 0
+            and peer not in self._heard
+            and peer not in self._too_much
+            and not msg_type.startswith("_")
+        )
         if keep and peer in self._away and not self._aborted:
-            self._outbox.setdefault(peer, []).append((msg_type, bytes(payload), public, ph, rd))
+            self._keep(peer, msg_type, payload, public, ph, rd)
             return  # sent when it rejoins; dropped with it otherwise
         ch = self._channel(peer)
         if keep:
-            self._outbox.setdefault(peer, []).append((msg_type, bytes(payload), public, ph, rd))
+            self._keep(peer, msg_type, payload, public, ph, rd)
         await self._write_message(ch, peer, msg_type, memoryview(payload), public, ph, rd, True)
+
+    def _keep(self, peer: str, msg_type: str, payload: Any, public: bool, ph: str, rd: int) -> None:
+        """Keep a message for a possible rejoin of ``peer``, up to REJOIN_BUFFER bytes."""
+        size = self._outbox_bytes.get(peer, 0) + len(memoryview(payload).cast("B"))
+        if size > REJOIN_BUFFER:
+            self._too_much.add(peer)
+            self._outbox.pop(peer, None)
+            self._outbox_bytes.pop(peer, None)
+            return
+        self._outbox_bytes[peer] = size
+        self._outbox.setdefault(peer, []).append((msg_type, bytes(payload), public, ph, rd))
 
     def _write_message(
         self,
@@ -428,6 +451,7 @@ class Node:
             self.rejoin_window > 0
             and not clean
             and peer not in self._heard
+            and peer not in self._too_much
             and peer not in self._gone
             and self._aborted is None
             and not self._closing
