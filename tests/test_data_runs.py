@@ -23,7 +23,9 @@ def _head(tmp_path: Path, data: str, rows: int) -> Path:
     return path
 
 
-def _run(tmp_path: Path, protocol: str, data: str | Path, schema: str, *extra: str) -> dict:
+def _run(
+    tmp_path: Path, protocol: str, data: str | Path, schema: str, *extra: str, timeout: float = 300
+) -> dict:
     out = tmp_path / protocol
     proc = sdp(
         "run",
@@ -37,6 +39,7 @@ def _run(tmp_path: Path, protocol: str, data: str | Path, schema: str, *extra: s
         "--quiet",
         "--json",
         *extra,
+        timeout=timeout,
     )
     assert proc.returncode == 0, proc.stderr
     res = json.loads(proc.stdout)
@@ -133,7 +136,12 @@ def test_own_data_over_the_mixnet(tmp_path, protocol, data, schema, extra, check
     client parties holding their parts, the verifiable mix-net, sdp verify."""
     if extra and extra[0].startswith("rows="):
         data, extra = _head(tmp_path, data, int(extra[0][5:])), extra[1:]
-    res = _run(tmp_path, protocol, data, schema, "--shuffler", "mixnet", "--clients", "3", *extra)
+    # 50,000 survey rows are 50,000 ciphertexts through three proofs of shuffle and their
+    # verification: about three minutes alone, more on a busy machine (a liveness bound)
+    res = _run(
+        tmp_path, protocol, data, schema, "--shuffler", "mixnet", "--clients", "3", *extra,
+        timeout=900,
+    )  # fmt: skip
     assert len(res["data"]["clients"]) == 3
     ev = res["evaluation"]
     if check == "sse":
