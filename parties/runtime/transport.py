@@ -93,12 +93,11 @@ class Node:
         # rejoining (module docstring)
         self.rejoin_window = float(getattr(cluster, "rejoin_window", 0.0))
         self.peer_inc: dict[str, int] = {}
-        self._heard: set[str] = set()  # peers that delivered a protocol message to us
+        # peers that may not rejoin, with the reason (they spoke, or too much to send again)
+        self._no_rejoin: dict[str, str] = {}
         self._away: dict[str, tuple[str, int]] = {}  # peer -> (reason, token) while away
         self._away_token = 0
         self._outbox: dict[str, list[tuple[str, bytes, bool, str, int]]] = {}
-        self._outbox_bytes: dict[str, int] = {}
-        self._too_much: set[str] = set()  # peers whose replay would exceed REJOIN_BUFFER
         self._server: asyncio.AbstractServer | None = None
         self._progress = progress
         self.loop = asyncio.get_running_loop()
@@ -203,13 +202,8 @@ class Node:
         last = self.peer_inc.get(peer, 0)
         if old is not None:  # a reconnection: only a restarted party that is awaited
             if peer not in self._away:
-                why = (
-                    f"it had already sent protocol messages to {self.name}"
-                    if peer in self._heard
-                    else f"{self.name} had sent it more than {REJOIN_BUFFER >> 20} MiB to replay"
-                    if peer in self._too_much
-                    else f"{self.name} no longer waits for it"
-                    + (" (no rejoin window in this run)" if self.rejoin_window <= 0 else "")
+                why = self._no_rejoin.get(peer) or f"{self.name} no longer waits for it" + (
+                    " (no rejoin window in this run)" if self.rejoin_window <= 0 else ""
                 )
                 raise FrameError(f"{peer} cannot rejoin the run: {why}")
             if ch.peer_inc <= last:
@@ -234,7 +228,8 @@ class Node:
         if ch.closed or self.channels.get(peer) is not ch:
             return
         for msg_type, payload, public, ph, rd in list(self._outbox.get(peer, [])):
-            self._write_message(ch, peer, msg_type, memoryview(payload), public, ph, rd)
+            for _ in self._frames(ch, peer, msg_type, memoryview(payload), public, ph, rd):
+                pass
 
     # -- PartyContext --------------------------------------------------------------------
     def phase(self, name: str, round: int = 0) -> None:
@@ -290,10 +285,7 @@ class Node:
         """Send a message (chunked if large); records it in the transcript and ledger."""
         ph, rd = self.ledger.current
         keep = (
-            self.rejoin_window > 0
-            and peer not in self._heard
-            and peer not in self._too_much
-            and not msg_type.startswith("_")
+            self.rejoin_window > 0 and peer not in self._no_rejoin and not msg_type.startswith("_")
         )
         if keep and peer in self._away and not self._aborted:
             self._keep(peer, msg_type, payload, public, ph, rd)
@@ -301,51 +293,19 @@ class Node:
         ch = self._channel(peer)
         if keep:
             self._keep(peer, msg_type, payload, public, ph, rd)
-        await self._write_message(ch, peer, msg_type, memoryview(payload), public, ph, rd, True)
+        for _ in self._frames(ch, peer, msg_type, memoryview(payload), public, ph, rd):
+            if ch._paused:
+                await ch.drain()
 
     def _keep(self, peer: str, msg_type: str, payload: Any, public: bool, ph: str, rd: int) -> None:
         """Keep a message for a possible rejoin of ``peer``, up to REJOIN_BUFFER bytes."""
-        size = self._outbox_bytes.get(peer, 0) + len(memoryview(payload).cast("B"))
-        if size > REJOIN_BUFFER:
-            self._too_much.add(peer)
-            self._outbox.pop(peer, None)
-            self._outbox_bytes.pop(peer, None)
-            return
-        self._outbox_bytes[peer] = size
-        self._outbox.setdefault(peer, []).append((msg_type, bytes(payload), public, ph, rd))
-
-    def _write_message(
-        self,
-        ch: Channel,
-        peer: str,
-        msg_type: str,
-        payload: memoryview,
-        public: bool,
-        ph: str,
-        rd: int,
-        drain: bool = False,
-    ) -> Any:
-        """Frames of one message on ``ch``, its transcript entry; a coroutine when ``drain``
-        (the caller awaits the transport's flow control between chunks)."""
-        if drain:
-            return self._write_message_async(ch, peer, msg_type, payload, public, ph, rd)
-        for _ in self._frames(ch, peer, msg_type, payload, public, ph, rd):
-            pass
-        return None
-
-    async def _write_message_async(
-        self,
-        ch: Channel,
-        peer: str,
-        msg_type: str,
-        payload: memoryview,
-        public: bool,
-        ph: str,
-        rd: int,
-    ) -> None:
-        for _ in self._frames(ch, peer, msg_type, payload, public, ph, rd):
-            if ch._paused:
-                await ch.drain()
+        kept = self._outbox.setdefault(peer, [])
+        kept.append((msg_type, bytes(payload), public, ph, rd))
+        if sum(len(m[1]) for m in kept) > REJOIN_BUFFER:
+            self._no_rejoin[peer] = (
+                f"{self.name} had sent it more than {REJOIN_BUFFER >> 20} MiB to send again"
+            )
+            del self._outbox[peer]
 
     def _frames(
         self,
@@ -406,8 +366,8 @@ class Node:
         )
         self.ledger.received(h["ph"], h["rd"], 0, frames=0, messages=1)
         ty = h["ty"]
-        if not ty.startswith("_"):
-            self._heard.add(peer)
+        if not ty.startswith("_") and peer not in self._no_rejoin:
+            self._no_rejoin[peer] = f"it had already sent protocol messages to {self.name}"
             self._outbox.pop(peer, None)  # it can no longer rejoin: nothing to send again
         if ty == "_bye":
             ch.finished = True
@@ -450,8 +410,7 @@ class Node:
         if (
             self.rejoin_window > 0
             and not clean
-            and peer not in self._heard
-            and peer not in self._too_much
+            and peer not in self._no_rejoin
             and peer not in self._gone
             and self._aborted is None
             and not self._closing
