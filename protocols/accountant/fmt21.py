@@ -20,9 +20,9 @@ import math
 import numpy as np
 from scipy import stats
 
+from protocols.accountant.search import bisect_first_true
 from protocols.accountant.variation_ratio import (
     PairParams,
-    _bisect,
     _divergence_at,
     _last_true,
     pair_epsilon,
@@ -81,7 +81,9 @@ def fmt21_epsilon(
     top = eps_local * (1 - 1e-9)
     if fmt21_stepped_delta(top, eps_local, n, step) >= delta:
         return None
-    up = _bisect(lambda x: fmt21_stepped_delta(x, eps_local, n, step) < delta, 0.0, top, 2e-5)
+    up = bisect_first_true(
+        lambda x: fmt21_stepped_delta(x, eps_local, n, step) < delta, 0.0, top, 2e-5
+    )
     return None if up >= top * (1 - 1e-4) else up
 
 

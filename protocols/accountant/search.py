@@ -18,7 +18,7 @@ from scipy import optimize
 DeltaPair = Callable[[float], tuple[float, float]]
 
 
-def _bisect_first_true(pred: Callable[[float], bool], lo: float, hi: float, rel: float) -> float:
+def bisect_first_true(pred: Callable[[float], bool], lo: float, hi: float, rel: float) -> float:
     """Smallest x in [lo, hi] (to rel) with pred(x), pred monotone False..True, pred(hi) True."""
     while hi - lo > rel * max(hi, 1e-12):
         mid = 0.5 * (lo + hi)
@@ -79,7 +79,7 @@ def epsilon_for_delta(
             hi = x
             below = hi * (1 - rel_tol)
             lo = below if below > lo and both(below)[1] > delta else lo
-        up = _bisect_first_true(lambda y: both(y)[1] <= delta, lo, hi, rel_tol)
+        up = bisect_first_true(lambda y: both(y)[1] <= delta, lo, hi, rel_tol)
         if up >= top * (1 - 1e-4):
             up = None
     low: float | None = None

@@ -44,6 +44,8 @@ import numpy as np
 from scipy import optimize, stats
 from scipy.special import bdtrc
 
+from protocols.accountant.search import bisect_first_true
+
 MECHANISMS = ("grr", "olh", "oue", "sue", "hadamard", "generic")
 
 
@@ -215,17 +217,6 @@ def pair_delta(
     return float(np.dot(bucket_mass, lower_d)), upper
 
 
-def _bisect(pred: Callable[[float], bool], lo: float, hi: float, rel_tol: float) -> float:
-    """Smallest x in [lo, hi] with pred(x) True, assuming pred monotone (False..True)."""
-    while hi - lo > rel_tol * max(hi, 1e-12):
-        mid = 0.5 * (lo + hi)
-        if pred(mid):
-            hi = mid
-        else:
-            lo = mid
-    return hi
-
-
 def _threshold_search(
     fn: Callable[[float], float], delta: float, lo: float, hi: float, rel_tol: float
 ) -> float:
@@ -249,7 +240,7 @@ def _threshold_search(
         if x >= hi:
             break
     # left has fn > delta (or is the Brent point); tighten between left and x
-    return _bisect(lambda y: fn(y) <= delta, min(left, x), x, rel_tol)
+    return bisect_first_true(lambda y: fn(y) <= delta, min(left, x), x, rel_tol)
 
 
 def _lower_search(
