@@ -16,23 +16,21 @@ the survey's own building blocks; docs/survey.md says so.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
 
-from protocols.base import Batches, BatchSpec
-from protocols.catalogue.common import CatalogueProtocol, Guarantee
+from protocols.base import Batches
 from protocols.counting._bits import check_bits
 from protocols.distributed_noise.robust_splitmix import (
     decode_sum,
     encode_values,
-    guarantee_at,
     robust_splitmix_parameters,
 )
+from protocols.distributed_noise.split_mix_protocol import RobustSplitMixProtocol
 
 
-class CntSGM(CatalogueProtocol):
+class CntSGM(RobustSplitMixProtocol):
     """s Split-Mix shares per user in batch ``shares``; analyzer = noisy count."""
 
     name = "cnt_sgm"
@@ -45,9 +43,6 @@ class CntSGM(CatalogueProtocol):
             int(n), float(eps_c), gamma=gamma, delta_split=delta_split
         )
         self.n, self.eps_c, self.gamma = self.params.n, float(eps_c), float(gamma)
-
-    def batch_specs(self) -> list[BatchSpec]:
-        return [BatchSpec("shares", 1, self.params.modulus)]
 
     def encode(self, records: np.ndarray, rng: np.random.Generator) -> Batches:
         x = check_bits(records, "Cnt_SGM.encode")
@@ -63,25 +58,12 @@ class CntSGM(CatalogueProtocol):
     def noise_variance(self, users: int | None = None) -> float:
         return self.params.noise_variance(users)
 
-    def messages_per_user(self) -> float:
-        return float(self.params.shares)
-
-    def bits_per_user(self) -> float:
-        return float(self.params.shares * math.ceil(math.log2(self.params.modulus)))
-
-    def max_messages(self) -> dict[str, int]:
-        return {"shares": self.params.shares}
-
     def mechanism(self) -> str:
         p = self.params
         return (
             f"split-mix (s={p.shares}, q={p.modulus}) + Polya(1/{p.min_users}) noise, "
             f"alpha={p.alpha:.4g}"
         )
-
-    def guarantee(self, users: int) -> Guarantee:
-        eps, delta, note = guarantee_at(self.params, users)
-        return Guarantee(eps, delta, "survey-thm8+thm9 (robust split-mix)", "upper", note)
 
     def privacy(self) -> dict[str, Any]:
         p = self.params

@@ -20,15 +20,14 @@ from typing import Any
 
 import numpy as np
 
-from protocols.base import Batches, BatchSpec
-from protocols.catalogue.common import CatalogueProtocol, Guarantee
+from protocols.base import Batches
 from protocols.distributed_noise.robust_splitmix import (
     RobustSplitMixParams,
     decode_sum,
     encode_values,
-    guarantee_at,
     robust_splitmix_parameters,
 )
+from protocols.distributed_noise.split_mix_protocol import RobustSplitMixProtocol
 from protocols.sums.rounding import check_unit_values, randomized_rounding, rounding_variance
 
 
@@ -48,7 +47,7 @@ def dsg_parameters(
             p = max(1, int(p * 0.9))
 
 
-class RSumDSG(CatalogueProtocol):
+class RSumDSG(RobustSplitMixProtocol):
     """s Split-Mix shares per user in batch ``shares``; analyzer = noisy sum / p."""
 
     name = "rsum_dsg"
@@ -66,9 +65,6 @@ class RSumDSG(CatalogueProtocol):
         self.n, self.eps_c, self.gamma = self.params.n, float(eps_c), float(gamma)
         self.p = self.params.value_max
 
-    def batch_specs(self) -> list[BatchSpec]:
-        return [BatchSpec("shares", 1, self.params.modulus)]
-
     def encode(self, records: np.ndarray, rng: np.random.Generator) -> Batches:
         x = check_unit_values(records, "RSum_DSG.encode")
         return {"shares": encode_values(randomized_rounding(x, self.p, rng), self.params, rng)}
@@ -84,24 +80,11 @@ class RSumDSG(CatalogueProtocol):
         """Exact variance of the estimate for the values x (noise of N users + rounding)."""
         return self.params.noise_variance() / self.p**2 + rounding_variance(x, self.p)
 
-    def messages_per_user(self) -> float:
-        return float(self.params.shares)
-
-    def bits_per_user(self) -> float:
-        return float(self.params.shares * math.ceil(math.log2(self.params.modulus)))
-
-    def max_messages(self) -> dict[str, int]:
-        return {"shares": self.params.shares}
-
     def mechanism(self) -> str:
         p = self.params
         return (
             f"rounding({self.p}) + split-mix (s={p.shares}, q={p.modulus}) + Polya(1/{p.min_users})"
         )
-
-    def guarantee(self, users: int) -> Guarantee:
-        eps, delta, note = guarantee_at(self.params, users)
-        return Guarantee(eps, delta, "survey-thm8+thm9 (robust split-mix)", "upper", note)
 
     def privacy(self) -> dict[str, Any]:
         p = self.params
