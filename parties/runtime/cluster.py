@@ -167,19 +167,18 @@ def load_cluster(path: str | Path, session_optional: bool = False) -> Cluster:
         params=dict(run.get("params", {})),
         phase_timeout=float(run.get("phase_timeout", 60.0)),
         max_frame=int(run.get("max_frame", 16 << 20)),
-        rejoin_window=_rejoin_window(run.get("rejoin_window", 0.0)),
+        rejoin_window=rejoin_window_seconds(run.get("rejoin_window", 0.0), "[run] rejoin_window"),
     )
 
 
-def _rejoin_window(value: Any) -> float:
+def rejoin_window_seconds(value: Any, where: str) -> float:
+    """A rejoin window in seconds, in [0, 86400]; ClusterError naming ``where`` otherwise."""
     try:
         w = float(value)
     except (TypeError, ValueError):
-        raise ClusterError(
-            f"[run] rejoin_window must be a number of seconds, got {value!r}"
-        ) from None
+        raise ClusterError(f"{where} must be a number of seconds, got {value!r}") from None
     if not 0.0 <= w <= 86400.0:
-        raise ClusterError(f"[run] rejoin_window must lie in [0, 86400] seconds, got {w}")
+        raise ClusterError(f"{where} must lie in [0, 86400] seconds, got {w}")
     return w
 
 

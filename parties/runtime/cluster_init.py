@@ -21,7 +21,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from parties.runtime.cluster import Cluster, ClusterError, PartySpec, load_cluster, new_session_id
+from parties.runtime.cluster import (
+    Cluster,
+    ClusterError,
+    PartySpec,
+    load_cluster,
+    new_session_id,
+    rejoin_window_seconds,
+)
 from parties.runtime.keys import TRUST, make_party_dirs
 from parties.runtime.plans import plan_for
 from parties.runtime.run_options import add_run_options, resolve_job
@@ -184,11 +191,7 @@ def main(argv: list[str]) -> int:
             )
             if client_data:
                 cluster = _with_client_data(cluster, client_data)
-            if not 0.0 <= args.rejoin_window <= 86400.0:
-                raise ClusterError(
-                    f"--rejoin-window must lie in [0, 86400], got {args.rejoin_window}"
-                )
-            cluster.rejoin_window = float(args.rejoin_window)
+            cluster.rejoin_window = rejoin_window_seconds(args.rejoin_window, "--rejoin-window")
         dirs = write_cluster(cluster, out)
     except (ClusterError, KeyError, ValueError, ArithmeticError, OSError) as exc:
         msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
