@@ -59,13 +59,19 @@ def register(name: str) -> Callable[[WorkloadFactory], WorkloadFactory]:
 
 # Modules that register workloads; imported lazily by ``get_workload``.
 WORKLOAD_MODULES = [
-    "protocols.oracles.grr_workload",
+    "protocols.grr.workload",
     "protocols.multidim.workloads",
     "protocols.summation.workload",
     "protocols.marginals.workload",
     "protocols.gfim.workload",
     "protocols.hp_sdp.workload",
-    "protocols.catalogue.workloads",
+    # the seed-004 catalogue: one workload module per family (each family imports the shared
+    # base protocols.catalogue.common; the base never imports its users)
+    "protocols.counting.workload",  # cnt_rr, cnt_2m, cnt_sgm, cnt_bn
+    "protocols.histograms.workload",  # hist_kr, hist_mm, slh, murs
+    "protocols.ranges.workload",  # range
+    "protocols.sums.workload",  # rsum_rr, rsum_kr, rsum_rm, rsum_dsg
+    "protocols.uniformity.workload",  # put, aut
 ]
 
 

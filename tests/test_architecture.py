@@ -140,6 +140,54 @@ def test_no_circles() -> None:
     assert _cycles(GRAPH) == []
 
 
+def _package_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    """Imports between sibling packages: ``a.b.c -> a.d.e`` is the edge ``a.b -> a.d`` (at every
+    depth: ``a.b.c.d -> a.b.e.f`` is also ``a.b.c -> a.b.e``). Top-level modules are no package."""
+    out: dict[str, set[str]] = {}
+    for m, ts in graph.items():
+        for t in ts:
+            mp, tp = m.split("."), t.split(".")
+            depth = 0
+            while depth < min(len(mp), len(tp)) and mp[depth] == tp[depth]:
+                depth += 1
+            # the first differing components must both be packages (not the module itself)
+            if depth + 1 < len(mp) and depth + 1 < len(tp):
+                a, b = ".".join(mp[: depth + 1]), ".".join(tp[: depth + 1])
+                if a != b:
+                    out.setdefault(a, set()).add(b)
+                    out.setdefault(b, set())
+    return out
+
+
+def _package_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected sets of sibling packages (a base package importing one of its users)."""
+    pk = _package_graph(graph)
+    reach: dict[str, set[str]] = {}
+    for a in pk:
+        seen, todo = set(), list(pk[a])
+        while todo:
+            b = todo.pop()
+            if b not in seen:
+                seen.add(b)
+                todo.extend(pk.get(b, ()))
+        reach[a] = seen
+    comps = {tuple(sorted({a} | {b for b in reach[a] if a in reach[b]})) for a in pk if a in reach[a]}
+    return sorted(list(c) for c in comps)
+
+
+def test_no_circles_between_packages() -> None:
+    """No package imports a sibling that imports it back, directly or around a loop (e.g. a
+    registry in a base package importing the families built on that base)."""
+    assert _package_cycles(GRAPH) == []
+
+
+def test_package_cycle_finder_finds_a_planted_circle() -> None:
+    planted = {m: set(ts) for m, ts in GRAPH.items()}
+    planted["protocols.oracles.grr"].add("protocols.defences.fake_messages")
+    planted["protocols.defences.noisy_threshold"].add("protocols.oracles.central")
+    assert ["protocols.defences", "protocols.oracles"] in _package_cycles(planted)
+
+
 def test_cycle_finder_finds_a_planted_circle() -> None:
     some = sorted(m for m in MODULES if MODULES[m].name != "__init__.py")[:2]
     planted = {m: set(ts) for m, ts in GRAPH.items()}
