@@ -30,7 +30,7 @@ from parties.runtime.keys import TRUST, make_party_dirs
 from parties.runtime.party import publish_public_files, write_atomic
 from parties.runtime.plans import plan_for
 from parties.runtime.processes import Monitor, free_ports, launch
-from parties.runtime.run_options import add_run_options, resolve_job
+from parties.runtime.run_options import add_run_options, protocol_help, resolve_job
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -127,6 +127,10 @@ def print_summary(result: dict[str, Any], costs: dict[str, Any]) -> None:
 
 def main(argv: list[str]) -> int:
     """Entry of ``sdp run``."""
+    extra = protocol_help(argv)
+    if extra:
+        print(build_parser().format_help() + "\n" + extra)
+        return 0
     args = build_parser().parse_args(argv)
     try:
         protocol, shuffler, params, layout_options = resolve_job(args)

@@ -18,7 +18,9 @@ DATA = default_data_dir()
 
 
 def test_gfim_workload_report_lists_topk_next_to_truth():
-    wl = get_workload("gfim", {"dataset": "laplace-50k", "users": 4000, "k": 5, "epsilon": 4.0})
+    wl = get_workload(
+        "gfim", {"dataset": "laplace-50k", "users": 4000, "k": 5, "epsilon": 4.0, "shuffle": False}
+    )
     assert wl.records.shape == (4000, 50) and wl.protocol.ell == 50 and wl.protocol.k_max == 10
     est = simulate(wl.protocol, wl.records, np.random.default_rng(0), populations=2)
     rep = wl.report(est)
@@ -37,11 +39,12 @@ def test_gfim_workload_report_lists_topk_next_to_truth():
 @pytest.mark.parametrize(
     "params,name",
     [
-        ({"method": "ldpminer"}, "ldpminer"),
-        ({"method": "one-phase"}, "one-phase"),
+        ({"method": "ldpminer", "shuffle": False}, "ldpminer"),
+        ({"method": "one-phase", "shuffle": "false"}, "one-phase"),
         ({"shuffle": "true", "epsilon": 1.0}, "gfim-shuffle"),
+        ({"epsilon": 1.0}, "gfim-shuffle"),  # the shuffle model is the default
         ({"shuffle": True, "method": "ldpminer"}, "ldpminer-shuffle"),
-        ({"combination": "ivw"}, "gfim"),
+        ({"combination": "ivw", "shuffle": False}, "gfim"),
     ],
 )
 def test_gfim_workload_variants(params, name):
@@ -49,12 +52,13 @@ def test_gfim_workload_variants(params, name):
     assert wl.protocol.name == name
     est = simulate(wl.protocol, wl.records, np.random.default_rng(1))
     assert len(wl.report(est)["table"]["rows"]) == 3
-    if params.get("shuffle"):
+    if str(params.get("shuffle", True)).lower() == "true":
         assert wl.protocol.privacy()["model"] == "shuffle" and wl.protocol.eps1 > 1.0
 
 
 def test_ldpminer_alias_and_errors():
-    assert get_workload("ldpminer", {"users": 2000}).protocol.name == "ldpminer"
+    assert get_workload("ldpminer", {"users": 2000}).protocol.name == "ldpminer-shuffle"
+    assert get_workload("ldpminer", {"users": 2000, "shuffle": False}).protocol.name == "ldpminer"
     with pytest.raises(ValueError, match="unknown dataset"):
         get_workload("gfim", {"dataset": "nope"})
     with pytest.raises(ValueError, match="k must lie"):

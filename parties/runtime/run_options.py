@@ -13,6 +13,7 @@ from typing import Any
 
 from parties.runtime.cluster import ClusterError
 from parties.runtime.plans import plan_for
+from protocols.params import PINNED_DEFAULTS, Param, ParamError, check_params
 
 # The main job (plain ``sdp run``): PSRR-SS on the bundled Adult data through the verifiable
 # mix-net with 3 servers (threshold 2), then the full verification.
@@ -39,6 +40,60 @@ PARAM_OPTIONS = (
     "solver",
     "k",
 )
+
+# Parameters the parties and the launcher read themselves (shuffler options, run options): any
+# protocol accepts them; each protocol's own are declared in protocols/params.py.
+RUNTIME_PARAMS: dict[str, Param] = {
+    p.name: p
+    for p in (
+        Param(
+            "seed", "int", "client seed: a SIMULATION without privacy (the seed is public)", low=0
+        ),
+        Param(
+            "simulate_dropout",
+            "float",
+            "fraction of submissions that never leave their "
+            "client parties (demonstration of the privacy gate)",
+            low=0,
+            high=0.999999,
+        ),
+        Param("threshold", "int", "mix-net decryption threshold t (2 <= t <= servers)", low=2),
+        Param(
+            "verify_mixes",
+            "bool",
+            "refused by the mix-net plan: every server verifies the whole mix chain",
+        ),
+        Param("mix_workers", "int", "worker processes per mix server", low=1),
+        Param("fakes", "int", "trusted shuffler: uniform fake messages added per batch", low=0),
+        Param(
+            "min_batch", "int", "trusted shuffler: noisy crowd threshold on the batch size", low=1
+        ),
+        Param(
+            "threshold_epsilon",
+            "float",
+            "epsilon of the crowd threshold's noisy count",
+            low=0,
+            open_low=True,
+        ),
+        Param(
+            "threshold_beta",
+            "float",
+            "failure probability of the crowd threshold",
+            low=0,
+            open_low=True,
+            high=1,
+        ),
+        Param("mpc_tls", "bool", "MPC: per-server MPyC TLS keys (cluster runs)"),
+        Param("mpc_ports", "str", "MPC: one MPyC port per server (list, 'p1,p2,p3' or a base)"),
+        Param("mpc_threshold", "int", "MPC: Shamir threshold t < m/2 (default (m-1)//2)", low=0),
+        Param(
+            "mpc_mode",
+            "choice",
+            "MPC: open the shuffled rows or only their histogram",
+            choices=("open", "histogram"),
+        ),
+    )
+}
 
 
 def add_run_options(ap: argparse.ArgumentParser, for_init: bool = False) -> None:
@@ -124,6 +179,21 @@ def add_run_options(ap: argparse.ArgumentParser, for_init: bool = False) -> None
     )
 
 
+def protocol_help(argv: list[str]) -> str | None:
+    """``sdp run NAME --help``: the parameters NAME takes (None without --help or a protocol)."""
+    if not any(a in ("-h", "--help") for a in argv):
+        return None
+    from protocols.params import help_table
+    from protocols.workloads import WORKLOADS, get_workload
+
+    try:
+        get_workload("?", {})  # imports every registering module
+    except KeyError:
+        pass
+    names = [a for a in argv if not a.startswith("-") and a in WORKLOADS]
+    return help_table(names[0], RUNTIME_PARAMS) if names else None
+
+
 def parse_value(v: str) -> Any:
     """A ``--param`` value: int, float, bool or string."""
     for conv in (int, float):
@@ -178,6 +248,12 @@ def resolve_job(
     else:
         from protocols.workloads import get_workload
 
+        try:
+            check_params(protocol, params, RUNTIME_PARAMS, options=PARAM_OPTIONS)
+        except ParamError as exc:
+            raise ClusterError(str(exc)) from None
+        for key, value in PINNED_DEFAULTS.get(protocol, {}).items():
+            params.setdefault(key, value)
         workload = get_workload(protocol, dict(params))
     check_shuffler_defences(params, shuffler, protocol, workload)
     if shuffler == "mixnet":

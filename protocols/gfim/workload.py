@@ -14,7 +14,9 @@ Parameters (``--param KEY=VALUE`` unless a launcher option exists):
   listed there as a public parameter derived from the data, never by ``sdp run``;
 * ``method``: ``gfim`` (default for ``sdp run gfim``), ``ldpminer``, ``one-phase``;
   ``combination``: ``thesis`` (default), ``ivw`` (variance-weighted), ``phase2``;
-* ``epsilon`` (default 1.0): the local budget, or with ``shuffle=true`` the central target eps_c
+* ``shuffle``: ``true`` (default) runs the shuffle model, ``false`` pure local DP (an explicit
+  choice: ``epsilon`` is then the local budget and nothing is amplified);
+* ``epsilon`` (default 1.0): with ``shuffle=true`` (default) the central target eps_c
   (local epsilon from the accountant for the per-round user count floor(min_users/2) for GFIM,
   min_users for LDPMiner; ``bound`` = ``vr`` default or ``fmt21``; ``delta`` default
   min(1e-6, 0.01/n); ``local_epsilon`` overrides it and the statement is then its own, the target
@@ -107,12 +109,14 @@ def build_protocol(params: dict[str, Any], data: SetData, method: str, n: int | 
         ell = data.public_ell
     else:
         raise ValueError(
-            f"gfim: {data.name} has no public padding length; give ell (a public parameter; the "
-            "thesis' 90th percentile of the users' set sizes would be read from private data)"
+            f"gfim: {data.name} has no public padding length: give one with --param ell=N (the "
+            "number of items each user pads or samples its set to; a public choice, e.g. a "
+            "typical basket size: the thesis' 90th percentile of the users' set sizes would be "
+            "read from private data)"
         )
     eps = float(params.get("epsilon", 1.0))
     comb = str(params.get("combination", "thesis"))
-    if not _flag(params.get("shuffle", False)):
+    if not _flag(params.get("shuffle", True)):
         if params.get("local_epsilon") is not None:
             eps = float(params["local_epsilon"])
         if method == "gfim":

@@ -1,0 +1,413 @@
+"""The declared parameters of every runnable protocol: name, type, range and meaning.
+
+``sdp run NAME --param KEY=VALUE`` is checked against these declarations before anything is
+built: an unknown key is refused with the closest known names ("did you mean"), a bad value with
+the parameter's name, its range and what it means, and ``sdp run NAME --help`` lists them.
+A test (``tests/test_protocol_params.py``) builds every workload with a dictionary that records
+the keys it reads and fails when one is not declared here, so the declarations cannot drift
+from the code.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+
+class ParamError(ValueError):
+    """A parameter that is unknown to the protocol or has a bad value (one line)."""
+
+
+@dataclass(frozen=True)
+class Param:
+    """One parameter: ``kind`` is int, float, bool, str or choice (``choices`` then lists the
+    values); ``low``/``high`` bound numbers (inclusive unless ``open_low``); ``also`` lists
+    choice words accepted beside a number (e.g. ``levels`` = survey | optimal | an integer)."""
+
+    name: str
+    kind: str
+    meaning: str
+    low: float | None = None
+    high: float | None = None
+    open_low: bool = False
+    choices: tuple[str, ...] = ()
+    also: tuple[str, ...] = ()
+
+    def describe_range(self) -> str:
+        if self.kind == "choice":
+            return "one of " + " | ".join(self.choices)
+        if self.kind == "bool":
+            return "true | false"
+        if self.kind == "str":
+            return "text"
+        what = "an integer" if self.kind == "int" else "a number"
+        parts = []
+        if self.low is not None:
+            parts.append(f"{'>' if self.open_low else '>='} {self.low:g}")
+        if self.high is not None:
+            parts.append(f"<= {self.high:g}")
+        text = what + (" " + " and ".join(parts) if parts else "")
+        if self.also:
+            text += " or " + " | ".join(self.also)
+        return text
+
+    def check(self, value: Any, protocol: str, option: bool = False) -> None:
+        """Raise ParamError naming the parameter, its range and meaning when ``value`` is bad
+        (``option``: it was given as ``--name VALUE`` rather than ``--param name=VALUE``)."""
+        given = (
+            f"--{self.name.replace('_', '-')} {_show(value)}"
+            if option
+            else f"--param {self.name}={_show(value)}"
+        )
+
+        def bad() -> ParamError:
+            return ParamError(
+                f"{protocol}: {given}: {self.name} must be {self.describe_range()} ({self.meaning})"
+            )
+
+        if self.kind == "str":
+            return
+        if self.kind == "choice":
+            if str(value) not in self.choices:
+                raise bad()
+            return
+        if self.kind == "bool":
+            if isinstance(value, bool) or value in (0, 1):
+                return
+            if str(value).lower() in ("true", "false", "yes", "no", "on", "off"):
+                return
+            raise bad()
+        if isinstance(value, str) and value in self.also:
+            return
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise bad()
+        if not math.isfinite(value):
+            raise bad()
+        if self.kind == "int" and float(value) != int(value):
+            raise bad()
+        if self.low is not None and (value <= self.low if self.open_low else value < self.low):
+            raise bad()
+        if self.high is not None and value > self.high:
+            raise bad()
+
+
+def _show(value: Any) -> str:
+    return "true" if value is True else "false" if value is False else str(value)
+
+
+def _p(name: str, kind: str, meaning: str, **kw: Any) -> Param:
+    return Param(name, kind, meaning, **kw)
+
+
+# The largest epsilon the accountant computes with (its privacy-loss distributions overflow
+# their atoms above about 35 for GRR); no useful guarantee lies anywhere near it.
+EPS_MAX = 30.0
+
+# Names people try for a parameter that has another name (a hint beside "did you mean").
+ALIASES = {
+    "model": "shuffle",
+    "local": "shuffle",
+    "ldp": "shuffle",
+    "eps": "epsilon",
+    "n": "users",
+    "eps_c": "epsilon",
+    "eps_l": "local_epsilon",
+    "topk": "k",
+}
+
+BOUNDS = (
+    "balle",
+    "fmt21",
+    "vr",
+    "paper",
+    "tight",
+    "exact",
+    "decomposition",
+    "theorem3",
+    "theorem4",
+)
+
+# Every parameter any protocol reads, once; the protocols below pick theirs by name.
+CATALOGUE: dict[str, Param] = {
+    p.name: p
+    for p in (
+        _p("users", "int", "number of users (records) taking part", low=1),
+        _p(
+            "epsilon",
+            "float",
+            "central privacy target eps_c; the accountant's numerics support up to "
+            f"{EPS_MAX:g}, far beyond any meaningful guarantee",
+            low=0,
+            open_low=True,
+            high=EPS_MAX,
+        ),
+        _p(
+            "local_epsilon",
+            "float",
+            "override the local epsilon (the stated central guarantee is then its own)",
+            low=0,
+            open_low=True,
+            high=EPS_MAX,
+        ),
+        _p("delta", "float", "central delta (default min(1e-6, 0.01/n))", low=0, high=0.5),
+        _p(
+            "bound",
+            "choice",
+            "amplification bound that calibrates the local epsilon",
+            choices=BOUNDS,
+        ),
+        _p(
+            "accounting",
+            "choice",
+            "how the guarantee is accounted: the accountant (tight/exact) "
+            "or the paper's closed form",
+            choices=("tight", "paper", "exact"),
+        ),
+        _p("tight_bound", "choice", "bound used by tight accounting", choices=("vr", "fmt21")),
+        _p(
+            "policy",
+            "choice",
+            "what to do when a group cannot be calibrated",
+            choices=("strict", "paper_lenient", "fallback"),
+        ),
+        _p("estimator", "choice", "frequency estimator", choices=("paper", "observed")),
+        _p("dataset", "str", "dataset name (see the protocol's docs; own data: --data/--schema)"),
+        _p("data_dir", "str", "folder of the raw dataset files"),
+        _p("data_seed", "int", "seed of generated or subsampled data (public)", low=0),
+        _p("domain", "int", "domain size d (single-attribute protocols)", low=2),
+        _p("min_users", "int", "fewest users a release may have (calibrated at this count)", low=1),
+        _p(
+            "max_epsilon",
+            "float",
+            "refuse to publish above this central epsilon",
+            low=0,
+            open_low=True,
+        ),
+        _p("k", "int", "top-k size (gfim, ldpminer) or the marginal width (calm-*)", low=1),
+        _p("k_max", "int", "candidates kept after round 1 (gfim, ldpminer; default 2k)", low=1),
+        _p(
+            "ell",
+            "int",
+            "padding length: items each user pads or samples its set to (public; "
+            "give it for data without a public one, e.g. --param ell=20)",
+            low=1,
+        ),
+        _p(
+            "shuffle",
+            "bool",
+            "true (default): the shuffle model, epsilon is the central target; "
+            "false: pure local DP, epsilon is the local budget",
+        ),
+        _p("method", "str", "variant of the protocol (see its docs)"),
+        _p(
+            "combination",
+            "choice",
+            "how GFIM combines its two rounds",
+            choices=("thesis", "ivw", "phase2"),
+        ),
+        _p("g", "int", "hash range of OLH (hp-sdp; default the paper's optimum)", low=2),
+        _p("zipf", "float", "exponent of the synthetic Zipf data", low=0),
+        _p("q", "float", "probability of a 1 in the synthetic bits", low=0, high=1),
+        _p(
+            "gamma",
+            "float",
+            "fraction of honest users the guarantee assumes",
+            low=0,
+            open_low=True,
+            high=1,
+        ),
+        _p("delta_split", "float", "Split-Mix statistical delta", low=0, open_low=True, high=0.5),
+        _p("precision", "int", "fixed-point precision of the values", low=1),
+        _p(
+            "precisions",
+            "choice",
+            "precisions of the multi-message sum",
+            choices=("optimized", "generic"),
+        ),
+        _p("levels", "int", "levels of the k-ary sum", low=1, also=("survey", "optimal")),
+        _p("m", "int", "messages per user (rsum_rm)", low=2, high=3),
+        _p("sigma", "float", "Split-Mix noise scale override", low=0, open_low=True),
+        _p(
+            "variant",
+            "choice",
+            "splitmix or the single-message baseline",
+            choices=("splitmix", "single"),
+        ),
+        _p("fake_rate", "float", "MURS: fraction of fake messages each user adds", low=0, high=1),
+        _p("branching", "int", "branching factor of the range tree", low=2),
+        _p("oracle", "choice", "frequency oracle of each tree level", choices=("krr", "slh")),
+        _p("queries", "int", "number of random ranges answered", low=1),
+        _p("bins", "int", "bins of the uniformity test (default the domain)", low=2),
+        _p("size", "float", "significance level of the test", low=0, open_low=True, high=1),
+        _p(
+            "alpha",
+            "float",
+            "TV distance of the data from uniform (0: uniform data)",
+            low=0,
+            high=1,
+        ),
+        _p("max_cells", "int", "Calm: most cells a marginal may have", low=1),
+        _p("w_max", "int", "Calm: widest marginal collected", low=1),
+        _p(
+            "r0",
+            "float",
+            "Calm: the noise-vs-coverage constant of the (w, m) choice",
+            low=0,
+            open_low=True,
+        ),
+        _p(
+            "synthetic",
+            "choice",
+            "synthetic data written after publication",
+            choices=("auto", "joint", "sequential", "none"),
+        ),
+        _p("synthetic_n", "int", "synthetic records written (default n)", low=1),
+        _p("synthetic_seed", "int", "seed of the synthetic records", low=0),
+        _p("schema", "str", "the public schema's text (set by --schema)"),
+        _p("data", "str", "own data file (set by --data)"),
+    )
+}
+
+# Parameters every protocol takes (read by the parties or the launcher, not by the workload).
+COMMON = ("users", "epsilon", "delta", "data_seed", "min_users", "max_epsilon")
+
+_SEED000 = (
+    "accounting",
+    "bound",
+    "tight_bound",
+    "policy",
+    "estimator",
+    "dataset",
+    "data_dir",
+    "domain",
+    "schema",
+    "data",
+)
+_CALM = (
+    "accounting",
+    "tight_bound",
+    "policy",
+    "estimator",
+    "dataset",
+    "data_dir",
+    "k",
+    "max_cells",
+    "w_max",
+    "r0",
+    "synthetic",
+    "synthetic_n",
+    "synthetic_seed",
+    "bound",
+)
+_GFIM = (
+    "dataset",
+    "data_dir",
+    "k",
+    "k_max",
+    "ell",
+    "shuffle",
+    "local_epsilon",
+    "combination",
+    "bound",
+    "method",
+    "schema",
+    "data",
+)
+
+PROTOCOL_PARAMS: dict[str, tuple[str, ...]] = {
+    **{name: _SEED000 for name in ("psrr-ss", "srr-ms", "arr-ss", "sue-ms", "oue-ldp")},
+    **{name: _CALM for name in ("calm-psrr-ss", "calm-srr-ms", "calm-arr-ss")},
+    "gfim": _GFIM,
+    "ldpminer": _GFIM,
+    "hp-sdp": ("accounting", "dataset", "data_dir", "g", "method"),
+    "splitmix-sum": ("dataset", "data_dir", "precision", "sigma", "variant", "schema", "data"),
+    "grr": ("bound", "domain", "local_epsilon", "zipf"),
+    "cnt_rr": ("bound", "gamma", "q"),
+    "cnt_2m": ("accounting", "gamma", "q"),
+    "cnt_bn": ("accounting", "gamma", "q"),
+    "cnt_sgm": ("delta_split", "gamma", "q"),
+    "hist_kr": ("bound", "domain"),
+    "hist_mm": ("accounting", "domain"),
+    "slh": ("domain",),
+    "murs": ("domain", "fake_rate"),
+    "range": ("bound", "branching", "domain", "oracle", "queries"),
+    "rsum_rr": ("precision",),
+    "rsum_kr": ("levels",),
+    "rsum_rm": ("m", "precisions"),
+    "rsum_dsg": ("delta_split", "gamma", "precision"),
+    "put": ("alpha", "bins", "domain", "gamma", "size"),
+    "aut": ("alpha", "bins", "domain", "gamma", "size"),
+}
+
+# Defaults written into a run's parameters, so that its record names the model that ran even if a
+# later version changed the default (the verifier rebuilds the protocol from these parameters).
+PINNED_DEFAULTS: dict[str, dict[str, Any]] = {
+    "gfim": {"shuffle": True},
+    "ldpminer": {"shuffle": True},
+}
+
+
+def declared(protocol: str) -> dict[str, Param]:
+    """The parameters ``protocol`` takes (its own and the common ones); {} when undeclared."""
+    if protocol not in PROTOCOL_PARAMS:
+        return {}
+    names = (*COMMON, *PROTOCOL_PARAMS[protocol])
+    return {n: CATALOGUE[n] for n in names}
+
+
+def check_params(
+    protocol: str,
+    params: Mapping[str, Any],
+    runtime: Mapping[str, Param] | None = None,
+    options: Iterable[str] = (),
+) -> None:
+    """Refuse unknown keys (with the closest names) and bad values of ``protocol``'s parameters.
+
+    ``runtime`` holds the parameters the parties themselves read (shuffler options), which any
+    protocol accepts; ``options`` names the keys that have a command-line option of their own.
+    A protocol without declarations is not checked here (txpub validates its own plan)."""
+    own = declared(protocol)
+    if not own:
+        return
+    known = {**own, **(runtime or {})}
+    options = set(options)
+    for key, value in params.items():
+        if key not in known:
+            if key in ("schema", "data"):
+                raise ParamError(
+                    f"{protocol} does not run on your own data (--data/--schema); the protocols "
+                    "that do are listed in docs/data.md"
+                )
+            raise ParamError(unknown_message(protocol, key, known))
+        if value is not None:
+            known[key].check(value, protocol, option=key in options)
+
+
+def unknown_message(protocol: str, key: str, known: Iterable[str]) -> str:
+    known = sorted(known)
+    close = difflib.get_close_matches(key, known, n=3, cutoff=0.6)
+    if ALIASES.get(key) in known:
+        close = [ALIASES[key]] + [c for c in close if c != ALIASES[key]][:1]
+    hint = f"; did you mean {' or '.join(close)}?" if close else ""
+    return (
+        f"{protocol}: unknown parameter {key!r}{hint} (sdp run {protocol} --help lists the "
+        "parameters it takes)"
+    )
+
+
+def help_table(protocol: str, runtime: Mapping[str, Param] | None = None) -> str:
+    """The parameters of ``protocol`` as text lines for ``sdp run NAME --help``."""
+    own = declared(protocol)
+    if not own:
+        return ""
+    lines = [f"parameters of {protocol} (--param KEY=VALUE, or the option of the same name):"]
+    for p in own.values():
+        lines.append(f"  {p.name:<15} {p.describe_range()}: {p.meaning}")
+    if runtime:
+        lines.append("parameters of the shufflers and the run (any protocol):")
+        for p in runtime.values():
+            lines.append(f"  {p.name:<15} {p.describe_range()}: {p.meaning}")
+    return "\n".join(lines)
