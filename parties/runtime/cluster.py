@@ -22,11 +22,12 @@ Example::
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
 import secrets
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -107,6 +108,33 @@ def cluster_digest(cluster: Cluster) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+RUN_KEYS = (
+    "session",
+    "protocol",
+    "shuffler",
+    "phase_timeout",
+    "max_frame",
+    "rejoin_window",
+    "params",
+)
+SHUFFLERS = ("trusted", "mixnet", "mpc")
+
+
+def did_you_mean(word: str, known: list[str] | tuple[str, ...]) -> str:
+    """ "; did you mean X?" for the closest of ``known`` ("" when none is close)."""
+    close = difflib.get_close_matches(word, list(known), n=2, cutoff=0.6)
+    return f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+
+
+def _check_keys(table: dict[str, Any], known: tuple[str, ...], where: str) -> None:
+    for key in table:
+        if key not in known:
+            raise ClusterError(
+                f"{where}: unknown key {key!r}{did_you_mean(key, known)} "
+                f"(known: {', '.join(known)})"
+            )
+
+
 def new_session_id() -> str:
     """A fresh random session id (16 bytes, hex)."""
     return secrets.token_hex(16)
@@ -122,9 +150,17 @@ def load_cluster(path: str | Path, session_optional: bool = False) -> Cluster:
         raise ClusterError(f"cluster file {path} not found") from None
     except tomllib.TOMLDecodeError as exc:
         raise ClusterError(f"cluster file {path}: invalid TOML: {exc}") from None
+    _check_keys(data, ("run", "party"), f"cluster file {path}")
     run = data.get("run", {})
     if not isinstance(run, dict):
         raise ClusterError(f"cluster file {path}: [run] must be a table")
+    _check_keys(run, RUN_KEYS, f"cluster file {path}, [run]")
+    shuffler = str(run.get("shuffler", "trusted"))
+    if shuffler not in SHUFFLERS:
+        raise ClusterError(
+            f"cluster file {path}: [run] shuffler {shuffler!r} is unknown"
+            f"{did_you_mean(shuffler, SHUFFLERS)} (known: {', '.join(SHUFFLERS)})"
+        )
     session = str(run.get("session", ""))
     if not session and session_optional:
         session = new_session_id()
@@ -137,6 +173,8 @@ def load_cluster(path: str | Path, session_optional: bool = False) -> Cluster:
     seen: set[str] = set()
     for i, p in enumerate(raw_parties):
         where = f"cluster file {path}, party #{i + 1}"
+        if isinstance(p, dict):
+            _check_keys(p, tuple(f.name for f in fields(PartySpec)), where)
         try:
             users = p.get("users")
             spec = PartySpec(
@@ -162,7 +200,7 @@ def load_cluster(path: str | Path, session_optional: bool = False) -> Cluster:
     return Cluster(
         session=session,
         protocol=str(run.get("protocol", "")),
-        shuffler=str(run.get("shuffler", "trusted")),
+        shuffler=shuffler,
         parties=parties,
         params=dict(run.get("params", {})),
         phase_timeout=float(run.get("phase_timeout", 60.0)),

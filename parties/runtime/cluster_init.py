@@ -30,8 +30,8 @@ from parties.runtime.cluster import (
     rejoin_window_seconds,
 )
 from parties.runtime.keys import TRUST, make_party_dirs
-from parties.runtime.plans import plan_for
-from parties.runtime.run_options import add_run_options, resolve_job
+from parties.runtime.plans import check_roles, plan_for
+from parties.runtime.run_options import add_run_options, check_cluster_params, resolve_job
 
 
 def layout_cluster(
@@ -88,6 +88,7 @@ def write_cluster(cluster: Cluster, out: Path) -> dict[str, Path]:
     """Party directories for ``cluster`` under ``out`` plus ``out/trust.json``."""
     if out.exists() and any(out.iterdir()):
         raise ClusterError(f"{out} exists and is not empty; choose another --out")
+    check_roles(cluster)  # before any file is written
     dirs = make_party_dirs(cluster, out)
     plan = plan_for(cluster.protocol, cluster.shuffler)
     if hasattr(plan, "prepare_party_dirs"):
@@ -166,6 +167,7 @@ def main(argv: list[str]) -> int:
     try:
         if args.source.endswith(".toml"):
             cluster = load_cluster(args.source, session_optional=True)
+            check_cluster_params(cluster)
         else:
             client_data = _parse_client_data(args.client_data)
             if client_data and args.schema is None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 from typing import Any, Protocol
 
-from parties.runtime.cluster import Cluster, ClusterError, PartySpec
+from parties.runtime.cluster import Cluster, ClusterError, PartySpec, did_you_mean
 
 
 class RunPlan(Protocol):
@@ -51,8 +51,27 @@ def plan_for(protocol: str, shuffler: str) -> RunPlan:
 
 
 def get_plan(cluster: Cluster) -> RunPlan:
-    """The plan of a cluster's run."""
-    return plan_for(cluster.protocol, cluster.shuffler)
+    """The plan of a cluster's run (its parties' roles checked against the plan)."""
+    plan = plan_for(cluster.protocol, cluster.shuffler)
+    check_roles(cluster, plan)
+    return plan
+
+
+LAYOUT_PROBE = {"clients": 2, "mix_servers": 3, "threshold": 2, "servers": 3}
+
+
+def check_roles(cluster: Cluster, plan: RunPlan | None = None) -> None:
+    """Every party's role is one of the plan's (ClusterError with "did you mean" otherwise), so
+    a typo such as ``mix-sever`` is caught when the cluster is written, not on a host later."""
+    plan = plan or plan_for(cluster.protocol, cluster.shuffler)
+    roles = sorted({role for _, role in plan.layout(dict(LAYOUT_PROBE))})
+    for p in cluster.parties:
+        if p.role not in roles:
+            what = cluster.protocol if cluster.protocol in PROTOCOL_PLANS else cluster.shuffler
+            raise ClusterError(
+                f"party {p.name!r}: role {p.role!r} is not a role of a {what} run"
+                f"{did_you_mean(p.role, roles)} (roles: {', '.join(roles)})"
+            )
 
 
 def names_with_role(cluster: Cluster, role: str) -> list[str]:

@@ -179,6 +179,28 @@ def add_run_options(ap: argparse.ArgumentParser, for_init: bool = False) -> None
     )
 
 
+def check_cluster_params(cluster: Any) -> None:
+    """A hand-written cluster file's protocol and ``[run.params]``, checked as ``sdp run``'s
+    options are (unknown protocol or key with "did you mean", bad values with their range)."""
+    from parties.runtime.cluster import did_you_mean
+    from parties.runtime.plans import PROTOCOL_PLANS
+    from protocols.workloads import WORKLOADS, get_workload
+
+    try:
+        get_workload("?", {})  # imports every registering module
+    except KeyError:
+        pass
+    known = sorted({*WORKLOADS, *PROTOCOL_PLANS})
+    if cluster.protocol not in known:
+        raise ClusterError(
+            f"[run] protocol {cluster.protocol!r} is unknown{did_you_mean(cluster.protocol, known)}"
+        )
+    try:
+        check_params(cluster.protocol, cluster.params, RUNTIME_PARAMS)
+    except ParamError as exc:
+        raise ClusterError(f"[run.params] {exc}") from None
+
+
 def protocol_help(argv: list[str]) -> str | None:
     """``sdp run NAME --help``: the parameters NAME takes (None without --help or a protocol)."""
     if not any(a in ("-h", "--help") for a in argv):
