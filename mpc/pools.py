@@ -3,12 +3,19 @@
 Workers come from a *forkserver*: they do not inherit the party's sockets, pipes or TLS state.
 A forked worker would keep a killed party's connections open (its peers would then wait for a
 timeout instead of seeing the disconnect) and hold the launcher's log pipes.
+
+Every worker watches the process that made its pool and exits within about a second of that
+process's death (``SIGKILL`` included, which runs no clean-up): without it, idle workers of a
+killed party block on their task queue forever and keep the forkserver and multiprocessing's
+resource tracker alive with them.
 """
 
 from __future__ import annotations
 
 import multiprocessing
 import os
+import threading
+import time
 import weakref
 from concurrent.futures import ProcessPoolExecutor
 
@@ -29,10 +36,44 @@ class _Pool(ProcessPoolExecutor):
 
 
 def process_pool(workers: int) -> ProcessPoolExecutor:
-    """A pool of ``workers`` processes started by a clean forkserver."""
-    pool = _Pool(max_workers=workers, mp_context=multiprocessing.get_context("forkserver"))
+    """A pool of ``workers`` processes started by a clean forkserver; each exits when the process
+    that made the pool dies."""
+    owner = os.getpid()
+    pool = _Pool(
+        max_workers=workers,
+        mp_context=multiprocessing.get_context("forkserver"),
+        initializer=_watch_owner,
+        initargs=(owner, _start_time(owner)),
+    )
     _POOLS.add(pool)
     return pool
+
+
+def _start_time(pid: int) -> int | None:
+    """Start time of ``pid`` in clock ticks (``/proc``), None when it is gone or a zombie."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            data = fh.read()
+    except OSError:
+        return None
+    fields = data[data.rindex(b")") + 2 :].split()  # fields 3.. of proc(5)
+    if fields[0] in (b"Z", b"X"):
+        return None
+    return int(fields[19])
+
+
+def _watch_owner(owner: int, started: int | None, period: float = 0.5) -> None:
+    """Pool initializer: a daemon thread ends this worker once ``owner`` is gone (or a zombie,
+    or its pid was reused by another process)."""
+    if started is None:  # no /proc: nothing to watch with
+        return
+
+    def watch() -> None:
+        while _start_time(owner) == started:
+            time.sleep(period)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="pool-owner-watch", daemon=True).start()
 
 
 def _process_cpu(pid: int) -> float | None:
