@@ -57,7 +57,8 @@ RUNTIME_PARAMS: dict[str, Param] = {
             low=0,
             high=0.999999,
         ),
-        Param("threshold", "int", "mix-net decryption threshold t (2 <= t <= servers)", low=2),
+        # the range (2..mix servers) is checked by the mix-net plan, which knows the layout
+        Param("threshold", "int", "mix-net decryption threshold t (2 <= t <= mix servers)"),
         Param(
             "verify_mixes",
             "bool",
