@@ -49,6 +49,28 @@ def process_pool(workers: int) -> ProcessPoolExecutor:
     return pool
 
 
+def kill_pool_workers() -> None:
+    """Kill the workers of every pool of this process (safe in a signal handler: no lock is
+    taken); a pool whose workers are gone is broken, so its shutdown no longer waits."""
+    for pool in list(_POOLS):
+        for pid in list(getattr(pool, "_processes", None) or {}):
+            try:
+                os.kill(pid, 9)
+            except OSError:
+                pass
+
+
+def stop_pools() -> None:
+    """Stop every pool of this process now: its workers are killed and pending work is
+    dropped (a party that aborts does not wait for computations whose result nobody needs)."""
+    kill_pool_workers()
+    for pool in list(_POOLS):
+        try:
+            pool.shutdown(wait=False, cancel_futures=True)
+        except Exception:  # a pool already broken by the kill  # noqa: BLE001
+            pass
+
+
 def _start_time(pid: int) -> int | None:
     """Start time of ``pid`` in clock ticks (``/proc``), None when it is gone or a zombie."""
     try:

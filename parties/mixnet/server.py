@@ -33,6 +33,7 @@ publishes nothing.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import logging
 import time
@@ -158,8 +159,10 @@ async def _mix_server(
     await _collect_inputs(ctx, cfg, state, [s for j, s in others if j not in dead])
     t0 = time.perf_counter()
     spec_map = cfg.spec_map()
-    state.accepted, state.rejected = screen_submissions(
-        state.sess, spec_map, state.submissions, cfg.workers, pool
+    # CPU-bound work runs off the event loop, which keeps reading frames meanwhile: a peer's
+    # abort stops this server at once instead of after the work (parties.runtime.party)
+    state.accepted, state.rejected = await asyncio.to_thread(
+        screen_submissions, state.sess, spec_map, state.submissions, cfg.workers, pool
     )
     state.tick("screen submissions", t0)
     for r in state.rejected:
@@ -184,10 +187,12 @@ async def _mix_server(
         if j in dead:
             continue
         if j == me:
-            verified = _settle(ctx, state, verified, pending, pool)
+            verified = await asyncio.to_thread(_settle, ctx, state, verified, pending, pool)
             pending = []
             t0 = time.perf_counter()
-            step = mix_step(state.sess, me, pk, verified, state.gens, cfg.workers, pool)
+            step = await asyncio.to_thread(
+                mix_step, state.sess, me, pk, verified, state.gens, cfg.workers, pool
+            )
             state.tick("mix (shuffle + prove)", t0)
             payload = codec.dumps(step)
             for jj, s in others:
@@ -210,7 +215,7 @@ async def _mix_server(
             state.faults.append(f"server {j} mix rejected: {exc}")
             log.warning("%s: %s", ctx.name, state.faults[-1])
     ctx.phase("mix.verify")
-    current = _settle(ctx, state, verified, pending, pool)
+    current = await asyncio.to_thread(_settle, ctx, state, verified, pending, pool)
     if not state.mixes:
         raise MixnetAbort(f"{ctx.name}: no server mixed")
     if me not in (m["server"] for m in state.mixes):

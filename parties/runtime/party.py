@@ -22,6 +22,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
+from mpc.pools import kill_pool_workers, stop_pools
 from parties.runtime.cluster import Cluster, ClusterError, load_cluster
 from parties.runtime.frames import FrameError
 from parties.runtime.keys import CERTS, KeyError_
@@ -99,7 +100,22 @@ class Interrupted(BaseException):
         self.sig = sig
 
 
-_STATE: dict[str, Any] = {"closing": False, "node": None, "signal": None, "task": None}
+_STATE: dict[str, Any] = {
+    "closing": False,
+    "node": None,
+    "signal": None,
+    "task": None,
+    "peer_abort": None,  # the reason a peer gave when it aborted the run
+}
+
+
+def _on_peer_abort(reason: str) -> None:
+    """A peer aborted the run: stop now (the party's task is cancelled wherever it awaits,
+    CPU-bound pool work included), with the peer's abort as the reason."""
+    if _STATE["closing"] or _STATE["signal"] is not None or _STATE["peer_abort"] is not None:
+        return
+    _STATE["peer_abort"] = reason
+    _cancel_unless_closing()
 
 
 def _on_signal(signum: int, frame: Any) -> None:
@@ -110,6 +126,7 @@ def _on_signal(signum: int, frame: Any) -> None:
         return  # once the party is closing, or already interrupted, a signal changes nothing
     sig = signal.Signals(signum)
     _STATE["signal"] = sig
+    kill_pool_workers()  # else the pool's shutdown would wait for the work in flight
     task = _STATE["task"]
     if task is not None:
         try:
@@ -146,6 +163,7 @@ async def run_party(
             log(name, f"restarted after a crash: rejoining as incarnation {inc}")
         node = Node(cluster, name, keydir, run_dir, progress_printer() if progress else None, inc)
         _STATE["node"] = node
+        node.on_peer_abort = _on_peer_abort
         try:
             await node.start(plan.peers(cluster, name))
         except PeerError as exc:
@@ -161,6 +179,15 @@ async def run_party(
         await plan.run(node, cluster)
     except (Interrupted, asyncio.CancelledError) as exc:
         sig = _STATE["signal"]
+        if sig is None and _STATE["peer_abort"] is not None:  # a peer aborted the run
+            _STATE["closing"] = True
+            reason = _STATE["peer_abort"]
+            stop_pools()  # work in flight is of no use any more: do not wait for it
+            log(name, reason)
+            write_status(run_dir, name, {"status": "failed", "error": reason})
+            if node is not None:
+                await _close_quietly(node, f"{name}: {reason}")
+            return 1
         if sig is None:  # a cancellation that is not ours
             raise
         _STATE["closing"] = True
@@ -173,7 +200,8 @@ async def run_party(
         return SIGNAL_EXIT[sig]
     except EXPECTED as exc:
         _STATE["closing"] = True
-        reason = str(exc)
+        # a failure that follows a peer's abort is that abort (not, say, "too few servers left")
+        reason = _STATE["peer_abort"] or str(exc)
         log(name, f"error: {reason}")
         write_status(run_dir, name, {"status": "failed", "error": reason})
         if node is not None:

@@ -89,6 +89,9 @@ class Node:
         self._waiters: dict[tuple[str, str], asyncio.Future[bytes]] = {}
         self._gone: dict[str, str] = {}
         self._aborted: str | None = None
+        # called once with the reason when a peer aborts the run (the party stops at once,
+        # also in the middle of CPU-bound work it awaits)
+        self.on_peer_abort: Callable[[str], None] | None = None
         self._closing = False
         # rejoining (module docstring)
         self.rejoin_window = float(getattr(cluster, "rejoin_window", 0.0))
@@ -374,7 +377,10 @@ class Node:
             return
         if ty == "_abort":
             reason = payload.decode("utf-8", "replace")[:500]
-            self.abort_local(f"run aborted by {peer}: {reason}")
+            why = f"run aborted by {peer}: {reason}"
+            if self._aborted is None and self.on_peer_abort is not None and not self._closing:
+                self.on_peer_abort(why)  # first: the party stops before any wait fails
+            self.abort_local(why)
             return
         key = (peer, ty)
         w = self._waiters.pop(key, None)
