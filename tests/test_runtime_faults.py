@@ -28,7 +28,7 @@ def make_cluster(
         new_session_id(),
         "test",
         "trusted",
-        [PartySpec(n, "x", "127.0.0.1", p) for n, p in zip(names, ports)],
+        [PartySpec(n, "client", "127.0.0.1", p) for n, p in zip(names, ports)],
         phase_timeout=timeout,
         max_frame=1 << 20,
     )

@@ -27,7 +27,7 @@ from parties.runtime.cluster import Cluster, ClusterError, load_cluster
 from parties.runtime.frames import FrameError
 from parties.runtime.keys import CERTS, KeyError_
 from parties.runtime.link import PeerError
-from parties.runtime.plans import get_plan
+from parties.runtime.plans import check_roles, get_plan
 from parties.runtime.transport import Node, log, progress_printer
 
 EXPECTED = (PeerError, ClusterError, KeyError_, FrameError, ValueError, OSError)
@@ -258,6 +258,7 @@ def main(argv: list[str]) -> int:
         if not party_dir.is_dir():
             raise ClusterError(f"party directory {party_dir} not found")
         cluster = load_cluster(party_dir / "cluster.toml")
+        check_roles(cluster)  # a typo in a role is refused here, in one line
         name = party_name(party_dir, args.name)
         cluster.party(name)
         run_dir.mkdir(parents=True, exist_ok=True)

@@ -51,10 +51,8 @@ def plan_for(protocol: str, shuffler: str) -> RunPlan:
 
 
 def get_plan(cluster: Cluster) -> RunPlan:
-    """The plan of a cluster's run (its parties' roles checked against the plan)."""
-    plan = plan_for(cluster.protocol, cluster.shuffler)
-    check_roles(cluster, plan)
-    return plan
+    """The plan of a cluster's run."""
+    return plan_for(cluster.protocol, cluster.shuffler)
 
 
 LAYOUT_PROBE = {"clients": 2, "mix_servers": 3, "threshold": 2, "servers": 3}
