@@ -150,10 +150,20 @@ def _cancel_unless_closing() -> None:
         task.cancel()
 
 
+def _say(name: str, text: str) -> None:
+    print(f"[{name}] {text}", flush=True)
+
+
 async def run_party(
-    cluster: Cluster, name: str, keydir: Path, run_dir: Path, progress: bool = False
+    cluster: Cluster,
+    name: str,
+    keydir: Path,
+    run_dir: Path,
+    progress: bool = False,
+    quiet: bool = True,
 ) -> int:
-    """Run one party to completion; returns the process exit code."""
+    """Run one party to completion; returns the process exit code. Unless ``quiet`` (or
+    ``progress``: the launcher renders the events), one line per phase and a final line."""
     plan = get_plan(cluster)
     node: Node | None = None
     _STATE["task"] = asyncio.current_task()
@@ -164,6 +174,10 @@ async def run_party(
         node = Node(cluster, name, keydir, run_dir, progress_printer() if progress else None, inc)
         _STATE["node"] = node
         node.on_peer_abort = _on_peer_abort
+        if not quiet and not progress:
+            role = cluster.party(name).role
+            _say(name, f"{role} of a {cluster.protocol} run over the {cluster.shuffler} shuffler")
+            node.on_phase = lambda ph, rd: _say(name, f"phase {ph}" + (f" {rd}" if rd else ""))
         try:
             await node.start(plan.peers(cluster, name))
         except PeerError as exc:
@@ -220,6 +234,11 @@ async def run_party(
     _STATE["closing"] = True
     await node.close("ok")
     write_status(run_dir, name, {"status": "ok"})
+    if not quiet and not progress:
+        done = "finished"
+        if (run_dir / "result.json").exists() and cluster.party(name).role == "analyzer":
+            done += f"; result published in {run_dir / 'result.json'}"
+        _say(name, f"{done}; transcript {run_dir / 'transcripts' / (name + '.jsonl')} closed")
     return 0
 
 
@@ -251,6 +270,11 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--name", help="this party's name (default: the one key in --dir)")
     ap.add_argument("--out", required=True, help="run directory for transcript, costs, status")
     ap.add_argument("--progress", action="store_true", help="print @@progress events on stdout")
+    ap.add_argument(
+        "--quiet",
+        action="store_true",
+        help="print nothing but errors (default: one line per phase)",
+    )
     args = ap.parse_args(argv)
     run_dir = Path(args.out)
     party_dir = Path(args.dir)
@@ -276,7 +300,9 @@ def main(argv: list[str]) -> int:
     for sig in SIGNAL_EXIT:
         signal.signal(sig, _on_signal)
     try:
-        return asyncio.run(run_party(cluster, name, party_dir, run_dir, args.progress))
+        return asyncio.run(
+            run_party(cluster, name, party_dir, run_dir, args.progress, quiet=args.quiet)
+        )
     except Interrupted as exc:  # raised in the event loop itself (it was idle)
         log(name, str(exc))
         write_status(run_dir, name, {"status": "failed", "error": str(exc)})

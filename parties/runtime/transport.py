@@ -92,6 +92,9 @@ class Node:
         # called once with the reason when a peer aborts the run (the party stops at once,
         # also in the middle of CPU-bound work it awaits)
         self.on_peer_abort: Callable[[str], None] | None = None
+        # called on entering each new (phase, round): ``sdp party``'s one line per phase
+        self.on_phase: Callable[[str, int], None] | None = None
+        self._shown_phase: tuple[str, int] | None = None
         self._closing = False
         # rejoining (module docstring)
         self.rejoin_window = float(getattr(cluster, "rejoin_window", 0.0))
@@ -237,6 +240,9 @@ class Node:
     # -- PartyContext --------------------------------------------------------------------
     def phase(self, name: str, round: int = 0) -> None:
         """Enter a phase/round (attribution of costs; frames carry it)."""
+        if self.on_phase is not None and (name, round) != self._shown_phase:
+            self._shown_phase = (name, round)
+            self.on_phase(name, round)
         self.ledger.enter(name, round)
         if FAULT and f"{self.name}:{name}" in FAULT:  # test hook: the party's host dies
             if os.getpgid(0) == os.getpid():  # started by the launcher as its own group
