@@ -287,5 +287,7 @@ def test_restarting_a_crashed_client_party(tmp_path, kill_at, rejoins):
     v = sdp("verify", str(run), "--trust", str(out / "trust.json"), "--json")
     report = json.loads(v.stdout)
     assert v.returncode == 0 and report["ok"], v.stdout[-2000:]
-    if rejoins:
-        assert any("rejoined as incarnation 1" in w for w in report["warnings"])
+    if rejoins:  # the crashed incarnation was verified, and the report says what it holds
+        said = [w for w in report["warnings"] if "rejoined as incarnation 1" in w]
+        assert said and "crashed incarnations verified: client-2.crashed-0.jsonl" in said[0]
+        assert "sent no protocol message" in said[0], said

@@ -133,51 +133,80 @@ def test_item1_a_forged_crash_of_the_analyzer_leaves_its_messages_unmatched(trus
 
 
 # -- items 1 and 3: crashed transcripts are verified ----------------------------------------
-@pytest.mark.parametrize("kind", ["garbage", "other-key", "other-session", "spoke", "closed"])
+def _rejoined(run: Path, party: str, keys: Path) -> None:
+    """Re-sign the run as if ``party`` had crashed at start-up and rejoined as incarnation 1:
+    its transcript opens with ``inc: 1`` and each peer it talked to logs its rejoin first.
+    The verifier of 27f5c45 accepts this whatever ``PARTY.crashed-0.jsonl`` holds."""
+    _claim_incarnation(run, party, keys, 1, None)
+    peers = sorted(
+        {e["peer"] for e in _entries(run, f"{party}.jsonl") if e["dir"] in ("send", "recv")}
+    )
+    for peer in peers:
+        entries = _entries(run, f"{peer}.jsonl")
+        entries.insert(1, {"t": entries[0]["t"], "party": peer, "dir": "rejoin", "peer": party})
+        entries[1]["inc"] = 1
+        for i, e in enumerate(entries):
+            e["i"] = i
+        resign_transcript(run, peer, entries, keys)
+
+
+def _crashed_from(run: Path, party: str, keys: Path, entries: list[dict]) -> None:
+    live = run / "transcripts" / f"{party}.jsonl"
+    keep = live.read_bytes()
+    for i, e in enumerate(entries):
+        e["i"] = i
+    resign_transcript(run, party, entries, keys)
+    live.rename(run / "transcripts" / f"{party}.crashed-0.jsonl")
+    live.write_bytes(keep)
+
+
+@pytest.mark.parametrize(
+    "kind", ["valid", "garbage", "other-key", "other-session", "spoke", "closed", "misnumbered"]
+)
 def test_item3_a_forged_crashed_transcript_fails(trusted_run, tmp_path, kind):
+    """client-1 rejoined as incarnation 1 (every transcript re-signed with its own party's key,
+    as an honest rejoin would have written them): its crashed transcript is verified, and
+    only a real one passes."""
     run = _copy(trusted_run, tmp_path)
     keys = keys_of(trusted_run)
-    _claim_incarnation(run, "client-1", keys, 1, None)  # client-1 "rejoined" as incarnation 1
-    path = run / "transcripts" / "client-1.crashed-0.jsonl"
+    _rejoined(run, "client-1", keys)
+    opening = _entries(run, "client-1.jsonl")[0]
+    opening.pop("inc")
+    end = {"t": opening["t"], "party": "client-1", "dir": "checkpoint"}
     if kind == "garbage":
-        path.write_bytes(b'{"i": 0, "dir": "open"}\nnot json\n')
+        (run / "transcripts" / "client-1.crashed-0.jsonl").write_bytes(b'{"i": 0}\nnot json\n')
     elif kind == "other-key":
         _forge_crashed(run, "client-1", keys, signer="client-2")
+    elif kind == "other-session":
+        _crashed_from(run, "client-1", keys, [dict(opening, session="00" * 16), end])
+    elif kind == "spoke":  # it sent its submission, then "crashed"
+        sent = [e for e in _entries(run, "client-1.jsonl") if e["dir"] in ("speak", "send")]
+        _crashed_from(run, "client-1", keys, [opening, *sent, end])
+    elif kind == "closed":
+        close = {"t": opening["t"], "party": "client-1", "dir": "close", "status": "aborted"}
+        _crashed_from(run, "client-1", keys, [opening, close, end])
     else:
-        entries = _entries(run, "client-1.jsonl")
-        entries[0].pop("inc")
-        if kind == "other-session":
-            entries[0]["session"] = "00" * 16
-            entries = entries[:1] + [dict(entries[-1], i=1)]
-        else:  # "spoke": it sent its submission, then "crashed"; "closed": it said nothing
-            drop = ("close",) if kind == "spoke" else ("send", "recv", "speak")
-            entries = [e for e in entries if e["dir"] not in drop]
-            for i, e in enumerate(entries):
-                e["i"] = i
-        live = run / "transcripts" / "client-1.jsonl"
-        keep = live.read_bytes()
-        resign_transcript(run, "client-1", entries, keys)
-        live.rename(path)
-        live.write_bytes(keep)
+        _crashed_from(run, "client-1", keys, [opening, end])
+        if kind == "misnumbered":
+            (run / "transcripts" / "client-1.crashed-0.jsonl").rename(
+                run / "transcripts" / "client-1.crashed-1.jsonl"
+            )
     rep = verify_run(run, progress=False, trust=_trust(trusted_run))
+    if kind == "valid":
+        assert rep.ok, rep.first_failure
+        said = [w for w in rep.warnings if "client-1 was restarted 1 time(s)" in w]
+        assert said and "client-1.crashed-0.jsonl (incarnation 0): 2 signed entries" in said[0]
+        return
     assert not rep.ok
     want = {
         "garbage": "client-1.crashed-0 entry 0 (line 1): missing fields",
         "other-key": "client-1.crashed-0 entry 1 (line 2): invalid signature",
         "other-session": "client-1.crashed-0 entry 0 (line 1): first entry must open session",
-        "spoke": "incarnation 0 sent 'submit'",
+        "spoke": "incarnation 0 sent 'submit' to shuffler and yet client-1 was restarted",
         "closed": "a closed transcript is not a crash",
+        "misnumbered": "not incarnations 0..0",
     }[kind]
     assert want in rep.first_failure, rep.first_failure
-
-
-def test_item3_a_crashed_file_whose_number_is_not_the_incarnation_fails(trusted_run, tmp_path):
-    run = _copy(trusted_run, tmp_path)
-    keys = keys_of(trusted_run)
-    _claim_incarnation(run, "client-1", keys, 1, None)
-    _forge_crashed(run, "client-1", keys).rename(run / "transcripts" / "client-1.crashed-1.jsonl")
-    rep = verify_run(run, progress=False, trust=_trust(trusted_run))
-    assert not rep.ok and "not incarnations 0..0" in rep.first_failure, rep.first_failure
 
 
 # -- item 2: duplicate keys ---------------------------------------------------------------

@@ -27,6 +27,7 @@ from parties.runtime.frames import FrameError
 from parties.runtime.keys import CERTS, KeyError_
 from parties.runtime.link import PeerError
 from parties.runtime.plans import get_plan
+from parties.runtime.transcript import SPEAK
 from parties.runtime.transport import Node, log, progress_printer
 
 EXPECTED = (PeerError, ClusterError, KeyError_, FrameError, ValueError, OSError)
@@ -54,9 +55,6 @@ def publish_public_files(party_dir: Path, run_dir: Path) -> None:
         tmp = dst.with_name(f".{crt.name}.{os.getpid()}.tmp")
         shutil.copyfile(crt, tmp)
         os.replace(tmp, dst)
-
-
-SPEAK = "speak"  # the entry a party signs before its first protocol message (transport.Node)
 
 
 def _entries(raw_lines: list[bytes]) -> list[dict[str, Any]]:

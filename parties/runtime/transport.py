@@ -45,7 +45,7 @@ from parties.runtime.frames import (
 from parties.runtime.keys import PartyIdentity, cert_path, load_certificate, load_private_key
 from parties.runtime.link import PeerError
 from parties.runtime.signing import Signer
-from parties.runtime.transcript import TranscriptWriter
+from parties.runtime.transcript import SPEAK, TranscriptWriter
 
 CHUNK = 4 << 20
 # what a party keeps, per silent peer, to send again if it rejoins; beyond this the peer can no
@@ -297,7 +297,7 @@ class Node:
             # signed and on disk before any frame leaves: a restart reads it and refuses
             # (parties.runtime.party.restart_refusal), whether or not the message got through
             self._spoke = True
-            self.transcript.append({"dir": "speak", "peer": peer, "ty": msg_type})
+            self.transcript.append({"dir": SPEAK, "peer": peer, "ty": msg_type})
             self.transcript.checkpoint()
         keep = (
             self.rejoin_window > 0 and peer not in self._no_rejoin and not msg_type.startswith("_")
