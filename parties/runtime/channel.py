@@ -88,6 +88,7 @@ class Channel(asyncio.Protocol):
         self.addr = "?"
         self.peer_inc = 0  # the peer's incarnation, from its hello
         self.registered = False  # admitted by the owner (only then does its loss matter)
+        self.heard = False  # a frame of a protocol message arrived (sealed or not)
 
     # -- connection lifecycle -------------------------------------------------------------
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -297,6 +298,7 @@ class Channel(asyncio.Protocol):
             if h["sq"] != self._recv_seq + 1:
                 raise FrameError(f"frame sequence {h['sq']} where {self._recv_seq + 1} expected")
             self._recv_seq = h["sq"]
+            self.heard = self.heard or not h["ty"].startswith("_")
             self.recv_chain = chain_next(self.recv_chain, f.header_bytes)
             self._unsealed += 1
             n.ledger.received(h["ph"], h["rd"], 6 + len(f.header_bytes) + len(f.body))

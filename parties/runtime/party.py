@@ -28,6 +28,7 @@ from parties.runtime.frames import FrameError
 from parties.runtime.keys import CERTS, KeyError_
 from parties.runtime.link import PeerError
 from parties.runtime.plans import check_roles, get_plan
+from parties.runtime.transcript import SPEAK
 from parties.runtime.transport import Node, log, progress_printer
 
 EXPECTED = (PeerError, ClusterError, KeyError_, FrameError, ValueError, OSError)
@@ -57,36 +58,70 @@ def publish_public_files(party_dir: Path, run_dir: Path) -> None:
         os.replace(tmp, dst)
 
 
+def _entries(raw_lines: list[bytes]) -> list[dict[str, Any]]:
+    """The parseable entries of a transcript's lines (a line cut by a crash is skipped)."""
+    out = []
+    for raw in raw_lines:
+        try:
+            e = json.loads(raw)
+        except ValueError:
+            continue
+        if isinstance(e, dict):
+            out.append(e)
+    return out
+
+
+def restart_refusal(run_dir: Path, name: str, session: str) -> str | None:
+    """Why ``name`` may not start again in this session's run directory (None: it may).
+
+    Reads only: a party whose transcript of this session is closed has finished, and one whose
+    transcript records a protocol message (or the ``speak`` entry it signs before its first)
+    would randomize or deal again; neither may start, and nothing is renamed or rewritten."""
+    path = run_dir / "transcripts" / f"{name}.jsonl"
+    if not path.is_file():
+        return None
+    with open(path, "rb") as f:
+        first = _entries([f.readline()])
+        if not first or first[0].get("session") != session:
+            return None  # another run's leftovers in this directory: overwritten, as before
+        f.seek(max(0, path.stat().st_size - (64 << 10)))
+        tail = _entries(f.read().splitlines())
+    closed = next((e for e in reversed(tail) if e.get("dir") == "close"), None)
+    if closed is not None:
+        return (
+            f"{name} already took part in session {session[:8]}... and closed its transcript "
+            f"({closed.get('status', '?')}): a finished party cannot rejoin or run again "
+            "(its transcript is kept as it is; start a new run with sdp cluster init)"
+        )
+    with open(path, "rb") as f:
+        for e in _entries(list(f)):
+            if e.get("dir") == SPEAK or (
+                e.get("dir") == "send" and not str(e.get("ty", "_")).startswith("_")
+            ):
+                return (
+                    f"{name} cannot rejoin session {session[:8]}...: its crashed incarnation "
+                    f"had already sent protocol messages (transcript entry {e.get('i')}); a "
+                    "party that spoke never randomizes or deals again"
+                )
+    return None
+
+
 def incarnation_of(run_dir: Path, name: str, session: str) -> int:
     """This start's incarnation: 0 for a first start; after a crash in this session (the
-    party's transcript is there, unclosed), the crashed transcript is kept as
-    ``NAME.crashed-K.jsonl`` and the party rejoins as incarnation K + 1. A party whose
-    transcript of this session is closed has finished: ClusterError."""
+    party's transcript is there, unclosed, and records no protocol message), the crashed
+    transcript is kept as ``NAME.crashed-K.jsonl`` and the party rejoins as incarnation K + 1.
+    A party that may not start again (``restart_refusal``): ClusterError, nothing touched."""
+    why = restart_refusal(run_dir, name, session)
+    if why:
+        raise ClusterError(why)
     tdir = run_dir / "transcripts"
     path = tdir / f"{name}.jsonl"
     if not path.exists():
         return 0
-    lines = path.read_bytes().splitlines()
-    try:
-        first = json.loads(lines[0]) if lines else {}
-    except ValueError:
-        first = {}
-    if first.get("session") != session:
-        return 0  # another run's leftovers in this directory: overwritten, as before
-    closed = None
-    for raw in reversed(lines):
-        try:
-            entry = json.loads(raw)
-        except ValueError:
-            continue  # a line cut by the crash
-        if entry.get("dir") == "close":
-            closed = entry.get("status", "?")
-        break
-    if closed is not None:
-        raise ClusterError(
-            f"{name} already took part in session {session[:8]}... and closed its transcript "
-            f"({closed}); a finished party cannot rejoin (start a new run with sdp cluster init)"
-        )
+    with open(path, "rb") as f:
+        first = _entries([f.readline()])
+    if not first or first[0].get("session") != session:
+        return 0
     k = len(list(tdir.glob(f"{name}.crashed-*.jsonl")))
     os.replace(path, tdir / f"{name}.crashed-{k}.jsonl")
     return k + 1
@@ -285,6 +320,10 @@ def main(argv: list[str]) -> int:
         check_roles(cluster)  # a typo in a role is refused here, in one line
         name = party_name(party_dir, args.name)
         cluster.party(name)
+        why = restart_refusal(run_dir, name, cluster.session)
+        if why:  # before anything is written
+            print(f"sdp party: error: {why}", file=sys.stderr)
+            return 2
         run_dir.mkdir(parents=True, exist_ok=True)
         rd, pd = run_dir.resolve(), party_dir.resolve()
         if rd == pd or rd in pd.parents:

@@ -18,6 +18,9 @@ from parties.runtime.signing import Signer
 
 GENESIS_DOMAIN = b"sdp-transcript-v1"
 CHECKPOINT_DOMAIN = b"sdp-checkpoint-v1"
+# the entry a party signs before its first protocol message: a restart that finds it refuses
+# to start (parties.runtime.party.restart_refusal), whether or not the message got through
+SPEAK = "speak"
 
 
 def canonical_json(obj: dict[str, Any]) -> bytes:

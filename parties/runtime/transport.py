@@ -12,8 +12,10 @@ comes back within the window (the same party restarted with its own directory: i
 carries a higher incarnation), every message this party ever sent it is sent again on the new
 connection, in order, and the run goes on; the transcript records ``away`` and ``rejoin``
 entries. Otherwise it is gone, exactly as without the window. A peer that had already sent a
-protocol message is never re-admitted (its restarted self would randomize or deal again): it
-is refused with one line, and the run treats it as a dropout or aborts cleanly.
+protocol message (a frame of one arrived, sealed or not) is never re-admitted (its restarted
+self would randomize or deal again): it is refused with one line, and the run treats it as a
+dropout or aborts cleanly. The party itself signs a ``speak`` entry before its first protocol
+message, so that its restart refuses to start even if no frame of it got through.
 """
 
 from __future__ import annotations
@@ -43,15 +45,23 @@ from parties.runtime.frames import (
 from parties.runtime.keys import PartyIdentity, cert_path, load_certificate, load_private_key
 from parties.runtime.link import PeerError
 from parties.runtime.signing import Signer
-from parties.runtime.transcript import TranscriptWriter
+from parties.runtime.transcript import SPEAK, TranscriptWriter
 
 CHUNK = 4 << 20
 # what a party keeps, per silent peer, to send again if it rejoins; beyond this the peer can no
 # longer rejoin (a server's mixed lists are not held twice in memory for a rare restart)
 REJOIN_BUFFER = 64 << 20
 # Fault injection for tests: SDP_FAULT_KILL=PARTY:PHASE[,PARTY:PHASE...] kills PARTY (SIGKILL,
-# with its process group) on entering PHASE.
+# with its process group) on entering PHASE; PARTY:sent:TYPE once it has written the frames of
+# a TYPE message, before their seal.
 FAULT = set(filter(None, os.environ.get("SDP_FAULT_KILL", "").split(",")))
+
+
+def _die() -> None:
+    """Test hook: the party's host dies (SIGKILL, with its process group)."""
+    if os.getpgid(0) == os.getpid():  # started by the launcher as its own group
+        os.killpg(os.getpid(), signal.SIGKILL)
+    os.kill(os.getpid(), signal.SIGKILL)
 
 
 class Node:
@@ -104,6 +114,7 @@ class Node:
         self._away: dict[str, tuple[str, int]] = {}  # peer -> (reason, token) while away
         self._away_token = 0
         self._outbox: dict[str, list[tuple[str, bytes, bool, str, int]]] = {}
+        self._spoke = False  # a protocol message was sent (a restart may no longer rejoin)
         self._server: asyncio.AbstractServer | None = None
         self._progress = progress
         self.loop = asyncio.get_running_loop()
@@ -245,9 +256,7 @@ class Node:
             self.on_phase(name, round)
         self.ledger.enter(name, round)
         if FAULT and f"{self.name}:{name}" in FAULT:  # test hook: the party's host dies
-            if os.getpgid(0) == os.getpid():  # started by the launcher as its own group
-                os.killpg(os.getpid(), signal.SIGKILL)
-            os.kill(os.getpid(), signal.SIGKILL)
+            _die()
 
     def progress(self, label: str, done: int, total: int) -> None:
         """Report progress of a long step to the launcher (if any)."""
@@ -293,6 +302,12 @@ class Node:
     ) -> None:
         """Send a message (chunked if large); records it in the transcript and ledger."""
         ph, rd = self.ledger.current
+        if not self._spoke and not msg_type.startswith("_"):
+            # signed and on disk before any frame leaves: a restart reads it and refuses
+            # (parties.runtime.party.restart_refusal), whether or not the message got through
+            self._spoke = True
+            self.transcript.append({"dir": SPEAK, "peer": peer, "ty": msg_type})
+            self.transcript.checkpoint()
         keep = (
             self.rejoin_window > 0 and peer not in self._no_rejoin and not msg_type.startswith("_")
         )
@@ -305,6 +320,8 @@ class Node:
         for _ in self._frames(ch, peer, msg_type, memoryview(payload), public, ph, rd):
             if ch._paused:
                 await ch.drain()
+        if FAULT and f"{self.name}:sent:{msg_type}" in FAULT:  # dies before the seal
+            _die()
 
     def _keep(self, peer: str, msg_type: str, payload: Any, public: bool, ph: str, rd: int) -> None:
         """Keep a message for a possible rejoin of ``peer``, up to REJOIN_BUFFER bytes."""
@@ -419,6 +436,11 @@ class Node:
             ) from None
 
     def peer_gone(self, peer: str, reason: str, clean: bool) -> None:
+        ch = self.channels.get(peer)
+        if ch is not None and ch.heard and peer not in self._no_rejoin:
+            # frames of a protocol message arrived, sealed or not: it spoke
+            self._no_rejoin[peer] = f"it had already sent protocol messages to {self.name}"
+            self._outbox.pop(peer, None)
         if (
             self.rejoin_window > 0
             and not clean

@@ -159,6 +159,7 @@ def check_mixnet_run(
         report,
         inputs=inputs,
         users=[int(rec.get("users", -1)) for _, rec in rounds],
+        transcripts=transcripts,
     )
 
 

@@ -18,6 +18,7 @@ from typing import Any
 import tomllib
 
 from parties.runtime.cluster import cluster_digest, load_cluster
+from parties.verify.incarnations import check_incarnations, crashed_files, describe
 from parties.verify.transcripts import (
     Check,
     Report,
@@ -145,10 +146,10 @@ def verify_run(run_dir: Path, progress: bool = True, trust: dict[str, Any] | Non
         return report
     total = 0
     for n in names:
-        p = run_dir / "transcripts" / f"{n}.jsonl"
-        if p.exists():
-            with open(p, "rb") as f:
-                total += sum(1 for _ in f)
+        for p in [run_dir / "transcripts" / f"{n}.jsonl", *crashed_files(run_dir, n)]:
+            if p.exists():
+                with open(p, "rb") as f:
+                    total += sum(1 for _ in f)
     bar = None
     tick = None
     if progress and sys.stderr.isatty() and total > 5000:
@@ -163,10 +164,13 @@ def verify_run(run_dir: Path, progress: bool = True, trust: dict[str, Any] | Non
 
     transcripts: dict[str, Transcript] = {}
     failure = None
-    entries = 0
+    entries = crashed = 0
     try:
         for n in names:
             if not (run_dir / "transcripts" / f"{n}.jsonl").exists():
+                if crashed_files(run_dir, n):
+                    failure = f"{n}: crashed transcripts but no transcript of its last incarnation"
+                    break
                 report.warnings.append(f"{n} left no transcript (it did not take part)")
                 continue
             t, err = check_transcript(run_dir, n, session, keys[n], tick, allow_unsigned_tail=True)
@@ -180,12 +184,14 @@ def verify_run(run_dir: Path, progress: bool = True, trust: dict[str, Any] | Non
                     f"{digest[:16]}...): cluster.toml was changed after the run"
                 )
                 break
-            crashed = sorted((run_dir / "transcripts").glob(f"{n}.crashed-*.jsonl"))
-            if crashed:
+            failure = check_incarnations(run_dir, t, session, keys[n], digest, tick)
+            if failure:
+                break
+            if t.crashed:
                 report.warnings.append(
-                    f"{n} was restarted {len(crashed)} time(s) and rejoined as incarnation "
-                    f"{t.entries[0].get('inc', 0)}; the crashed incarnations' transcripts "
-                    f"({', '.join(c.name for c in crashed)}) are kept for audit, not relied on"
+                    f"{n} was restarted {len(t.crashed)} time(s) and rejoined as incarnation "
+                    f"{t.incarnation}; crashed incarnations verified: "
+                    + "; ".join(describe(c) for c in t.crashed)
                 )
             if t.unsigned_tail:
                 report.warnings.append(
@@ -193,6 +199,7 @@ def verify_run(run_dir: Path, progress: bool = True, trust: dict[str, Any] | Non
                     "signed and were ignored"
                 )
             entries += len(t.entries)
+            crashed += sum(len(c.entries) for c in t.crashed)
             transcripts[n] = t
     finally:
         if bar is not None:
@@ -203,8 +210,9 @@ def verify_run(run_dir: Path, progress: bool = True, trust: dict[str, Any] | Non
             failure is None,
             entries,
             failure
-            or f"{len(transcripts)} transcripts, {entries} entries, "
-            "hash chains intact, checkpoints signed, cluster file as recorded",
+            or f"{len(transcripts)} transcripts, {entries} entries"
+            + (f" (and {crashed} of crashed incarnations)" if crashed else "")
+            + ", hash chains intact, checkpoints signed, cluster file as recorded",
         )
     )
     if failure:

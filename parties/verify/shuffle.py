@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from parties.runtime import codec
-from parties.verify.transcripts import Check, Report, Transcript
+from parties.verify.transcripts import Check, Report, Transcript, broadcast_digests
 
 
 def _blob(run_dir: Path, party: str, digest: str) -> bytes:
@@ -38,12 +38,14 @@ def recompute_estimate(
     report: Report,
     inputs: list[dict[str, np.ndarray]] | None = None,
     users: list[int] | None = None,
+    transcripts: dict[str, Transcript] | None = None,
 ) -> None:
     """Re-run the protocol's analyzer, round by round, on the multisets the analyzer received
     (its public ``input_type`` messages, or ``inputs``); compare every broadcast round state and
     the published estimate with what the analyzer logged; re-run the privacy gate on the counts
     the transcripts give (``users``: per round, or the ``users`` field of each input message)
-    and compare the ledger with the published privacy statement."""
+    and compare the ledger with the published privacy statement. Round states are what every
+    receiver signed it received from the analyzer (``transcripts``), with what it logged."""
     from parties.runtime.codec import to_jsonable
     from protocols.base import received_counts, validate_batches
     from protocols.defences.fake_removal import analyze_with_fakes, announced_fakes
@@ -99,10 +101,7 @@ def recompute_estimate(
         if users is None and all(isinstance(m.get("users"), int) for m in metas):
             users = [int(m["users"]) for m in metas]
     # round states the analyzer broadcast (one copy per receiver; all must be equal)
-    states: dict[int, set[str]] = {}
-    for e in analyzer.entries:
-        if e["dir"] == "send" and e["ty"] == "state":
-            states.setdefault(e["rd"], set()).add(e["dg"])
+    states = broadcast_digests(transcripts or {analyzer.party: analyzer}, analyzer.party, "state")
     public: dict[str, Any] = {}
     n = 0
     released: list[Any] = []
@@ -130,7 +129,7 @@ def recompute_estimate(
         if fakes:
             fakes_seen.append((sum(fakes.values()), int(again["reports"])))
         if rnd < len(inputs) - 1:
-            sent = states.get(rnd + 1, set())
+            sent = states.get(rnd + 1, {})
             if len(sent) != 1:
                 report.add(
                     Check(
@@ -142,7 +141,8 @@ def recompute_estimate(
                     )
                 )
                 return
-            logged = codec.loads(_blob(run_dir, analyzer.party, next(iter(sent))))
+            dg, holder = next(iter(sent.items()))
+            logged = codec.loads(_blob(run_dir, holder, dg))
             if not _close(again, logged):
                 report.add(
                     Check(
@@ -242,7 +242,9 @@ def check_published_estimate(
 ) -> None:
     """Trusted-shuffler runs: recompute the estimate; the shuffle itself is trusted."""
     analyzers = [p["name"] for p in cluster["party"] if p["role"] == "analyzer"]
-    recompute_estimate(run_dir, cluster, transcripts[analyzers[0]], "shuffled", report)
+    recompute_estimate(
+        run_dir, cluster, transcripts[analyzers[0]], "shuffled", report, transcripts=transcripts
+    )
     report.warnings.append(
         "trusted shuffler: the permutation is not verifiable (simulation "
         "backend); only channels, signatures and the estimate are checked"
@@ -312,6 +314,7 @@ def check_mpc_run(
         report,
         inputs=inputs,
         users=mpc_users(run_dir, cluster, transcripts, analyzer.party),
+        transcripts=transcripts,
     )
     report.warnings.append(
         "MPC shuffler (semi-honest, honest majority): the transcripts prove who "

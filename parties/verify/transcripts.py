@@ -73,11 +73,32 @@ class Transcript:
     status: str = "?"
     unsigned_tail: int = 0  # entries after the last checkpoint of a party that failed
     cluster: str = ""  # the cluster digest its open entry records
+    incarnation: int = 0  # its open entry's "inc" (0 when absent)
+    # the party's earlier incarnations, verified (NAME.crashed-K.jsonl, K = 0, 1, ...):
+    # ``parties.verify.incarnations``; empty for a party that was never restarted
+    crashed: list[Transcript] = field(default_factory=list)
+    label: str = ""  # the file's stem, for messages (PARTY or PARTY.crashed-K)
 
     @property
     def closed_cleanly(self) -> bool:
         """Its last signed entries are ``close`` with status ``ok``."""
         return self.status == "ok" and not self.unsigned_tail
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``object_pairs_hook``: an object naming a key twice is refused (json.loads would keep
+    the last value silently, so two readers could see two different entries)."""
+    out: dict[str, Any] = {}
+    for k, v in pairs:
+        if k in out:
+            raise ValueError(f"duplicate key {k!r}")
+        out[k] = v
+    return out
+
+
+def parse_entry(raw: bytes) -> Any:
+    """One transcript line as JSON; ValueError if it is not valid JSON or repeats a key."""
+    return json.loads(raw, object_pairs_hook=_no_duplicate_keys)
 
 
 def _canonical(obj: dict[str, Any]) -> bytes:
@@ -110,21 +131,30 @@ def check_transcript(
     key: ed25519.Ed25519PublicKey,
     tick: Callable[[], None] | None = None,
     allow_unsigned_tail: bool = False,
+    filename: str | None = None,
 ) -> tuple[Transcript, str | None]:
-    """Verify one party's chain, hashes, signatures and blobs; returns (transcript, failure)."""
-    path = run_dir / "transcripts" / f"{party}.jsonl"
+    """Verify one party's chain, hashes, signatures and blobs; returns (transcript, failure).
+
+    ``filename`` (default ``PARTY.jsonl``) names another transcript file of the same party,
+    such as a crashed incarnation's ``PARTY.crashed-K.jsonl``."""
+    path = run_dir / "transcripts" / (filename or f"{party}.jsonl")
     blobs = run_dir / "transcripts" / f"{party}.blobs"
-    t = Transcript(party, [])
+    label = path.name.removesuffix(".jsonl")
+    t = Transcript(party, [], label=label)
     if not path.exists():
         return t, f"{party}: transcript {path.name} missing"
     prev = hashlib.sha256(GENESIS_DOMAIN + session + party.encode()).hexdigest()
     covered = -1
     with open(path, "rb") as f:
         for lineno, raw in enumerate(f, 1):
-            where = f"{party} entry {lineno - 1} (line {lineno})"
+            where = f"{label} entry {lineno - 1} (line {lineno})"
             try:
-                e = json.loads(raw)
-            except (ValueError, UnicodeDecodeError):
+                e = parse_entry(raw)
+            except UnicodeDecodeError:
+                return t, f"{where}: not valid JSON"
+            except ValueError as exc:
+                if str(exc).startswith("duplicate key"):
+                    return t, f"{where}: {exc} (an entry names each field once)"
                 return t, f"{where}: not valid JSON"
             if not isinstance(e, dict) or not ENTRY_KEYS <= e.keys():
                 return t, f"{where}: missing fields {sorted(ENTRY_KEYS - set(e))}"
@@ -139,6 +169,10 @@ def check_transcript(
                 return t, f"{where}: first entry must open session {session.hex()}"
             if lineno == 1:
                 t.cluster = str(e.get("cluster", ""))
+                inc = e.get("inc", 0)
+                if type(inc) is not int or inc < 0:
+                    return t, f"{where}: incarnation {inc!r} is not a non-negative integer"
+                t.incarnation = inc
             if e["dir"] == "checkpoint":
                 try:
                     key.verify(
@@ -164,14 +198,14 @@ def check_transcript(
             if tick is not None:
                 tick()
     if not t.entries:
-        return t, f"{party}: empty transcript"
+        return t, f"{label}: empty transcript"
     if covered != t.entries[-1]["i"] and allow_unsigned_tail and covered >= 0:
         t.unsigned_tail = len(t.entries) - covered - 1
         t.entries = t.entries[: covered + 1]
         return t, None
     if covered != t.entries[-1]["i"]:
         return t, (
-            f"{party} entry {covered + 1}: entries {covered + 1}..{t.entries[-1]['i']} "
+            f"{label} entry {covered + 1}: entries {covered + 1}..{t.entries[-1]['i']} "
             "are not covered by a signed checkpoint (truncated transcript?)"
         )
     return t, None
@@ -187,82 +221,149 @@ def check_consistency(
     declare a party failed). A message B logged as received from A that A's transcript lacks
     is an error if A closed cleanly (B fabricated it), and otherwise *unconfirmed*: recorded in
     ``report.unconfirmed`` so that no check relies on it, with a warning.
+
+    Incarnations (docs/transcript.md, "Incarnations"): a party's incarnation K is its K-th
+    verified transcript (``Transcript.crashed`` then the current one, checked by
+    ``parties.verify.incarnations``), never a number someone claims. A message is keyed by both
+    ends' incarnations: the writer's own, and the peer's as the writer's ``rejoin`` entries give
+    it, which must name an incarnation the peer's own transcripts prove (later than the one
+    before). A crashed incarnation that spoke (a protocol message sent, or received by anyone)
+    could not have been restarted: an error.
     """
-    # A restarted party (docs/transcript.md, "Rejoining") opens its transcript with its
-    # incarnation "inc"; its peers log a "rejoin" entry with it. A message is keyed by both
-    # ends' incarnations, so each connection between two incarnations is matched on its own.
-    own_inc = {
-        p: int(t.entries[0].get("inc", 0)) if t.entries else 0 for p, t in transcripts.items()
-    }
+    fail = "cross-party consistency"
+    chains = {p: [*t.crashed, t] for p, t in transcripts.items()}
+    last = {p: len(c) - 1 for p, c in chains.items()}
     sends: dict[tuple[str, str, int, int, int], dict[str, Any]] = {}
     recvs: dict[tuple[str, str, int, int, int], dict[str, Any]] = {}
-    for party, t in transcripts.items():
-        me = own_inc[party]
-        peer_inc: dict[str, int] = {}
-        for e in t.entries:
-            if e["dir"] == "rejoin":
-                peer_inc[str(e.get("peer"))] = int(e.get("inc", 0))
-            elif e["dir"] == "send":
-                sends[(party, e["peer"], me, peer_inc.get(e["peer"], 0), e["msg"])] = e
-            elif e["dir"] == "recv":
-                recvs[(e["peer"], party, peer_inc.get(e["peer"], 0), me, e["msg"])] = e
+    for party, chain in chains.items():
+        for me, t in enumerate(chain):
+            peer_inc: dict[str, int] = {}
+            for e in t.entries:
+                d = e["dir"]
+                if d == "rejoin":
+                    peer, inc = e.get("peer"), e.get("inc")
+                    bad = _bad_rejoin(peer, inc, peer_inc, last)
+                    if bad:
+                        return Check(fail, False, 0, f"{t.label} entry {e['i']}: {bad}")
+                    peer_inc[str(peer)] = int(inc)  # type: ignore[arg-type]
+                elif d in MESSAGE_DIRS:
+                    peer = e["peer"]
+                    key = (
+                        (party, peer, me, peer_inc.get(peer, 0), e["msg"])
+                        if d == "send"
+                        else (peer, party, peer_inc.get(peer, 0), me, e["msg"])
+                    )
+                    seen = sends if d == "send" else recvs
+                    if key in seen:
+                        return Check(
+                            fail,
+                            False,
+                            0,
+                            f"{t.label} entry {e['i']}: message {e['msg']} on the channel with "
+                            f"{peer} logged twice (entry {seen[key]['i']})",
+                        )
+                    seen[key] = e
     fields = ("ty", "ph", "rd", "len", "dg", "pub")
-    for key, r in sorted(recvs.items(), key=lambda kv: (kv[0][1], kv[1]["i"])):
-        sender, receiver, s_inc, _, msg = key
+    for key, r in sorted(recvs.items(), key=lambda kv: (kv[0][1], kv[0][3], kv[1]["i"])):
+        sender, receiver, s_inc, r_inc, msg = key
+        where = f"{chains[receiver][r_inc].label} entry {r['i']}"
         s = sends.get(key)
-        if s is None and sender in transcripts and s_inc < own_inc.get(sender, 0):
-            report.unconfirmed.add((receiver, r["i"]))
+        if sender in transcripts and s_inc < last[sender] and not r["ty"].startswith("_"):
+            return Check(
+                fail,
+                False,
+                len(recvs),
+                f"{where}: received {r['ty']!r} from {sender}'s incarnation {s_inc}, which "
+                f"was restarted: a party that sent a protocol message cannot rejoin",
+            )
+        if s is None and r_inc == last[receiver]:
+            report.unconfirmed.add((receiver, r["i"]))  # (a crashed incarnation counts not)
+        if s is None and sender in transcripts and s_inc < last[sender]:
             report.warnings.append(
-                f"{receiver} entry {r['i']}: message {msg} ({r['ty']!r}) from {sender}'s "
-                f"incarnation {s_inc}, which crashed (its transcript is not verified): "
-                "unconfirmed, not relied on"
+                f"{where}: message {msg} ({r['ty']!r}) from {sender}'s incarnation {s_inc}, "
+                "which crashed: not in its signed transcript, unconfirmed, not relied on"
             )
             continue
         if s is None and sender not in clean:
-            report.unconfirmed.add((receiver, r["i"]))
             why = (
                 "has no transcript"
                 if sender not in transcripts
                 else "did not close its transcript cleanly"
             )
             report.warnings.append(
-                f"{receiver} entry {r['i']}: message {msg} ({r['ty']!r}) from {sender} is not "
+                f"{where}: message {msg} ({r['ty']!r}) from {sender} is not "
                 f"in {sender}'s signed transcript ({sender} {why}): unconfirmed, not relied on"
             )
             continue
         if s is None:
             return Check(
-                "cross-party consistency",
+                fail,
                 False,
                 len(recvs),
-                f"{receiver} entry {r['i']}: received message {msg} from {sender} "
+                f"{where}: received message {msg} from {sender} "
                 f"that {sender} never logged as sent (its transcript is complete and closed)",
             )
         diff = [f for f in fields if s.get(f) != r.get(f)]
         if diff:
             return Check(
-                "cross-party consistency",
+                fail,
                 False,
                 len(recvs),
-                f"{receiver} entry {r['i']} vs {sender} entry {s['i']}: {', '.join(diff)} differ",
+                f"{where} vs {chains[sender][s_inc].label} entry {s['i']}: "
+                f"{', '.join(diff)} differ",
             )
     for key, s in sends.items():
-        if key not in recvs and key[1] in transcripts and s["ty"] not in CONTROL_TYPES:
-            msg = (
-                f"{key[0]} entry {s['i']}: message {s['ty']!r} to {key[1]} was never "
-                "logged as received"
-            )
-            if key[3] < own_inc.get(key[1], 0):  # to an incarnation that crashed
-                report.warnings.append(
-                    msg + f" (by {key[1]}'s incarnation {key[3]}, which crashed)"
-                )
-                continue
-            if key[1] in clean:
-                return Check("cross-party consistency", False, len(sends), msg)
-            report.warnings.append(msg + f" ({key[1]} did not finish)")
+        sender, receiver, s_inc, r_inc, _ = key
+        if key in recvs or receiver not in transcripts or s["ty"] in CONTROL_TYPES:
+            continue
+        msg = (
+            f"{chains[sender][s_inc].label} entry {s['i']}: message {s['ty']!r} to {receiver} "
+            "was never logged as received"
+        )
+        if r_inc < last[receiver]:  # to an incarnation that crashed (its receipts are cut)
+            report.warnings.append(msg + f" (by {receiver}'s incarnation {r_inc}, which crashed)")
+            continue
+        if receiver in clean:
+            return Check(fail, False, len(sends), msg)
+        report.warnings.append(msg + f" ({receiver} did not finish)")
     return Check(
-        "cross-party consistency",
+        fail,
         True,
         len(recvs),
         f"{len(recvs)} messages matched between sender and receiver",
     )
+
+
+def _bad_rejoin(peer: Any, inc: Any, seen: dict[str, int], last: dict[str, int]) -> str:
+    """Why a ``rejoin`` entry is not evidence of a restart ("" if it is): the peer must have
+    transcripts, and ``inc`` must be an incarnation they prove, later than the one before."""
+    if not isinstance(peer, str) or peer not in last:
+        return f"rejoin of {peer!r}, which left no transcript"
+    if type(inc) is not int or not seen.get(peer, 0) < inc <= last[peer]:
+        return (
+            f"rejoin of {peer} as incarnation {inc!r}: {peer}'s own transcripts prove "
+            f"incarnations 0..{last[peer]}, and the incarnation must be later than "
+            f"{seen.get(peer, 0)} (the one before)"
+        )
+    return ""
+
+
+def broadcast_digests(
+    transcripts: dict[str, Transcript], sender: str, ty: str
+) -> dict[int, dict[str, str]]:
+    """Per round, the digests of the ``ty`` messages of ``sender``: what every receiver signed
+    it received from it (any incarnation of either), and what the sender logged as sent; each
+    digest maps to a party whose blobs hold the payload (a receiver's when one has it)."""
+    out: dict[int, dict[str, str]] = {}
+    for party, t in transcripts.items():
+        for inc in [*t.crashed, t]:
+            for e in inc.entries:
+                if e.get("ty") != ty:
+                    continue
+                if e["dir"] == "recv" and e["peer"] == sender:
+                    holders = out.setdefault(e["rd"], {})
+                    if e.get("pub") or e["dg"] not in holders:
+                        holders[e["dg"]] = party
+                elif e["dir"] == "send" and party == sender:
+                    out.setdefault(e["rd"], {}).setdefault(e["dg"], party)
+    return out
