@@ -50,8 +50,13 @@ CHUNK = 4 << 20
 # longer rejoin (a server's mixed lists are not held twice in memory for a rare restart)
 REJOIN_BUFFER = 64 << 20
 # Fault injection for tests: SDP_FAULT_KILL=PARTY:PHASE[,PARTY:PHASE...] kills PARTY (SIGKILL,
-# with its process group) on entering PHASE.
+# with its process group) on entering PHASE; SDP_FAULT_DELAY=PARTY:PHASE:SECONDS[,...] stalls
+# PARTY for SECONDS on entering PHASE (a host under load: what it sends next is late).
 FAULT = set(filter(None, os.environ.get("SDP_FAULT_KILL", "").split(",")))
+DELAY = {
+    d.rsplit(":", 1)[0]: float(d.rsplit(":", 1)[1])
+    for d in filter(None, os.environ.get("SDP_FAULT_DELAY", "").split(","))
+}
 
 
 class Node:
@@ -239,6 +244,9 @@ class Node:
             if os.getpgid(0) == os.getpid():  # started by the launcher as its own group
                 os.killpg(os.getpid(), signal.SIGKILL)
             os.kill(os.getpid(), signal.SIGKILL)
+        if DELAY and f"{self.name}:{name}" in DELAY:
+            self.transcript.checkpoint()
+            time.sleep(DELAY[f"{self.name}:{name}"])
 
     def progress(self, label: str, done: int, total: int) -> None:
         """Report progress of a long step to the launcher (if any)."""
@@ -271,7 +279,7 @@ class Node:
             },
             payload,
         )
-        self.transcript.request_checkpoint()
+        self.transcript.checkpoint()  # signed at once: a party may die in a long step after it
         return digest
 
     async def send(
@@ -393,7 +401,8 @@ class Node:
         if peer not in self.expected_peers:
             raise PeerError(f"{peer} is not a peer of {self.name}")
         if peer in self._gone:
-            raise PeerError(f"waiting for {msg_type!r} from {peer}: {self._gone[peer]}")
+            raise self._missed(peer, msg_type, f"waiting for {msg_type!r} from {peer}: "
+                               f"{self._gone[peer]}")  # fmt: skip
         fut: asyncio.Future[bytes] = self.loop.create_future()
         self._waiters[(peer, msg_type)] = fut
         t = self.cluster.phase_timeout if timeout is None else timeout
@@ -401,10 +410,27 @@ class Node:
             return await asyncio.wait_for(fut, t)
         except asyncio.TimeoutError:
             self._waiters.pop((peer, msg_type), None)
-            raise PeerError(
+            raise self._missed(
+                peer,
+                msg_type,
                 f"timed out after {t:.0f} s waiting for {msg_type!r} from {peer} "
-                f"in phase {self.ledger.current[0]}"
+                f"in phase {self.ledger.current[0]}",
             ) from None
+        except PeerError as exc:
+            if peer in self._gone and not self._aborted:
+                raise self._missed(peer, msg_type, str(exc)) from None
+            raise
+
+    def _missed(self, peer: str, msg_type: str, reason: str) -> PeerError:
+        """Sign that a receive gave up (``missed`` entry, docs/transcript.md): a message of
+        ``msg_type`` from ``peer`` arriving later is late, left out by the protocol."""
+        ph, rd = self.ledger.current
+        self.transcript.append(
+            {"dir": "missed", "peer": peer, "ty": msg_type, "ph": ph, "rd": rd,
+             "reason": reason[:500]}
+        )  # fmt: skip
+        self.transcript.request_checkpoint()
+        return PeerError(reason)
 
     def peer_gone(self, peer: str, reason: str, clean: bool) -> None:
         if (

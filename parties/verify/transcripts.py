@@ -47,6 +47,9 @@ class Report:
     # (receiver, entry index) of messages not in their sender's signed transcript
     unconfirmed: set[tuple[str, int]] = field(default_factory=set)
     trust: str = ""  # where the certificates' fingerprints came from
+    anchor: str = ""  # the trust anchor's kind: per-host, one-process (or run directory)
+    # senders whose message a receiver signed it had stopped waiting for (left out), in words
+    late: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -207,6 +210,11 @@ def check_consistency(
             elif e["dir"] == "recv":
                 recvs[(e["peer"], party, peer_inc.get(e["peer"], 0), me, e["msg"])] = e
     fields = ("ty", "ph", "rd", "len", "dg", "pub")
+    # receives a party signed it gave up ("missed": timed out, or the sender was gone)
+    missed = {
+        (e["peer"], p, e["ty"]): e for p, t in transcripts.items() for e in t.entries
+        if e["dir"] == "missed"
+    }  # fmt: skip
     for key, r in sorted(recvs.items(), key=lambda kv: (kv[0][1], kv[1]["i"])):
         sender, receiver, s_inc, _, msg = key
         s = sends.get(key)
@@ -255,6 +263,14 @@ def check_consistency(
             if key[3] < own_inc.get(key[1], 0):  # to an incarnation that crashed
                 report.warnings.append(
                     msg + f" (by {key[1]}'s incarnation {key[3]}, which crashed)"
+                )
+                continue
+            gave_up = missed.get((key[0], key[1], s["ty"]))
+            if gave_up is not None:  # signed by the receiver: late, left out
+                report.late.append(
+                    f"{key[0]} was late: its {s['ty']!r} (entry {s['i']}) never reached "
+                    f"{key[1]} before {key[1]} stopped waiting for it ({key[1]} entry "
+                    f"{gave_up['i']}, phase {gave_up.get('ph')}: {gave_up.get('reason', '')})"
                 )
                 continue
             if key[1] in clean:
