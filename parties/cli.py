@@ -14,6 +14,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("parties.launcher", "run a protocol: every party its own local process"),
     "party": ("parties.runtime.party", "start one party of a cluster (separate-host runs)"),
     "cluster": ("parties.runtime.cluster_init", "write one directory per party for separate hosts"),
+    "keygen": ("parties.runtime.keygen", "make this host's own party key (per-host trust anchor)"),
     "verify": ("parties.verify.run", "check a run's transcripts, signatures and proofs"),
     "costs": ("parties.costs", "print the per-party, per-phase cost ledger"),
     "account": ("protocols.accountant.cli", "privacy-amplification accountant"),

@@ -5,6 +5,12 @@ Two ways in::
     sdp cluster init CLUSTER.toml --out DIR          # a cluster file you wrote (session optional)
     sdp cluster init PROTOCOL [sdp run options] --host NAME=HOST ... --out DIR
 
+With ``--certs DIR`` (``DIR/NAME.crt`` for every party, made on each host by ``sdp keygen``)
+no key is made here: the party directories hold the cluster file, the certificates and
+``trust.json`` (``anchor: per-host``), to merge into each host's own directory, which holds its
+key. Without it every key is made in this one process (``anchor: one-process``): whoever runs it
+could sign for every party, which suits one box, not a real deployment (docs/deploy.md).
+
 The second lays the parties out as ``sdp run`` does (same options: ``--shuffler``,
 ``--mix-servers``, ``--clients``, ``--param`` ...) on the hosts you name (``--host`` repeated,
 ``--default-host`` for the rest), ports counting up from ``--port-base``. Either way ``DIR/NAME/``
@@ -29,7 +35,7 @@ from parties.runtime.cluster import (
     new_session_id,
     rejoin_window_seconds,
 )
-from parties.runtime.keys import TRUST, make_party_dirs
+from parties.runtime.keys import PER_HOST, TRUST, collected_certificates, make_party_dirs
 from parties.runtime.plans import check_roles, plan_for
 from parties.runtime.run_options import add_run_options, check_cluster_params, resolve_job
 
@@ -76,20 +82,25 @@ def layout_cluster(
     return cluster, plan
 
 
-def commands(cluster: Cluster, out: Path) -> list[str]:
-    """The command each host runs (one line per party)."""
+def commands(cluster: Cluster, out: Path, per_host: bool = False) -> list[str]:
+    """The command each host runs (one line per party); ``per_host``: in the directory that
+    ``sdp keygen`` made on that host."""
     return [
-        f"# on {p.host}: sdp party --dir {out / p.name} --out run/   ({p.role}, port {p.port})"
+        f"# on {p.host}: sdp party --dir "
+        + (f"PARTYDIR-of-{p.name}" if per_host else str(out / p.name))
+        + f" --out run/   ({p.role}, port {p.port})"
         for p in cluster.parties
     ]
 
 
-def write_cluster(cluster: Cluster, out: Path) -> dict[str, Path]:
-    """Party directories for ``cluster`` under ``out`` plus ``out/trust.json``."""
+def write_cluster(cluster: Cluster, out: Path, certs_dir: Path | None = None) -> dict[str, Path]:
+    """Party directories for ``cluster`` under ``out`` plus ``out/trust.json``; with
+    ``certs_dir`` the hosts' own certificates are pinned and no key is made."""
     if out.exists() and any(out.iterdir()):
         raise ClusterError(f"{out} exists and is not empty; choose another --out")
     check_roles(cluster)  # before any file is written
-    dirs = make_party_dirs(cluster, out)
+    certs = collected_certificates(cluster, certs_dir) if certs_dir is not None else None
+    dirs = make_party_dirs(cluster, out, certs)
     plan = plan_for(cluster.protocol, cluster.shuffler)
     if hasattr(plan, "prepare_party_dirs"):
         plan.prepare_party_dirs(cluster, dirs)
@@ -161,6 +172,12 @@ def main(argv: list[str]) -> int:
         help="a client party's own records file (a path on its host) and its declared number "
         "of users (public); with --schema, for a run on the data owners' own files",
     )
+    ap.add_argument(
+        "--certs",
+        metavar="DIR",
+        help="DIR/NAME.crt for every party, each made on its own host by sdp keygen: no key "
+        "is made here (per-host trust anchor); without it this process makes every key",
+    )
     add_run_options(ap, for_init=True)
     args = ap.parse_args(argv[1:])
     out = Path(args.out)
@@ -194,15 +211,26 @@ def main(argv: list[str]) -> int:
             if client_data:
                 cluster = _with_client_data(cluster, client_data)
             cluster.rejoin_window = rejoin_window_seconds(args.rejoin_window, "--rejoin-window")
-        dirs = write_cluster(cluster, out)
+        dirs = write_cluster(cluster, out, Path(args.certs) if args.certs else None)
     except (ClusterError, KeyError, ValueError, ArithmeticError, OSError) as exc:
         msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
         print(f"sdp cluster init: {msg}", file=sys.stderr)
         return 2
     trust = json.loads((out / TRUST).read_text())
     print(f"wrote {len(dirs)} party directories under {out} (session {cluster.session})")
-    print("copy each DIR/NAME/ to its host only (it holds that party's private key), then:")
-    print("\n".join(commands(cluster, out)))
+    if trust.get("anchor") == PER_HOST:
+        print(
+            "per-host keys: copy each DIR/NAME/ into that host's own party directory (the one "
+            "sdp keygen made, holding its key), then:"
+        )
+    else:
+        print("copy each DIR/NAME/ to its host only (it holds that party's private key), then:")
+        print(
+            "note: every key was made by this one process (one-process trust anchor): whoever "
+            "ran it could sign for every party; for a real deployment use sdp keygen on each "
+            "host and --certs"
+        )
+    print("\n".join(commands(cluster, out, trust.get("anchor") == PER_HOST)))
     print(f"auditors verify with: sdp verify RUN_DIR --trust {out / TRUST}")
     print("certificate fingerprints (SHA-256):")
     for name, fp in trust["fingerprints"].items():

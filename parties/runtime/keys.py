@@ -14,6 +14,14 @@ only in that party's *party directory* (never in a run directory)::
 ``sdp run`` writes them to a private temporary directory and deletes the private keys after the
 run. A run directory holds certificates only (``RUN_DIR/certs``); ``sdp verify --trust`` takes
 the expected fingerprints from outside it.
+
+Two kinds of trust anchor (``trust.json``'s ``anchor``; docs/security.md):
+
+* ``one-process``: every key was made by one process (``sdp run``, or ``sdp cluster init``
+  alone), so whoever ran it held every private key and could sign any transcript;
+* ``per-host``: each host made its own key (``sdp keygen``, the key never leaves the host) and
+  ``sdp cluster init --certs DIR`` pinned the certificates the hosts sent; no one holds more
+  than their own party's key.
 """
 
 from __future__ import annotations
@@ -36,6 +44,8 @@ from parties.runtime.cluster import Cluster, cluster_digest, dump_cluster
 
 CERTS = "certs"
 TRUST = "trust.json"
+ONE_PROCESS = "one-process"
+PER_HOST = "per-host"
 
 
 class KeyError_(ValueError):
@@ -108,30 +118,67 @@ def fingerprint(cert_pem: bytes) -> str:
     return hashlib.sha256(der).hexdigest()
 
 
-def trust_document(cluster: Cluster, certs: dict[str, bytes]) -> dict[str, Any]:
-    """The public trust anchor of a run: session, cluster digest, certificate fingerprints."""
+def trust_document(
+    cluster: Cluster, certs: dict[str, bytes], anchor: str = ONE_PROCESS
+) -> dict[str, Any]:
+    """The public trust anchor of a run: session, cluster digest, certificate fingerprints,
+    and how the keys were made (``anchor``: ``one-process`` or ``per-host``)."""
     return {
         "session": cluster.session,
         "cluster_sha256": cluster_digest(cluster),
+        "anchor": anchor,
         "fingerprints": {name: fingerprint(pem) for name, pem in sorted(certs.items())},
     }
 
 
-def make_party_dirs(cluster: Cluster, out: Path) -> dict[str, Path]:
+def keygen(name: str, host: str, keydir: Path) -> bytes:
+    """``sdp keygen``: this host's own key in ``KEYDIR/NAME.key`` (0600) and its certificate in
+    ``KEYDIR/certs/NAME.crt``; returns the certificate (PEM), the only thing to hand over."""
+    if (keydir / f"{name}.key").exists():
+        raise KeyError_(f"{keydir / f'{name}.key'} exists; a party's key is made once")
+    keydir.mkdir(mode=0o700, parents=True, exist_ok=True)
+    os.chmod(keydir, 0o700)
+    pem = make_party_key(name, host, keydir)
+    (keydir / CERTS).mkdir(exist_ok=True)
+    cert_path(keydir, name).write_bytes(pem)
+    return pem
+
+
+def collected_certificates(cluster: Cluster, certs_dir: Path) -> dict[str, bytes]:
+    """The certificates the hosts sent (``CERTS_DIR/NAME.crt``, one per party of ``cluster``),
+    each checked (Ed25519, CN = NAME, not a CA) as a party would."""
+    out: dict[str, bytes] = {}
+    for p in cluster.parties:
+        path = certs_dir / f"{p.name}.crt"
+        if not path.exists():
+            raise KeyError_(f"--certs {certs_dir}: no certificate {path.name} for party {p.name!r}")
+        check_certificate(path, p.name)
+        out[p.name] = path.read_bytes()
+    return out
+
+
+def make_party_dirs(
+    cluster: Cluster, out: Path, certs: dict[str, bytes] | None = None
+) -> dict[str, Path]:
     """One party directory per party under ``out`` (see the module docstring).
 
-    Returns ``{name: directory}``. Each directory holds only its own party's private key.
+    Returns ``{name: directory}``. Each directory holds only its own party's private key; with
+    ``certs`` (the certificates the hosts made with ``sdp keygen``) no key at all: the hosts
+    merge the directory into their own, which holds their key (a ``per-host`` anchor).
     """
     out.mkdir(parents=True, exist_ok=True)
     dirs = {p.name: out / p.name for p in cluster.parties}
-    certs: dict[str, bytes] = {}
+    made: dict[str, bytes] = {}
     for p in cluster.parties:
         d = dirs[p.name]
         d.mkdir(mode=0o700, exist_ok=True)
         os.chmod(d, 0o700)
-        certs[p.name] = make_party_key(p.name, p.host, d)
+        if certs is None:
+            made[p.name] = make_party_key(p.name, p.host, d)
+    anchor = ONE_PROCESS if certs is None else PER_HOST
+    certs = made if certs is None else certs
     toml = dump_cluster(cluster)
-    trust = json.dumps(trust_document(cluster, certs), indent=1)
+    trust = json.dumps(trust_document(cluster, certs, anchor), indent=1)
     for d in dirs.values():
         (d / "cluster.toml").write_text(toml)
         (d / CERTS).mkdir(exist_ok=True)
@@ -158,7 +205,11 @@ def cert_path(keydir: Path, name: str) -> Path:
 
 def load_certificate(keydir: Path, name: str) -> PartyIdentity:
     """Load and check ``KEYDIR/certs/NAME.crt`` (Ed25519, CN = NAME, not a CA)."""
-    path = cert_path(keydir, name)
+    return check_certificate(cert_path(keydir, name), name)
+
+
+def check_certificate(path: Path, name: str) -> PartyIdentity:
+    """Load and check the certificate at ``path`` (Ed25519, CN = NAME, not a CA)."""
     try:
         cert = x509.load_pem_x509_certificate(path.read_bytes())
     except FileNotFoundError:

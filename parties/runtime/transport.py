@@ -53,8 +53,13 @@ CHUNK = 4 << 20
 REJOIN_BUFFER = 64 << 20
 # Fault injection for tests: SDP_FAULT_KILL=PARTY:PHASE[,PARTY:PHASE...] kills PARTY (SIGKILL,
 # with its process group) on entering PHASE; PARTY:sent:TYPE once it has written the frames of
-# a TYPE message, before their seal.
+# a TYPE message, before their seal. SDP_FAULT_DELAY=PARTY:PHASE:SECONDS[,...] stalls PARTY for
+# SECONDS on entering PHASE (a host under load: what it sends next is late).
 FAULT = set(filter(None, os.environ.get("SDP_FAULT_KILL", "").split(",")))
+DELAY = {
+    d.rsplit(":", 1)[0]: float(d.rsplit(":", 1)[1])
+    for d in filter(None, os.environ.get("SDP_FAULT_DELAY", "").split(","))
+}
 
 
 def _die() -> None:
@@ -257,6 +262,9 @@ class Node:
         self.ledger.enter(name, round)
         if FAULT and f"{self.name}:{name}" in FAULT:  # test hook: the party's host dies
             _die()
+        if DELAY and f"{self.name}:{name}" in DELAY:
+            self.transcript.checkpoint()
+            time.sleep(DELAY[f"{self.name}:{name}"])
 
     def progress(self, label: str, done: int, total: int) -> None:
         """Report progress of a long step to the launcher (if any)."""
@@ -289,7 +297,7 @@ class Node:
             },
             payload,
         )
-        self.transcript.request_checkpoint()
+        self.transcript.checkpoint()  # signed at once: a party may die in a long step after it
         return digest
 
     async def send(
@@ -422,7 +430,8 @@ class Node:
         if peer not in self.expected_peers:
             raise PeerError(f"{peer} is not a peer of {self.name}")
         if peer in self._gone:
-            raise PeerError(f"waiting for {msg_type!r} from {peer}: {self._gone[peer]}")
+            raise self._missed(peer, msg_type, f"waiting for {msg_type!r} from {peer}: "
+                               f"{self._gone[peer]}")  # fmt: skip
         fut: asyncio.Future[bytes] = self.loop.create_future()
         self._waiters[(peer, msg_type)] = fut
         t = self.cluster.phase_timeout if timeout is None else timeout
@@ -430,10 +439,27 @@ class Node:
             return await asyncio.wait_for(fut, t)
         except asyncio.TimeoutError:
             self._waiters.pop((peer, msg_type), None)
-            raise PeerError(
+            raise self._missed(
+                peer,
+                msg_type,
                 f"timed out after {t:.0f} s waiting for {msg_type!r} from {peer} "
-                f"in phase {self.ledger.current[0]}"
+                f"in phase {self.ledger.current[0]}",
             ) from None
+        except PeerError as exc:
+            if peer in self._gone and not self._aborted:
+                raise self._missed(peer, msg_type, str(exc)) from None
+            raise
+
+    def _missed(self, peer: str, msg_type: str, reason: str) -> PeerError:
+        """Sign that a receive gave up (``missed`` entry, docs/transcript.md): a message of
+        ``msg_type`` from ``peer`` arriving later is late, left out by the protocol."""
+        ph, rd = self.ledger.current
+        self.transcript.append(
+            {"dir": "missed", "peer": peer, "ty": msg_type, "ph": ph, "rd": rd,
+             "reason": reason[:500]}
+        )  # fmt: skip
+        self.transcript.request_checkpoint()
+        return PeerError(reason)
 
     def peer_gone(self, peer: str, reason: str, clean: bool) -> None:
         ch = self.channels.get(peer)

@@ -18,6 +18,8 @@ from typing import Any
 import tomllib
 
 from parties.runtime.cluster import cluster_digest, load_cluster
+from parties.runtime.keys import ONE_PROCESS, PER_HOST
+from parties.verify.faults import gate_refusal, what_happened
 from parties.verify.incarnations import check_incarnations, crashed_files, describe
 from parties.verify.transcripts import (
     Check,
@@ -61,6 +63,23 @@ TOLERATED: dict[str, frozenset[str]] = {
     "mpc": frozenset({"client"}),
     "mixnet": frozenset({"client", "mix-server"}),
 }
+# What a party of a tolerated role may have published before it dropped out: nothing relies on
+# it, so its publisher need not have closed cleanly (a client's signed data report).
+DROPOUT_PUBLISHES = frozenset({"data-report"})
+
+
+ONE_PROCESS_WARNING = (
+    "one-process anchor: every party's key was made by one process (sdp run, or sdp cluster "
+    "init without --certs), so whoever ran cluster init could forge every transcript; the "
+    "checks prove consistency, not who signed; for an independent anchor each host makes its "
+    "own key (sdp keygen) and cluster init pins the certificates (--certs)"
+)
+
+
+def anchor_kind(trust: dict[str, Any]) -> str:
+    """``per-host`` or ``one-process`` (a trust file without ``anchor`` predates per-host keys:
+    its keys were all made by one process)."""
+    return PER_HOST if trust.get("anchor") == PER_HOST else ONE_PROCESS
 
 
 def load_trust(path: Path) -> dict[str, Any]:
@@ -104,6 +123,7 @@ def _certificates(
                 return None
     if trust is None:
         report.trust = "run directory (not independent)"
+        report.anchor = "run directory"
         report.warnings.append(
             "certificates were taken from the run directory itself: whoever holds the run "
             "directory could have replaced them; pass --trust TRUST.json (from sdp cluster init, "
@@ -112,7 +132,13 @@ def _certificates(
         detail = "one Ed25519 certificate per party, TRUSTED FROM THE RUN DIRECTORY"
     else:
         report.trust = "trust anchor"
+        report.anchor = anchor_kind(trust)
         detail = "one Ed25519 certificate per party, fingerprints match the trust anchor"
+        if report.anchor == PER_HOST:
+            detail += f"; trust anchor: per-host keys ({len(names)} parties)"
+        else:
+            detail += "; ONE-PROCESS ANCHOR"
+            report.warnings.append(ONE_PROCESS_WARNING)
     report.add(Check("certificates", True, len(names), detail))
     return keys
 
@@ -246,7 +272,13 @@ def verify_run(run_dir: Path, progress: bool = True, trust: dict[str, Any] | Non
         return report
     report.add(check_consistency(transcripts, report, clean))
     publishers = sorted(
-        n for n, t in transcripts.items() if any(e["dir"] == "publish" for e in t.entries)
+        n
+        for n, t in transcripts.items()
+        if any(
+            e["dir"] == "publish"
+            and not (roles.get(n) in may_fail and e.get("ty") in DROPOUT_PUBLISHES)
+            for e in t.entries
+        )
     )
     bad_pub = [n for n in publishers if n not in clean]
     if bad_pub or (published and not publishers):
@@ -261,7 +293,14 @@ def verify_run(run_dir: Path, progress: bool = True, trust: dict[str, Any] | Non
             )
         )
         return report
+    refusal = gate_refusal(transcripts, roles)
+    happened = what_happened(run_dir, cluster, transcripts, clean, report.late, refusal)
+    if happened:
+        report.add(Check("what happened", True, len(happened), "; ".join(happened)))
     aborted = (run_dir / "ABORTED.json").exists()
+    if refusal is not None and not published:
+        report.add(Check("run completed", True, 0, f"refused, nothing published: {refusal}"))
+        return report
     if aborted or not published:
         report.add(
             Check(
@@ -339,6 +378,7 @@ def main(argv: list[str]) -> int:
                     "checks": [c.__dict__ for c in report.checks],
                     "warnings": report.warnings,
                     "trust": report.trust,
+                    "anchor": report.anchor,
                 },
                 indent=1,
             )

@@ -222,11 +222,11 @@ def _fakes_failure(protocol: Any, seen: list[tuple[int, int]], signed: dict[str,
     from protocols.defences.fake_removal import fakes_statement
 
     if not seen:
-        return (
-            "the privacy statement describes fakes the shuffler never announced"
-            if "fakes" in signed
-            else ""
-        )
+        # a protocol may state fakes of its own (MURS: users who send one), not the shuffler's
+        own = protocol.privacy().get("fakes")
+        if "fakes" in signed and (own is None or not _close(to_jsonable(own), signed["fakes"])):
+            return "the privacy statement describes fakes the shuffler never announced"
+        return ""
     fakes, reports = seen[-1]
     mine = to_jsonable(fakes_statement(protocol, fakes, reports))
     if not _close(mine, signed.get("fakes")):
@@ -248,6 +248,10 @@ def check_published_estimate(
     report.warnings.append(
         "trusted shuffler: the permutation is not verifiable (simulation "
         "backend); only channels, signatures and the estimate are checked"
+    )
+    report.warnings.append(
+        "trusted shuffler: its fake count (the 'fakes' of its signed 'shuffled' messages, 0 when "
+        "absent) is its own unverifiable claim: the estimate and privacy.fakes rest on its word"
     )
 
 

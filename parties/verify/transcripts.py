@@ -47,6 +47,9 @@ class Report:
     # (receiver, entry index) of messages not in their sender's signed transcript
     unconfirmed: set[tuple[str, int]] = field(default_factory=set)
     trust: str = ""  # where the certificates' fingerprints came from
+    anchor: str = ""  # the trust anchor's kind: per-host, one-process (or run directory)
+    # senders whose message a receiver signed it had stopped waiting for (left out), in words
+    late: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -264,6 +267,14 @@ def check_consistency(
                         )
                     seen[key] = e
     fields = ("ty", "ph", "rd", "len", "dg", "pub")
+    # receives a party signed it gave up ("missed": timed out, or the sender was gone)
+    missed = {
+        (e["peer"], p, e["ty"]): e
+        for p, chain in chains.items()
+        for t in chain
+        for e in t.entries
+        if e["dir"] == "missed"
+    }
     for key, r in sorted(recvs.items(), key=lambda kv: (kv[0][1], kv[0][3], kv[1]["i"])):
         sender, receiver, s_inc, r_inc, msg = key
         where = f"{chains[receiver][r_inc].label} entry {r['i']}"
@@ -322,6 +333,14 @@ def check_consistency(
         )
         if r_inc < last[receiver]:  # to an incarnation that crashed (its receipts are cut)
             report.warnings.append(msg + f" (by {receiver}'s incarnation {r_inc}, which crashed)")
+            continue
+        gave_up = missed.get((sender, receiver, s["ty"]))
+        if gave_up is not None:  # signed by the receiver: late, left out
+            report.late.append(
+                f"{sender} was late: its {s['ty']!r} (entry {s['i']}) never reached "
+                f"{receiver} before {receiver} stopped waiting for it ({receiver} entry "
+                f"{gave_up['i']}, phase {gave_up.get('ph')}: {gave_up.get('reason', '')})"
+            )
             continue
         if receiver in clean:
             return Check(fail, False, len(sends), msg)
