@@ -310,4 +310,7 @@ def _run(
             + (", verified" if result.get("verified") else "")
             + f"); verify it later with: sdp verify {run_dir} --trust {trust_path}"
         )
+    noise = workload.protocol.noise_warning() if workload is not None else None
+    if noise:  # from public parameters only (n, epsilon, domain): no look at the data
+        print(f"WARNING: the estimate is mostly noise: {noise}", file=sys.stderr)
     return status

@@ -112,6 +112,11 @@ class ShuffleProtocol(ABC):
         """Privacy statement of the run (eps, delta, local eps, bound used)."""
         return {}
 
+    def noise_warning(self) -> str | None:
+        """One plain-words line when the estimate's noise, computed from public parameters
+        only (n, epsilon, domain), is of the order of the signal it estimates; else None."""
+        return None
+
     def uniform_fake_reports(self) -> Any:
         """A :class:`protocols.defences.fake_removal.UniformFakeReports` when the analyzer can
         remove uniform fake messages exactly (single-message k-RR reports; the protocol then

@@ -182,6 +182,24 @@ class TwoPhaseMiner(ShuffleProtocol):
         self.round_delta = 0.0
         self.target_note = ""
 
+    def noise_warning(self) -> str | None:
+        """Warn when an item nobody holds gets, by chance among the d items of round 1, an
+        estimated frequency of half the users or more (public: d, ell, eps, n)."""
+        if self.n is None:
+            return None
+        reports = self.n // 2 if self.split else self.n
+        sd = float(np.sqrt(phase_variance(np.zeros(1), self.ell, self.eps1, max(reports, 1))[0]))
+        spurious = sd * math.sqrt(2 * math.log(self.d))
+        if spurious < 0.5:
+            return None
+        return (
+            f"too few users for this item universe and epsilon: among the {self.d} items an "
+            f"item nobody holds reaches an estimated frequency of about {spurious:.2f} by "
+            f"chance (standard deviation {sd:.2f} with {reports} reports per round), so only "
+            "items far more frequent than that can be found; more users, a smaller universe "
+            "(fewer distinct items), a smaller ell or a larger --epsilon would help"
+        )
+
     # -- messages --------------------------------------------------------------------------
     def batch_specs(self) -> list[BatchSpec]:
         return self.batch_specs_round(0, {})

@@ -49,6 +49,18 @@ class GRRProtocol(ShuffleProtocol):
         self._privacy = privacy
         self.max_epsilon = max_epsilon
 
+    def noise_warning(self) -> str | None:
+        """Warn when a value's frequency is known to less than 1/k (variance at uniform)."""
+        sd = float(np.sqrt(grr_variance(np.full(self.k, 1.0 / self.k), self.k, self.eps_local,
+                                        self.n).mean()))  # fmt: skip
+        if sd * self.k <= 1.0:
+            return None
+        return (
+            f"too few users for this domain and epsilon: a frequency's standard deviation "
+            f"{sd:.3g} exceeds 1/k = {1 / self.k:.3g}; more users (now {self.n}), a larger "
+            "--epsilon or a smaller domain would help"
+        )
+
     def batch_specs(self) -> list[BatchSpec]:
         return [BatchSpec("reports", 1, self.k)]
 

@@ -132,6 +132,27 @@ class MultidimProtocol(ShuffleProtocol):
 
     estimators: tuple[str, ...] = ("paper",)
 
+    def noise_warning(self) -> str | None:
+        """Warn when a value's frequency is known to less than the frequency 1/d of a value in a
+        uniform spread, for most attributes (variances at uniform frequencies: public)."""
+        variance = getattr(self, "variance", None)
+        if variance is None:
+            return None
+        var = variance([np.full(k, 1.0 / k) for k in self.domain_sizes], self.estimator)
+        ratios = [
+            float(np.sqrt(np.mean(v))) * k for v, k in zip(var, self.domain_sizes) if v is not None
+        ]
+        if not ratios or float(np.median(ratios)) <= 1.0:
+            return None
+        noisy = sum(r > 1 for r in ratios)
+        sse = sum(float(np.sum(v)) for v in var if v is not None)
+        return (
+            f"too few users for these domains and epsilon: for {noisy} of {len(ratios)} "
+            f"attributes a frequency's standard deviation exceeds 1/d, the frequency of a value "
+            f"in a uniform spread (expected SSE about {sse:.2g}); more users (now {self.n}), a "
+            "larger --epsilon or attributes with fewer values would help"
+        )
+
     def __init__(
         self,
         domain_sizes: tuple[int, ...] | list[int],
