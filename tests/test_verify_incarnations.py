@@ -310,6 +310,26 @@ def _lying_gfim_run(tmp: Path, shuffler: str) -> tuple[Path, Path]:
     return run, out / "trust.json"
 
 
+def _states_disagree(run: Path, shuffler: str) -> None:
+    import tomllib
+
+    from parties.verify.mixnet import check_mixnet_run
+    from parties.verify.shuffle import check_mpc_run
+    from parties.verify.transcripts import Report, check_transcript, public_key
+
+    cluster = tomllib.loads((run / "cluster.toml").read_text())
+    session = bytes.fromhex(cluster["run"]["session"])
+    ts = {}
+    for p in cluster["party"]:
+        key = public_key(run / "certs" / f"{p['name']}.crt", p["name"])
+        ts[p["name"]], err = check_transcript(run, p["name"], session, key)
+        assert err is None, err
+    report = Report()
+    (check_mpc_run if shuffler == "mpc" else check_mixnet_run)(run, cluster, ts, report)
+    state = [c for c in report.checks if c.name == "recompute round state"]
+    assert state and not state[0].ok and "2 different states" in state[0].detail, report.checks
+
+
 @pytest.mark.parametrize("shuffler", ["mpc", pytest.param("mixnet", marks=pytest.mark.slow)])
 def test_item1_lying_analyzer_with_forged_incarnations_is_rejected(tmp_path, shuffler):
     """The attack of the review: the analyzer sends the clients a different round state from
@@ -330,6 +350,8 @@ def test_item1_lying_analyzer_with_forged_incarnations_is_rejected(tmp_path, shu
     }
     assert got and logged and not got & logged  # the attack was mounted
     keys = run.parent / "parties"
+    # the protocol check on its own (consistency aside) reads the state the clients signed
+    _states_disagree(run, shuffler)
     plain = json.loads(sdp("verify", str(run), "--trust", str(trust), "--json").stdout)
     assert not plain["ok"] and "dg differ" in plain["first_failure"], plain["first_failure"]
     forged = run.with_name("forged")

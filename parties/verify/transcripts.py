@@ -288,7 +288,7 @@ def check_consistency(
                 f"was restarted: a party that sent a protocol message cannot rejoin",
             )
         if s is None and r_inc == last[receiver]:
-            report.unconfirmed.add((receiver, r["i"]))  # (a crashed incarnation counts not)
+            report.unconfirmed.add((receiver, r["i"]))  # checks read current transcripts only
         if s is None and sender in transcripts and s_inc < last[sender]:
             report.warnings.append(
                 f"{where}: message {msg} ({r['ty']!r}) from {sender}'s incarnation {s_inc}, "
