@@ -197,3 +197,35 @@ def test_trusted_shuffler_fake_count_is_its_own_claim(tmp_path):
     assert rep["ok"], rep
     lines = [w for w in rep["warnings"] if "fake count" in w]
     assert len(lines) == 1 and "its own unverifiable claim" in lines[0], rep["warnings"]
+
+
+def test_what_happened_in_words_from_signed_entries(tmp_path):
+    """The plain-words summary on hand-made signed entries (no processes): a message logged
+    after its receiver's ``missed`` entry names its sender as late; a dropout is described by
+    the last thing its signed transcript shows."""
+    from parties.verify.faults import what_happened
+    from parties.verify.transcripts import Transcript
+
+    cluster = {
+        "run": {"params": {"users": 100}},
+        "party": [{"name": n, "role": r} for n, r in
+                  [("analyzer", "analyzer"), ("shuffler", "shuffler"), ("client-1", "client"),
+                   ("client-2", "client")]],
+    }  # fmt: skip
+    shuffler = Transcript("shuffler", [
+        {"i": 1, "dir": "missed", "peer": "client-1", "ty": "submit", "ph": "submit", "rd": 0},
+        {"i": 2, "dir": "recv", "peer": "client-1", "ty": "submit", "ph": "submit", "rd": 0},
+    ], status="ok")  # fmt: skip
+    client2 = Transcript("client-2", [
+        {"i": 1, "dir": "send", "peer": "shuffler", "ty": "submit", "ph": "submit", "rd": 0},
+    ])  # fmt: skip
+    said = what_happened(
+        tmp_path, cluster, {"shuffler": shuffler, "client-2": client2},
+        frozenset({"analyzer", "shuffler", "client-1"}), [], None,
+    )  # fmt: skip
+    assert said == [
+        "client-2 dropped out after sending 1 message(s) (last: 'submit' to shuffler, phase "
+        "submit round 0)",
+        "client-1 was late: its 'submit' reached shuffler (entry 2) only after shuffler had "
+        "signed that a wait for it ran out (entry 1)",
+    ]

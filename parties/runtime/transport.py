@@ -452,7 +452,8 @@ class Node:
 
     def _missed(self, peer: str, msg_type: str, reason: str) -> PeerError:
         """Sign that a receive gave up (``missed`` entry, docs/transcript.md): a message of
-        ``msg_type`` from ``peer`` arriving later is late, left out by the protocol."""
+        ``msg_type`` from ``peer`` that comes later is late (the protocol waits again or leaves
+        it out); ``sdp verify`` names ``peer`` as late instead of calling the message forged."""
         ph, rd = self.ledger.current
         self.transcript.append(
             {"dir": "missed", "peer": peer, "ty": msg_type, "ph": ph, "rd": rd,

@@ -67,7 +67,8 @@ def _refused_with(t: Transcript | None, refusal: str | None) -> bool:
 
 
 def _late_arrivals(transcripts: dict[str, Transcript]) -> list[str]:
-    """Messages a receiver logged after it had signed that it stopped waiting for them."""
+    """Messages a receiver logged after it had signed that a wait for them ran out (the
+    protocol may have waited again, ``parties.runtime.receive``, or left them out)."""
     out = []
     for receiver, t in transcripts.items():
         gave_up: dict[tuple[str, str], int] = {}
@@ -77,8 +78,8 @@ def _late_arrivals(transcripts: dict[str, Transcript]) -> list[str]:
             elif e["dir"] == "recv" and (e["peer"], e["ty"]) in gave_up:
                 out.append(
                     f"{e['peer']} was late: its {e['ty']!r} reached {receiver} (entry {e['i']}) "
-                    f"after {receiver} had stopped waiting for it (entry "
-                    f"{gave_up[(e['peer'], e['ty'])]}); left out"
+                    f"only after {receiver} had signed that a wait for it ran out (entry "
+                    f"{gave_up[(e['peer'], e['ty'])]})"
                 )
                 del gave_up[(e["peer"], e["ty"])]
     return out
