@@ -45,7 +45,43 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--quiet", action="store_true", help="no progress display")
     ap.add_argument("--json", action="store_true", help="print result.json instead of tables")
     ap.add_argument("--no-verify", action="store_true", help="skip sdp verify after the run")
+    ap.add_argument(
+        "--evaluate-not-private",
+        action="store_true",
+        help="with --data: also compute the TRUE statistics of FILE (every true marginal, the "
+        "true mean or the true item frequencies) and the estimate's error against them, and "
+        f"write them to RUN_DIR{EVALUATION_SUFFIX} beside the run directory. Not differentially "
+        "private: for the operator's eyes only, never publish it (runs on bundled or synthetic "
+        "data always write it; result.json never holds it)",
+    )
     return ap
+
+
+EVALUATION_SUFFIX = ".evaluation-NOT-PRIVATE.json"
+EVALUATION_WARNING = (
+    "NOT PRIVATE: true statistics of the run's data, computed by the launcher after the run; "
+    "for the operator's eyes only. Not part of the protocol, not covered by the privacy "
+    "ledger, not in result.json: never publish this file"
+)
+
+
+def evaluation_path(run_dir: Path) -> Path:
+    """The operator-only evaluation of a run: beside RUN_DIR (never inside what is published)."""
+    return run_dir.with_name(run_dir.name + EVALUATION_SUFFIX)
+
+
+def write_evaluation(run_dir: Path, evaluation: dict[str, Any]) -> Path:
+    """Write the operator-only evaluation (true statistics) beside RUN_DIR, owner-readable only."""
+    path = evaluation_path(run_dir)
+    write_atomic(
+        path,
+        json.dumps(
+            {"NOT_PRIVATE": EVALUATION_WARNING, "run": str(run_dir), "evaluation": evaluation},
+            indent=1,
+        ),
+    )
+    os.chmod(path, 0o600)
+    return path
 
 
 def _inside(path: Path, root: Path) -> bool:
@@ -53,11 +89,10 @@ def _inside(path: Path, root: Path) -> bool:
     return p == r or r in p.parents
 
 
-def _give_clients_their_data(
-    cluster: Any, data: Path, keys_root: Path
-) -> tuple[Any, dict[str, Any]]:
+def _give_clients_their_data(cluster: Any, data: Path, keys_root: Path) -> tuple[Any, list[str]]:
     """Split ``data`` among the client parties (each part in that party's private directory);
-    each declares the rows the schema keeps in its part."""
+    each declares its part's data lines (its public user count). Returns the cluster and, for
+    the operator only (never published), one line per client on what its schema excluded."""
     from dataclasses import replace
 
     from parties.runtime.own_data import PART_NAME, split_for_clients
@@ -73,27 +108,80 @@ def _give_clients_their_data(
         replace(p, data=str(dest[p.name]), users=kept[p.name]) if p.name in dest else p
         for p in cluster.parties
     ]
-    return replace(cluster, parties=parties), {c: r.public() for c, r in reports.items()}
+    return replace(cluster, parties=parties), [f"{c}: {r.summary()}" for c, r in reports.items()]
 
 
-def abort_run(run_dir: Path, reasons: dict[str, str], wall: float, why: str) -> None:
-    """Mark RUN_DIR aborted: no result, ``ABORTED.json`` with the reasons."""
+def abort_run(
+    run_dir: Path,
+    reasons: dict[str, str],
+    wall: float,
+    why: str,
+    released: dict[str, Any] | None = None,
+) -> None:
+    """Mark RUN_DIR aborted: no result, ``ABORTED.json`` with the reasons and the ledger of
+    every release that passed the gate before the abort (earlier rounds' results, which went
+    out to the clients and the shuffler; an empty ledger when none did)."""
     (run_dir / "result.json").unlink(missing_ok=True)
+    ledger: Any = released or {"releases": [], "total": None}
+    if why != "privacy gate":  # only the analyzer's gate refusal names what it released
+        ledger = (
+            "not known to the launcher: a round state the analyzer broadcast before the abort "
+            "is in its transcript (send entries of type 'state')"
+        )
     write_atomic(
         run_dir / "ABORTED.json",
         json.dumps(
-            {"aborted": True, "why": why, "failed_parties": reasons, "wall_s": wall}, indent=1
+            {
+                "aborted": True,
+                "why": why,
+                "failed_parties": reasons,
+                "released_before_abort": ledger,
+                "wall_s": wall,
+            },
+            indent=1,
         ),
     )
 
 
-def print_summary(result: dict[str, Any], costs: dict[str, Any]) -> None:
+def gate_refusal(
+    reasons: dict[str, str],
+) -> tuple[str, dict[str, str], dict[str, Any] | None] | None:
+    """(the stderr line, the reasons without ledgers, the ledger of what was released before
+    the refusal) when a party's failure is a privacy-gate refusal; None otherwise."""
+    from parties.clients.roles import released_before_refusal
+
+    split = {n: released_before_refusal(r) for n, r in reasons.items()}
+    refused = next((n for n, (r, _) in split.items() if "privacy gate refused" in r), None)
+    if refused is None:
+        return None
+    reason, released = split[refused]
+    line = reason.split("privacy gate refused to publish", 1)[-1]
+    rel = (released or {}).get("releases") or []
+    if rel:
+        listed = "; ".join(
+            f"round {r['round']}: {r['what']} (eps {r['eps']:.4g}, delta {r['delta']:.3g})"
+            for r in rel
+        )
+        total = released["total"]  # type: ignore[index]
+        text = (
+            f"sdp run: the privacy gate refused{line}; ALREADY RELEASED before the refusal (to "
+            f"the clients and the shuffler): {listed}; total eps {total['eps']:.4g}, delta "
+            f"{total['delta']:.3g} (ABORTED.json)"
+        )
+    else:
+        text = f"sdp run: nothing published: the privacy gate refused{line}"
+    return text, {n: r for n, (r, _) in split.items()}, released
+
+
+def print_summary(
+    result: dict[str, Any], costs: dict[str, Any], evaluation: dict[str, Any] | None = None
+) -> None:
     from rich.table import Table
 
     from parties.runtime.ui import console
 
     con = console()
-    ev = result.get("evaluation", {})
+    ev = evaluation or {}
     tab = ev.get("table")
     if tab:
         t = Table(title=tab.get("title", "estimate vs truth"))
@@ -196,9 +284,14 @@ def _run(
         args.phase_timeout,
         extra,
     )
-    data_reports: dict[str, Any] = {}
     if getattr(args, "data", None):
-        cluster, data_reports = _give_clients_their_data(cluster, Path(args.data), keys_root)
+        cluster, excluded = _give_clients_their_data(cluster, Path(args.data), keys_root)
+        if not args.quiet:  # the operator's terminal only: never in the run directory
+            print(
+                "sdp run: operator only, not published (each excluded row takes part as a "
+                "dummy record):\n  " + "\n  ".join(excluded),
+                file=sys.stderr,
+            )
     dirs = make_party_dirs(cluster, keys_root)
     if hasattr(plan, "prepare_party_dirs"):
         plan.prepare_party_dirs(cluster, dirs)
@@ -208,7 +301,8 @@ def _run(
     (run_dir / "cluster.toml").write_text(dump_cluster(cluster))
     publish_public_files(next(iter(dirs.values())), run_dir)
     workload = None
-    if not hasattr(plan, "validate"):
+    evaluate = not getattr(args, "data", None) or args.evaluate_not_private
+    if evaluate and not hasattr(plan, "validate"):
         from protocols.workloads import get_workload
 
         # the launcher evaluates on the whole file (never a party of the protocol)
@@ -253,11 +347,11 @@ def _run(
             "sdp run: tolerated failure(s): " + "; ".join(f"{n}: {r}" for n, r in faults.items()),
             file=sys.stderr,
         )
-    refusal = next((r for r in reasons.values() if "privacy gate refused" in r), None)
-    if failed and refusal is not None:
-        abort_run(run_dir, reasons, wall, "privacy gate")
-        line = refusal.split("privacy gate refused to publish", 1)[1]
-        print(f"sdp run: nothing published: the privacy gate refused{line}", file=sys.stderr)
+    refusal = gate_refusal(reasons) if failed else None
+    if refusal is not None:
+        text, plain, released = refusal
+        abort_run(run_dir, plain, wall, "privacy gate", released)
+        print(text, file=sys.stderr)
         return 1
     if failed:
         abort_run(run_dir, reasons, wall, "party failure")
@@ -274,22 +368,17 @@ def _run(
         print(f"sdp run: every party exited cleanly but {result_path} is missing", file=sys.stderr)
         return 1
     result = json.loads(result_path.read_text())
+    # true statistics never go into result.json (docs/privacy.md): the operator's file beside it
+    evaluation = None
     if workload is not None:
-        result["evaluation"] = workload.report(result["estimate"])
-    else:
-        result["evaluation"] = plan.evaluate(params, {**result, "_run_dir": str(run_dir)})
-    result["evaluation_note"] = (
-        "computed by the launcher from the true data after the run; not part of the protocol"
-    )
+        evaluation = workload.report(result["estimate"])
+    elif evaluate:
+        evaluation = plan.evaluate(params, {**result, "_run_dir": str(run_dir)})
+    if evaluation is not None:
+        write_evaluation(run_dir, evaluation)
     result["wall_s"] = wall
     if faults:
         result["faults"] = faults
-    if data_reports:
-        result["data"] = {
-            "note": "rows of each client party's file excluded before randomization (counts "
-            "only; each client party published its own in its signed transcript)",
-            "clients": data_reports,
-        }
     write_atomic(result_path, json.dumps(result, indent=1))
     status = 0
     if not args.no_verify:
@@ -304,7 +393,9 @@ def _run(
     if args.json:
         print(json.dumps(result, indent=1))
     else:
-        print_summary(result, costs)
+        print_summary(result, costs, evaluation)
+        if evaluation is not None:
+            print(f"operator only (NOT private, never publish): {evaluation_path(run_dir)}")
         print(
             f"run directory: {run_dir}  (wall {wall:.1f} s"
             + (", verified" if result.get("verified") else "")

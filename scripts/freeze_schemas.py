@@ -1,8 +1,8 @@
 """Freeze the bundled datasets' preprocessing parameters into ``protocols/data/schemas.json``.
 
 The paper-reproducing preprocessing of the bundled datasets derives some parameters from the
-data (Adult's quantile bin edges and categorical domains, Kosarak's top-8 items, the HP-SDP
-census top-914 job codes). Run once on the raw files; the loaders then read these constants and
+data (Adult's quantile bin edges and categorical domains, Census-Income's categorical domains,
+Kosarak's top-8 items, the HP-SDP census top-914 job codes). Run once on the raw files; the loaders then read these constants and
 never recompute them from the records they parse, so a parameter cannot move with one record.
 They remain *derived from the data, as in the paper, not private* (listed in every report).
 
@@ -40,6 +40,20 @@ def adult(folder: Path) -> dict:
     return {"quantile_edges": edges, "categories": cats}
 
 
+def census_income(folder: Path) -> dict:
+    """Census-Income's categorical domains: the sorted distinct values of both raw files."""
+    cats: dict[str, set[str]] = {name: set() for c, name in C.CENSUS_COLUMNS if c != 0}
+    for fname in ("census-income.train.csv.gz", "census-income.test.csv.gz"):
+        with gzip.open(folder / fname, "rt") as fh:
+            for line in fh:
+                parts = line.split(",")
+                if len(parts) >= 42:
+                    for c, name in C.CENSUS_COLUMNS:
+                        if c != 0:
+                            cats[name].add(parts[c].strip())
+    return {"categories": {name: sorted(v) for name, v in cats.items()}}
+
+
 def kosarak_top(folder: Path, items: int = 8) -> list[str]:
     with gzip.open(folder / "fimi" / "kosarak-head36682.dat.gz", "rt") as fh:
         txs = [set(line.split()) for line in fh if line.strip()]
@@ -67,6 +81,7 @@ def main(argv: list[str]) -> int:
         "note": "derived once from the raw bundled data, as in the papers; public constants "
         "now, not private (scripts/freeze_schemas.py)",
         "adult": adult(folder / "adult"),
+        "census_income": census_income(folder / "census-income-kdd"),
         "kosarak_top_items": kosarak_top(folder),
         "hp_sdp_census_top_codes": census_job_codes(folder),
     }

@@ -52,4 +52,8 @@ def test_run_point_and_k_sweep_and_report(tmp_path):
         "Public parameters derived from the data, as in the paper, not private" in text
         and "90th percentile" in text
     )
+    # the ungated sections say so in the report itself (issue 26, finding 5)
+    for head in ("## 2. ", "## 5. ", "## 6. "):
+        section = text.split(head, 1)[1].split("\n## ", 1)[0]
+        assert "**Non-private experiment.**" in section and "without the privacy gate" in section
     assert (tmp_path / "k_sweep_precision.png").stat().st_size > 1000

@@ -7,15 +7,12 @@
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pytest
 
 from protocols.accountant import amplify
 from protocols.base import simulate
-from protocols.multidim.baselines import SUEMS, sue_calculate
-from protocols.multidim.calculate import calculate
+from protocols.multidim.baselines import SUEMS
 from protocols.privacy.ledger import PrivacyRefusal, Release
 from protocols.privacy.statements import default_delta
 from protocols.workloads import get_workload
@@ -85,19 +82,14 @@ def test_default_delta_is_strictly_below_one_over_n(name, params) -> None:
         get_workload(name, {**params, "delta": 1.0 / n})
 
 
-def test_sue_ms_states_the_composed_delta() -> None:
-    """Two per-bit (eps_c/2, delta') guarantees compose to (eps_c, 2 delta'): each bit is now
-    calibrated at delta/2, so the stated delta is the composed one."""
-    n_eff, delta, eps_c = 3014, 1e-7, 0.9
-    b = sue_calculate(eps_c, delta, n_eff)
-    per_bit = calculate(eps_c / 2, delta / 2, n_eff, 2)
-    assert b.eps_local == pytest.approx(2 * per_bit.eps_local)
-    old = calculate(eps_c / 2, delta, n_eff, 2)  # what the old code used per bit
-    assert b.eps_local < 2 * old.eps_local
-    proto = SUEMS([4] * 15, 45_222, eps_c, delta)
-    assert proto.eps_local[0] == pytest.approx(b.eps_local)
-    # the bound each bit satisfies, composed over the two bits, is exactly (eps_c, delta)
-    bit_eps = math.sqrt(
-        14 * math.log(2 / (delta / 2)) * (math.exp(b.eps_local / 2) + 1) / (n_eff - 1)
-    )
-    assert 2 * bit_eps == pytest.approx(eps_c) and 2 * (delta / 2) == delta
+def test_sue_ms_paper_accounting_is_the_decomposition_bound() -> None:
+    """Spec Sec. 7's candidate (two bits as independent binary RR) is dropped (issue 26,
+    tests/test_privacy_leaks_suems.py): ``paper`` calibrates SUE-MS with the blanket
+    decomposition bound for whole SUE vectors, and the stated guarantee is (eps_c, delta)."""
+    from protocols.accountant import max_local_epsilon
+
+    n, delta, eps_c = 45_222, 1e-7, 0.9
+    proto = SUEMS([4] * 15, n, eps_c, delta)
+    want = max_local_epsilon(eps_c, n // 15, delta, bound="decomposition", mechanism="sue")
+    assert proto.eps_local[0] == pytest.approx(want)
+    assert proto.privacy()["bound"].startswith("accountant:decomposition/sue")

@@ -7,6 +7,8 @@ import json
 import pytest
 from conftest import sdp
 
+from parties.launcher import evaluation_path
+
 
 def _run(tmp_path, *extra, timeout=900):
     out = tmp_path / "run"
@@ -33,7 +35,7 @@ def _run(tmp_path, *extra, timeout=900):
 
 def test_small_secure_gs_matches_reference(tmp_path, datasets_dir):
     out, res = _run(tmp_path, "--transactions", "400", "--items", "8", "--param", "key_bits=512")
-    ev = res["evaluation"]
+    ev = json.loads(evaluation_path(out).read_text())["evaluation"]
     assert res["verified"] and ev["feasible"]["ok"]
     assert ev["max_relative_difference_to_reference"] < 1e-6
     costs = json.loads(sdp("costs", str(out), "--json", check=True).stdout)
@@ -49,9 +51,10 @@ def test_small_secure_gs_matches_reference(tmp_path, datasets_dir):
 
 @pytest.mark.slow
 def test_issue_command_2000x20_2048_bit(tmp_path, datasets_dir):
-    _, res = _run(tmp_path, "--transactions", "2000", "--items", "20")
+    out, res = _run(tmp_path, "--transactions", "2000", "--items", "20")
     assert res["verified"]
-    assert res["evaluation"]["max_relative_difference_to_reference"] < 1e-6
+    ev = json.loads(evaluation_path(out).read_text())["evaluation"]
+    assert ev["max_relative_difference_to_reference"] < 1e-6
 
 
 def test_unknown_txpub_parameter_is_one_clear_error(tmp_path):

@@ -40,14 +40,6 @@ def load_workload(cluster: Cluster, name: str | None = None) -> Workload:
     return get_workload(cluster.protocol, params)
 
 
-def publish_data_report(node: Any, workload: Workload) -> None:
-    """A client party on its own data publishes (signed, counts only) what reading its file
-    excluded before randomization."""
-    if workload.data_report is not None:
-        node.phase("data")
-        node.publish("data-report", codec.dumps(to_jsonable(workload.data_report)))
-
-
 def own_data(cluster: Cluster) -> bool:
     """A run on the data owners' own files (client parties name their files)."""
     return any(p.data for p in cluster.by_role("client"))
@@ -177,7 +169,26 @@ def gate_round(
     try:
         return gate(protocol, rnd, counts, previous=released)
     except PrivacyRefusal as exc:
-        raise PrivacyRefusal(f"privacy gate refused to publish round {rnd}: {exc}") from None
+        msg = f"privacy gate refused to publish round {rnd}: {exc}"
+        if released:  # earlier rounds' results already went out: the launcher lists them
+            msg += RELEASED_MARK + json.dumps(ledger_json(released), separators=(",", ":"))
+        raise PrivacyRefusal(msg) from None
+
+
+RELEASED_MARK = " || released before the refusal: "
+
+
+def released_before_refusal(reason: str) -> tuple[str, dict[str, Any] | None]:
+    """(the refusal without its ledger, the ledger of the releases that passed the gate before
+    it, or None): the analyzer's refusal of a later round names what earlier rounds released."""
+    head, mark, tail = reason.partition(RELEASED_MARK)
+    if not mark:
+        return reason, None
+    try:
+        ledger = json.loads(tail)
+    except ValueError:
+        return head, {"unparsed": tail}
+    return head, ledger
 
 
 def publish_result(

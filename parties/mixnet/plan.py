@@ -26,7 +26,6 @@ from parties.clients.roles import (
     ClientPopulation,
     gate_round,
     load_workload,
-    publish_data_report,
     publish_result,
 )
 from parties.mixnet.analyzer import receive_result
@@ -169,7 +168,6 @@ async def run_client(node: Any, cluster: Cluster) -> None:
     """Per round: encode every user, encrypt each message under the round's joint key with a
     proof bound to the user's own client id, submit to every server."""
     workload = load_workload(cluster, node.name)
-    publish_data_report(node, workload)
     pop = ClientPopulation(cluster, node.name, workload)
     cfg = mixnet_config(cluster, 0, {}, workload)
     for rnd in range(workload.protocol.n_rounds):

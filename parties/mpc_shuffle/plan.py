@@ -140,11 +140,10 @@ async def _recv_state(node: Any, cfg: MPCShufflerConfig, rnd: int) -> dict[str, 
 
 async def run_client_role(node: Any, cluster: Any) -> None:
     """Encode this population's users block by block, round by round; submit Shamir shares."""
-    from parties.clients.roles import load_workload, publish_data_report
+    from parties.clients.roles import load_workload
 
     cfg = config_from_cluster(cluster)
     workload = load_workload(cluster, node.name)
-    publish_data_report(node, workload)
     proto = workload.protocol
     pop = ClientPopulation(cluster, node.name, workload)
     public: dict[str, Any] = {}

@@ -3,8 +3,12 @@
 ``sdp run PROTOCOL --data FILE --schema S.toml`` plays several data owners on one machine: the
 file's data lines are split into contiguous parts, one per client party (the header, if the
 schema says there is one, is repeated in every part), each part is written into that party's
-private directory, and each party declares (publicly) how many of its rows the schema keeps.
-From there on a client party reads only its own part, as it would on its own host.
+private directory, and each party declares (publicly) how many data lines its part has: one
+participant per line, counted before any value is parsed, so that the public user count does not
+depend on what the schema keeps (a malformed line or a missing answer still takes part, as a
+dummy record: ``protocols.datasets.source.with_dummies``). From there on a client party reads
+only its own part, as it would on its own host. What the schema excluded (the data reports) is
+for the operator only: it is shown on the launcher's terminal and never published.
 """
 
 from __future__ import annotations
@@ -34,8 +38,8 @@ def _has_header(schema: Schema) -> bool:
 def split_for_clients(
     path: Path, schema: Schema, clients: list[str], dest: dict[str, Path]
 ) -> tuple[dict[str, int], dict[str, DataReport]]:
-    """Write client ``c``'s part of ``path`` to ``dest[c]``; returns the rows the schema keeps
-    in each part and each part's data report (nothing is dropped: every line goes to one part)."""
+    """Write client ``c``'s part of ``path`` to ``dest[c]``; returns each part's data lines (its
+    public user count) and its data report (operator only; every line goes to one part)."""
     with _open_text(path) as f:
         header = f.readline() if _has_header(schema) else ""
         lines = f.readlines()
@@ -49,12 +53,13 @@ def split_for_clients(
             out.write(header)
             out.writelines(part)
         data = read_dataset(dest[c], schema)
-        kept[c] = int(data.n)
+        kept[c] = int(data.report.rows_total)
         reports[c] = data.report
     return kept, reports
 
 
-def count_kept(path: Path, schema: Schema) -> tuple[int, DataReport]:
-    """Rows of ``path`` the schema keeps, and the file's data report."""
+def count_rows(path: Path, schema: Schema) -> tuple[int, DataReport]:
+    """Data lines of ``path`` (the public number of participants), and the file's data report
+    (operator only)."""
     data = read_dataset(path, schema)
-    return int(data.n), data.report
+    return int(data.report.rows_total), data.report

@@ -319,7 +319,8 @@ def check_shuffler_defences(
 
 
 def own_data_params(args: argparse.Namespace, params: dict[str, Any]) -> dict[str, Any]:
-    """``schema`` (its text) and, with ``--data``, ``users`` (the rows the schema keeps)."""
+    """``schema`` (its text) and, with ``--data``, ``users`` (the file's data lines: the public number of
+    participants, whatever the schema keeps of them)."""
     from pathlib import Path
 
     from protocols.datasets.schema import parse_schema
@@ -332,19 +333,19 @@ def own_data_params(args: argparse.Namespace, params: dict[str, Any]) -> dict[st
     out: dict[str, Any] = {"schema": text}
     data = getattr(args, "data", None)
     if data:
-        from parties.runtime.own_data import count_kept
+        from parties.runtime.own_data import count_rows
         from protocols.datasets.report import DataFileError
 
         try:
-            kept, _ = count_kept(Path(data), schema)
+            rows, _ = count_rows(Path(data), schema)
         except (DataFileError, OSError) as exc:
             raise ClusterError(f"--data {data}: {exc}") from None
-        if params.get("users") not in (None, kept):
+        if params.get("users") not in (None, rows):
             raise ClusterError(
-                f"--users {params['users']} but the schema keeps {kept} rows of {data}; "
-                "leave --users out with --data"
+                f"--users {params['users']} but {data} has {rows} data lines (one participant "
+                "each); leave --users out with --data"
             )
-        if kept < 2:
-            raise ClusterError(f"{data}: the schema keeps {kept} rows; nothing to run on")
-        out["users"] = kept
+        if rows < 2:
+            raise ClusterError(f"{data}: {rows} data lines; nothing to run on")
+        out["users"] = rows
     return out

@@ -23,7 +23,6 @@ from parties.clients.roles import (
     gate_round,
     load_batches,
     load_workload,
-    publish_data_report,
     publish_result,
 )
 from parties.runtime import codec
@@ -94,7 +93,6 @@ async def run_client(node: Any, cluster: Cluster) -> None:
     """Encode this population's users and submit their messages, block by block, per round."""
     shuffler = single(cluster, "shuffler").name
     workload = load_workload(cluster, node.name)
-    publish_data_report(node, workload)
     pop = ClientPopulation(cluster, node.name, workload)
     for rnd in range(workload.protocol.n_rounds):
         public = await receive_state(node, cluster, rnd)

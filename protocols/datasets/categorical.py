@@ -33,7 +33,7 @@ from the data (as in the paper); they are frozen in ``protocols/data/schemas.jso
 parse: one record cannot move an edge or a domain. A value outside a frozen domain is an error.
 They remain *public parameters derived from the data, as in the paper, not private*, and every
 reproduction report lists them (:data:`DERIVED_FROM_DATA`). Census-Income's categorical domains
-are still the values present (listed as such too).
+are frozen the same way (the values present in its two raw files).
 
 Raw data is read from an explicit ``data_dir`` (the folder holding ``adult/``, ``census-income-kdd/``
 and ``fimi/``), else ``$SDP_DATASETS``, else ``../shared/datasets`` next to the project. Adult also
@@ -59,7 +59,8 @@ DERIVED_FROM_DATA = {
     "domains (values present in the complete rows), frozen in protocols/data/schemas.json",
     "kosarak": "the 8 most frequent items of the Kosarak head (frozen in schemas.json)",
     "kosarak-synthetic": "the 8 most frequent items of the Kosarak head (frozen in schemas.json)",
-    "census-income": "the categorical domains (the values present in the file)",
+    "census-income": "the categorical domains (values present in the raw train and test "
+    "files), frozen in protocols/data/schemas.json",
 }
 
 
@@ -169,12 +170,6 @@ def _need(path: Path, what: str) -> Path:
             f"or set SDP_DATASETS)"
         )
     return path
-
-
-def _codes(column: list[str]) -> tuple[np.ndarray, int]:
-    """Map strings to indices of their sorted distinct values."""
-    values, inv = np.unique(np.asarray(column), return_inverse=True)
-    return inv.astype(np.int64), len(values)
 
 
 def _edge_bins(x: np.ndarray, edges: list[float]) -> np.ndarray:
@@ -313,13 +308,14 @@ def load_census_income(
     if not 0 < n <= total:
         raise ValueError(f"load_census_income: n must lie in [1, {total}], got {n}")
     pick = np.sort(np.random.default_rng(seed).choice(total, size=n, replace=False))
+    cats = frozen_schema()["census_income"]["categories"]
     out, ks = [], []
-    for (c, _), col in zip(CENSUS_COLUMNS, cols, strict=True):
+    for (c, name), col in zip(CENSUS_COLUMNS, cols, strict=True):
         if c == 0:
             age = np.asarray(col, dtype=np.int64)
             code, k = np.minimum(age // 10, 8), 9
-        else:
-            code, k = _codes(col)
+        else:  # the frozen public domain (never the values of the rows parsed)
+            code, k = _frozen_codes(col, cats[name], f"census-income {name}")
         out.append(code[pick])
         ks.append(k)
     return _check(

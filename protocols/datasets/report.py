@@ -11,9 +11,11 @@ sum(excluded.values())``. A row is excluded for the first of these that applies:
 * ``out_of_domain``: a value outside its attribute's domain under ``reject``.
 
 Values mapped to the schema's explicit ``other`` value, clipped values and dropped or merged
-items stay in their (kept) rows and are counted per attribute. ``public()`` is what a run report
-may publish (counts only); ``examples`` (line numbers, offending values) stay with the data
-owner: they are shown by ``sdp data check`` and never belong in a published report.
+items stay in their (kept) rows and are counted per attribute. The report is the data owner's:
+a run never publishes it (each excluded row takes part as a dummy record and the public user
+count is the file's data lines, ``protocols.datasets.source``). ``public()`` gives the counts
+without line numbers or values; ``examples`` (line numbers, offending values) are shown by
+``sdp data check`` only.
 """
 
 from __future__ import annotations
@@ -111,7 +113,7 @@ class DataReport:
     # ---- output --------------------------------------------------------------------------
 
     def public(self) -> dict[str, Any]:
-        """Counts only, for a run report: no line numbers, no values."""
+        """Counts only (no line numbers, no values), for the operator: never published."""
         out: dict[str, Any] = {
             "kind": self.kind,
             "schema_sha256": self.schema_sha256,

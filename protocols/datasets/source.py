@@ -12,18 +12,28 @@ S.toml``):
 
 Every protocol parameter comes from the schema and the run parameters, never from the records:
 the number of users ``users`` is a run parameter (the sum of the client parties' declared
-counts). :func:`records_for` reads the records a party holds (or none) and says how many rows
-were excluded before randomization and why.
+counts: the *data lines* of their files, one participant per line, whatever the schema makes of
+the line). :func:`records_for` reads the records a party holds (or none); every excluded row
+(malformed, missing, out of domain) still takes part as a *dummy record* drawn independently of
+the row (:func:`with_dummies`), so that the number of reports, and everything computed from
+it, is the same whether a person's line is well-formed or not. What was excluded (the data
+report) stays with the party's operator: it is never published.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
-from protocols.datasets.readers import CategoricalData, NumericData, SetValuedData, read_dataset
+from protocols.datasets.readers import (
+    CategoricalData,
+    Data,
+    NumericData,
+    SetValuedData,
+    read_dataset,
+)
 from protocols.datasets.report import DataReport
 from protocols.datasets.schema import (
     CategoricalSchema,
@@ -33,6 +43,7 @@ from protocols.datasets.schema import (
     SetValuedSchema,
     parse_schema,
 )
+from protocols.rng import experiment_rng, secure_rng
 
 SCHEMA_PARAM = "schema"
 DATA_PARAM = "data"
@@ -65,13 +76,43 @@ class OwnRecords:
         return 0 if self.data is None else int(self.data.n)
 
 
+def dummy_rng(params: dict[str, Any]) -> np.random.Generator:
+    """The dummies' randomness: CSPRNG-seeded, or from ``seed`` in a seeded simulation."""
+    seed = params.get("seed")
+    if seed is None:
+        return secure_rng()
+    return experiment_rng(int(seed), "own-data", "dummies")
+
+
+def with_dummies(data: Data, rng: np.random.Generator) -> Data:
+    """``data`` with one dummy record per excluded row (``report.rows_total`` records in all):
+    a uniform value of every attribute (categorical), an empty transaction (set-valued), a
+    uniform value in [0, 1] (numeric). A dummy depends on nothing in the file but the row's
+    existence; the estimate is then of the file with each excluded row replaced by a dummy."""
+    extra = data.report.rows_total - data.n
+    if extra < 0:
+        raise ValueError(f"{data.report.path}: {data.n} records kept from {data.report.rows_total}")
+    if extra == 0:
+        return data
+    if isinstance(data, CategoricalData):
+        sizes = np.asarray(data.schema.domain_sizes, dtype=np.int64)
+        dummies = (rng.random((extra, sizes.size)) * sizes).astype(np.int64)
+        recs = np.concatenate([np.asarray(data.records, dtype=np.int64), dummies])
+        return replace(data, records=recs)
+    if isinstance(data, NumericData):
+        return replace(data, values=np.concatenate([data.values, rng.random(extra)]))
+    indptr = np.concatenate([data.indptr, np.full(extra, data.indptr[-1], np.int64)])
+    return replace(data, indptr=indptr)
+
+
 def records_for(params: dict[str, Any], schema: Schema) -> OwnRecords:
-    """Read ``params["data"]`` (this party's file) with the schema; none if there is no file."""
+    """Read ``params["data"]`` (this party's file) with the schema, every excluded row replaced
+    by a dummy record (:func:`with_dummies`); none if there is no file."""
     path = params.get(DATA_PARAM)
     if path is None:
         return OwnRecords(None, None)
     data = read_dataset(str(path), schema)
-    return OwnRecords(data, data.report)
+    return OwnRecords(with_dummies(data, dummy_rng(params)), data.report)
 
 
 def declared_users(params: dict[str, Any], who: str) -> int:
@@ -79,7 +120,8 @@ def declared_users(params: dict[str, Any], who: str) -> int:
     if params.get("users") is None:
         raise ValueError(
             f"{who}: a run on your own data needs the public number of users (--users N, the "
-            "sum of the client parties' declared counts); it is never read from the data"
+            "sum of the client parties' declared counts: their files' data lines); it is never "
+            "read from what the schema makes of the records"
         )
     n = int(params["users"])
     if n < 2:
@@ -102,6 +144,8 @@ __all__ = [
     "SchemaError",
     "categorical_records",
     "declared_users",
+    "dummy_rng",
+    "with_dummies",
     "records_for",
     "schema_of",
 ]

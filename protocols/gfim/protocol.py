@@ -390,6 +390,14 @@ class TwoPhaseMiner(ShuffleProtocol):
     def privacy(self) -> dict[str, Any]:
         return self._privacy
 
+    def projected_counts(self, round: int, counts: dict[str, int]) -> dict[str, int] | None:
+        """The most reports round ``round`` can receive, from an earlier round's counts (the
+        gate's lookahead): LDPMiner's round 1 has round 0's users at most; GFIM's halves are
+        disjoint (None: nothing to project)."""
+        if self.split or round != 1:
+            return None
+        return {**counts, "phase2": int(counts.get("phase1", 0))}
+
     def releases(self, round: int, counts: dict[str, int]) -> list[Release]:
         """Round 0 publishes f1 of every item and the candidate set (public state); round 1 the
         final estimate. Disjoint halves (GFIM) compose in parallel, LDPMiner's rounds share users.

@@ -7,19 +7,18 @@
   framework: d balanced random groups, group i reports attribute i with SUE at eps_i to
   shuffler i (batch ``a{i}``).
 
-SUE shuffle bound (the paper gives none; spec Sec. 7 candidate, documented and unverified):
-two bits differ between any two inputs and each bit is binary RR at eps_l/2, so Balle's k = 2
-bound applied to eps_l/2 and composed over the 2 bits gives a (eps_c, 2 delta') guarantee from
-two (eps_c/2, delta') ones. Each bit is therefore calibrated to delta' = delta/2, so that the
-stated delta is the composed one:
-
-    eps_l = 2 Calculate(eps_c/2, delta/2, n_g, 2),   n_g = floor(min_users/d)
-
-(outside Balle et al.'s theorem, eps_c/2 > 1, the accountant's SUE bound is used instead).
-
-Acceptance check (paper): feasible from eps_c = 0.7 on Adult (threshold 0.651) and from 0.4 on
-Kosarak (threshold 0.4014: borderline, 0.4 itself is infeasible under the strict policy).
-``tight`` accounting uses the DP core's variation-ratio bound with SUE's parameters.
+SUE shuffle bound. The paper gives none; spec Sec. 7's candidate (2 x Balle's k = 2 bound at
+(eps_l/2, delta/2), treating the two bits that differ between two inputs as independent binary
+RR) is **not** a bound: the shuffler publishes whole vectors, and a third bit filters the crowd
+(an adversary keeps the vectors whose bit at a third value z is 0: the other users, who hold z,
+pass the filter with probability 1 - p, the target with 1 - q). On census-income at n = 100,000,
+eps_c = 2 the candidate's eps_l = 6.83 gives, on that pair, delta >= 2.1e-4 at eps 2 against the
+1e-7 it stated (``tests/test_privacy_leaks_suems.py`` holds the exact computation; issue 26). It
+is dropped: ``paper`` accounting now calibrates SUE-MS with the blanket decomposition bound for
+SUE (``protocols.accountant.decomposition``, exact for unary encodings), and ``tight`` with the
+accountant's ``tight_bound`` (variation ratio by default), both for whole vectors.
+``sue_feasibility_threshold`` keeps the candidate's threshold for the seed-000 tables only (what
+the paper's setup would have been); it certifies nothing.
 """
 
 from __future__ import annotations
@@ -29,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from protocols.base import Batches, BatchSpec
-from protocols.multidim.calculate import LocalBudget, calculate, feasibility_threshold
+from protocols.multidim.calculate import LocalBudget, feasibility_threshold
 from protocols.multidim.common import (
     MultidimProtocol,
     grouped_variance,
@@ -41,31 +40,9 @@ from protocols.oracles.unary_encoding import ue_estimate_from_counts, ue_perturb
 from protocols.privacy.ledger import Release
 
 
-def sue_calculate(eps_c: float, delta: float, n_eff: float, policy: str = "strict") -> LocalBudget:
-    """SUE local epsilon from the candidate bound: eps_l = 2 Calculate(eps_c/2, delta/2, n_eff, 2),
-    a composed (eps_c, delta) guarantee (module docstring).
-
-    Unary encoding needs eps_l > 0, so a non-positive solution is infeasible under every policy;
-    outside Balle et al.'s theorem the budget says so (``outside_theorem``).
-    """
-    b = calculate(eps_c / 2, delta / 2, n_eff, 2, policy)
-    if b.eps_local is None or b.eps_local <= 0:
-        return LocalBudget(
-            None, False, policy, b.argument, f"SUE bound: {b.reason}", b.outside_theorem
-        )
-    bound = (
-        b.bound
-        if b.bound.startswith("pure")
-        else "sue-candidate (2x Balle k=2 at eps_l/2, delta/2 each)"
-    )
-    return LocalBudget(
-        2 * b.eps_local, True, policy, b.argument, f"SUE candidate bound ({b.reason})", bound=bound
-    )
-
-
 def sue_feasibility_threshold(delta: float, n_eff: float) -> float:
-    """Smallest eps_c with a positive SUE local epsilon (X(eps_c / 2) > 4 at delta / 2: each of
-    the two composed halves, as :func:`sue_calculate` calibrates them)."""
+    """Smallest eps_c with a positive SUE local epsilon under spec Sec. 7's dropped candidate
+    (X(eps_c / 2) > 4 at delta / 2): the seed-000 tables' comparison only, no guarantee."""
     return 2 * feasibility_threshold(delta / 2, n_eff, 2)
 
 
@@ -154,7 +131,7 @@ class SUEMS(SRRMS):
     """SUE in the SRR-MS framework (module docstring); grouping as in SRR-MS."""
 
     name = "sue-ms"
-    paper_bound = "sue-candidate: 2 x Balle k=2 at (eps_l/2, delta/2) (spec Sec. 7, unverified)"
+    paper_bound = "accountant:decomposition/sue (whole vectors)"
 
     def __init__(
         self,
@@ -169,27 +146,24 @@ class SUEMS(SRRMS):
         self.group_accounted = self.min_users // self.d
         if self.group_accounted < 2:
             raise ValueError(f"{self.name}: floor(min_users/d) users per group is too few")
-        budget = None
+        # ``paper``: the decomposition bound for SUE vectors (the spec's candidate, two bits as
+        # independent binary RR, is violated: module docstring); ``tight``: the tight_bound
+        budget = local_budget(
+            self.eps_c,
+            self.delta,
+            self.group_accounted,
+            2,
+            accounting="tight",
+            policy=self.policy,
+            mechanism="sue",
+            bound="decomposition" if self.accounting == "paper" else self.tight_bound,
+        )
         if self.accounting == "paper":
-            budget = sue_calculate(self.eps_c, self.delta, self.group_accounted, self.policy)
-        if budget is None or budget.outside_theorem:
-            tight = local_budget(
-                self.eps_c,
-                self.delta,
-                self.group_accounted,
-                2,
-                accounting="tight",
-                policy=self.policy,
-                mechanism="sue",
-                bound=self.tight_bound,
-            )
-            if budget is not None:  # routed: the closed form is outside its theorem here
-                tight = LocalBudget(
-                    tight.eps_local, tight.feasible, tight.policy, budget.argument,
-                    f"{budget.reason}: local epsilon from the accountant (SUE) instead", True,
-                    f"{tight.bound} (closed form outside its theorem)",
-                )  # fmt: skip
-            budget = tight
+            budget = LocalBudget(
+                budget.eps_local, budget.feasible, budget.policy, budget.argument,
+                f"{budget.reason} (spec Sec. 7's candidate bound is dropped: not a bound for "
+                "whole SUE vectors)", budget.outside_theorem, self.paper_bound,
+            )  # fmt: skip
         self.budgets = [budget] * self.d
         self.eps_local = [budget.eps_local] * self.d
 

@@ -46,6 +46,9 @@ class Releasing(Protocol):
 
     def releases(self, round: int, counts: dict[str, int]) -> list[Release]: ...
 
+    # optional: ``projected_counts(round, counts)``, the most reports a later round can receive
+    # given an earlier round's counts (None: no projection); the gate's lookahead uses it
+
 
 class PrivacyRefusal(ValueError):
     """A release whose privacy guarantee does not hold (or exceeds ``max_epsilon``): not published."""
@@ -157,7 +160,47 @@ def gate(
                 f"{', re-accounted' if worst.reaccounted else ''}) exceeds max_epsilon "
                 f"{cap:g}; refusing to publish"
             )
+    _look_ahead(protocol, round, counts, [*previous, *out], cap)
     return out
+
+
+def _look_ahead(
+    protocol: Releasing, round: int, counts: Mapping[str, int], so_far: list[Release], cap: Any
+) -> None:
+    """Refuse round ``round`` already when a later round cannot be covered even with the most
+    reports it can receive (``protocol.projected_counts``, where the protocol defines it): a
+    round's result goes out to the clients and the shuffler, so a refusal later would leave it
+    released with nothing published."""
+    project = getattr(protocol, "projected_counts", None)
+    if project is None:
+        return
+    planned = list(so_far)
+    for later in range(round + 1, int(getattr(protocol, "n_rounds", 1))):
+        proj = project(later, {str(k): int(v) for k, v in counts.items()})
+        if proj is None:
+            return
+        try:
+            rel = [replace(r, round=later) for r in protocol.releases(later, proj)]
+        except PrivacyRefusal as exc:
+            raise PrivacyRefusal(
+                f"{protocol.name}: round {round}: round {later} could not be covered ({exc}); "
+                f"refusing before round {round}'s result is released"
+            ) from None
+        planned += rel
+        bad = [r for r in rel if not r.holds]
+        total = compose(planned)["eps"]
+        if bad or (cap is not None and total > cap * (1 + 1e-12)):
+            worst = bad[0] if bad else max(rel, key=lambda r: r.eps)
+            why = (
+                f"accounted for {worst.n_accounted}"
+                if bad
+                else f"eps {worst.eps:.4g}, composed {total:.4g} > max_epsilon {cap:g}"
+            )
+            raise PrivacyRefusal(
+                f"{protocol.name}: round {round}: round {later} could not be covered ({worst.what}"
+                f": at most {worst.n_received} reports, {why}); refusing before round {round}'s "
+                "result is released"
+            )
 
 
 def compose(releases: Iterable[Release]) -> dict[str, Any]:
