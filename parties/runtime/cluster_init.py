@@ -31,7 +31,7 @@ from parties.runtime.cluster import (
 )
 from parties.runtime.keys import TRUST, make_party_dirs
 from parties.runtime.plans import plan_for
-from parties.runtime.run_options import add_run_options, resolve_job
+from parties.runtime.run_options import add_run_options, netem_table, resolve_job
 
 
 def layout_cluster(
@@ -192,6 +192,7 @@ def main(argv: list[str]) -> int:
             if client_data:
                 cluster = _with_client_data(cluster, client_data)
             cluster.rejoin_window = rejoin_window_seconds(args.rejoin_window, "--rejoin-window")
+            cluster.netem = netem_table(args)
         dirs = write_cluster(cluster, out)
     except (ClusterError, KeyError, ValueError, ArithmeticError, OSError) as exc:
         msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
