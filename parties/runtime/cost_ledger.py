@@ -117,6 +117,8 @@ class CostLedger:
         self._perf0 = self._wall0 = time.perf_counter()
         self._unix0 = time.time()
         self._workers = WorkerCpu()
+        # overlapping waits (a gather over peers) count once: depth and since when
+        self._busy = {"wait_s": [0, 0.0], "send_s": [0, 0.0]}
         self.row("setup", 0)
 
     def now(self) -> float:
@@ -150,6 +152,10 @@ class CostLedger:
             r.spans[-1][1] = round(t1, 6)
         r.touch(t0)
         r.touch(t1)
+        for name, state in self._busy.items():
+            if state[0]:
+                setattr(r, name, getattr(r, name) + wall - state[1])
+                state[1] = wall
         self._cpu0, self._wall0 = cpu, wall
 
     def enter(self, phase: str, rnd: int = 0) -> None:
@@ -231,13 +237,21 @@ class CostLedger:
         if nbytes or messages:
             r.touch(self.now())
 
-    def waited(self, seconds: float) -> None:
-        """Seconds the current row spent in ``recv`` waiting for a peer."""
-        self._rows[self._current].wait_s += seconds
+    def begin(self, what: str) -> None:
+        """A ``recv`` starts waiting for a peer (``what="wait_s"``) or a ``send`` blocks on
+        flow control (``"send_s"``); time with at least one pending counts once."""
+        state = self._busy[what]
+        if state[0] == 0:
+            state[1] = time.perf_counter()
+        state[0] += 1
 
-    def sending(self, seconds: float) -> None:
-        """Seconds the current row spent blocked in ``send``."""
-        self._rows[self._current].send_s += seconds
+    def end(self, what: str) -> None:
+        """The matching end of ``begin``; the time goes to the current row."""
+        state = self._busy[what]
+        state[0] -= 1
+        if state[0] == 0:
+            r = self._rows[self._current]
+            setattr(r, what, getattr(r, what) + time.perf_counter() - state[1])
 
     def to_json(self) -> dict[str, Any]:
         """{party, rows: [...], phases: [{phase, n_rounds, rounds, totals}]} in time order."""

@@ -306,9 +306,11 @@ class Node:
             self._keep(peer, msg_type, payload, public, ph, rd, pr)
         for _ in self._frames(ch, peer, msg_type, memoryview(payload), public, ph, rd, pr):
             if ch.backlogged:
-                t0 = time.perf_counter()
-                await ch.drain()
-                self.ledger.sending(time.perf_counter() - t0)
+                self.ledger.begin("send_s")
+                try:
+                    await ch.drain()
+                finally:
+                    self.ledger.end("send_s")
 
     def _keep(
         self, peer: str, msg_type: str, payload: Any, public: bool, ph: str, rd: int, pr: int
@@ -425,7 +427,7 @@ class Node:
         fut: asyncio.Future[bytes] = self.loop.create_future()
         self._waiters[(peer, msg_type)] = fut
         t = self.cluster.phase_timeout if timeout is None else timeout
-        t0 = time.perf_counter()
+        self.ledger.begin("wait_s")
         try:
             return await asyncio.wait_for(fut, t)
         except asyncio.TimeoutError:
@@ -435,7 +437,7 @@ class Node:
                 f"in phase {self.ledger.current[0]}"
             ) from None
         finally:
-            self.ledger.waited(time.perf_counter() - t0)
+            self.ledger.end("wait_s")
 
     def peer_gone(self, peer: str, reason: str, clean: bool) -> None:
         if (
