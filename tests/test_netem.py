@@ -132,3 +132,33 @@ def test_bad_netem_option_is_one_line(tmp_path):
     proc = sdp("run", "grr", "--users", "100", "--netem", "rtt=soon", "--out", str(tmp_path / "r"))
     assert proc.returncode == 2
     assert proc.stderr.strip().count("\n") == 0 and "--netem: rtt" in proc.stderr
+
+
+def test_mpyc_peer_connections_are_wrapped(monkeypatch):
+    from types import SimpleNamespace
+
+    from parties.runtime import netem
+
+    async def go() -> tuple[int, list[bytes], bool]:
+        written: list[bytes] = []
+        closed = []
+        inner = SimpleNamespace(
+            write=written.append, close=lambda: closed.append(1), is_closing=lambda: False
+        )
+        me = SimpleNamespace(pid=0, protocol=None)
+        peer = SimpleNamespace(pid=1, protocol=SimpleNamespace(transport=inner))
+        rt = SimpleNamespace(pid=0, parties=[me, peer])
+        monkeypatch.setattr(netem, "ACTIVE", netem.Netem(parse_conditions("rtt=40ms")))
+        n = netem.shape_mpyc(rt)
+        tr = peer.protocol.transport
+        loop = asyncio.get_running_loop()
+        t0 = loop.time()
+        tr.write(b"abc")
+        tr.close()  # waits for the queue
+        assert written == [] and not closed and not tr.is_closing()
+        while not closed:
+            await asyncio.sleep(0.005)
+        return n, written, loop.time() - t0 >= 0.02
+
+    n, written, delayed = asyncio.run(go())
+    assert n == 1 and written == [b"abc"] and delayed

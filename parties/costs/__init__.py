@@ -70,6 +70,13 @@ def main(argv: list[str]) -> int:
         metavar="n=..,k=..,t=..,rtt=..",
         help="with --model: predict a configuration (repeatable)",
     )
+    ap.add_argument(
+        "--validate",
+        action="append",
+        default=[],
+        metavar="RUN_DIR",
+        help="with --model: a held-out run to compare predictions with (repeatable)",
+    )
     args = ap.parse_args(argv)
     for run_dir in map(Path, args.runs):
         if not (run_dir / "costs").exists() and not (run_dir / "costs.json").exists():
@@ -80,7 +87,9 @@ def main(argv: list[str]) -> int:
     if args.model:
         from parties.costs.model import model_main
 
-        return model_main([Path(r) for r in args.runs], args.predict, args.json)
+        return model_main(
+            [Path(r) for r in args.runs], args.predict, args.json, [Path(v) for v in args.validate]
+        )
     if len(args.runs) != 1:
         print("sdp costs: one RUN_DIR (several only with --model)", file=sys.stderr)
         return 2

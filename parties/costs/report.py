@@ -132,6 +132,10 @@ def merge_costs(run_dir: Path) -> dict[str, Any]:
         "totals_by_phase": totals,
         "rounds": by_round(parties),
     }
+    if (run_dir / "transcripts").exists():
+        from parties.costs.critical import critical_path
+
+        merged["critical_path"] = critical_path(run_dir)
     (run_dir / "costs.json").write_text(json.dumps(merged, indent=1))
     return merged
 

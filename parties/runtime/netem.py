@@ -146,7 +146,9 @@ class Shaper:
         self._timer: asyncio.TimerHandle | None = None
         self._waiters: list[asyncio.Future[None]] = []
         self.backlog = 0
-        self.high = SHAPER_HIGH
+        # ``send`` waits above this: what the link holds in flight (rate x delay) plus
+        # SHAPER_HIGH; a pure delay (no rate) never holds the sender back
+        self.high = SHAPER_HIGH + self.rate * self.delay if self.rate > 0 else float("inf")
         self.closed = False
         self.after_flush: Callable[[], Any] | None = None  # run once the queue is empty
 
@@ -180,14 +182,15 @@ class Shaper:
         elif self.after_flush is not None:
             done, self.after_flush = self.after_flush, None
             done()
-        if self.backlog < SHAPER_HIGH // 2 or not self._queue:
+        if self.backlog < self.high / 2 or not self._queue:
             waiters, self._waiters = self._waiters, []
             for w in waiters:
                 if not w.done():
                     w.set_result(None)
 
-    async def wait(self, limit: int = SHAPER_HIGH) -> None:
-        """Return once at most ``limit`` bytes are queued (``limit=0``: all written)."""
+    async def wait(self, limit: float | None = None) -> None:
+        """Return once at most ``limit`` (default ``high``) bytes are queued (0: all written)."""
+        limit = self.high if limit is None else limit
         while self._queue and self.backlog > limit and not self.closed:
             fut = self.loop.create_future()
             self._waiters.append(fut)
