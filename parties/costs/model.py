@@ -3,10 +3,11 @@ model fitted to measured runs of one protocol and shuffler (``docs/costs.md``, `
 
 Per (role, phase), per party of that role: CPU seconds, bytes and messages sent are linear in
 the user count n (features 1 and n; plus n*k for server roles when the runs vary the server
-count k). A run's totals multiply by the parties per role (clients as in the runs, servers k,
+count k); messages per party are a + b k (batched: independent of n). A run's totals multiply by the parties per role (clients as in the runs, servers k,
 one analyzer/shuffler). The threshold t scales the decryption phase (``mix.decrypt``) by
-t / t_fit. Wall = a compute part linear in n (and n*k) + one_way_hops(k) * rtt / 2, where the
-hops are the run's longest causal message chain (``parties.costs.critical``), linear in k.
+t / t_fit. Wall = S + gamma * predicted CPU + one_way_hops(k) * rtt / 2, where the hops are the
+run's longest causal message chain (``parties.costs.critical``), linear in k. All fits are
+non-negative least squares.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ class RunFacts:
     cpu: float
     bytes: float
     msgs: float
-    wall: float
+    wall: float  # protocol wall: the last party done with setup to the last row's end
     hops: int
 
 
@@ -70,9 +71,10 @@ def run_facts(run_dir: Path) -> RunFacts:
             acc = per.setdefault((role, row["phase"]), dict.fromkeys(METRICS, 0.0))
             for m in METRICS:
                 acc[m] += row[m] / count.get(role, 1)
-            if row.get("start") is not None:
-                starts.append(row["start"])
+            if row.get("end") is not None:
                 ends.append(row["end"])
+                if row["phase"] == "setup":
+                    starts.append(row["end"])
     job = costs.get("job") or {}
     net = costs.get("network") or {}
     servers = sum(c for r, c in count.items() if r in SERVER_ROLES)
@@ -90,15 +92,19 @@ def run_facts(run_dir: Path) -> RunFacts:
         cpu=sum(r["cpu_s"] for r in rows),
         bytes=sum(r["bytes_sent"] for r in rows),
         msgs=sum(r["msgs_sent"] for r in rows),
-        wall=(max(ends) - min(starts)) if starts else 0.0,
+        wall=(max(ends) - max(starts)) if starts else 0.0,
         hops=int(costs["critical_path"]["one_way_hops"]),
     )
 
 
 def _fit(xs: list[list[float]], ys: list[float]) -> np.ndarray:
+    """Non-negative least squares (a cost per user or per hop is never negative)."""
+    from scipy.optimize import nnls
+
     a = np.array(xs, dtype=float)
-    coef, *_ = np.linalg.lstsq(a, np.array(ys, dtype=float), rcond=None)
-    return coef
+    scale = np.maximum(np.abs(a).max(axis=0), 1e-12)  # columns of 1 and n differ by 10^5
+    coef, _ = nnls(a / scale, np.array(ys, dtype=float))
+    return coef / scale
 
 
 class CostModel:
@@ -121,13 +127,20 @@ class CostModel:
         for key in keys:
             server = key[0] in SERVER_ROLES
             for m in METRICS:
-                xs = [self._x(r.n, r.k, server) for r in runs]
+                # messages are batched per party: constant in n (per server, linear in k)
+                xs = [[1.0] if m == "msgs_sent" else self._x(r.n, r.k, server) for r in runs]
                 ys = [r.per_party.get(key, {}).get(m, 0.0) for r in runs]
                 self.coef[(key[0], key[1], m)] = _fit(xs, ys)
         hx = [[1.0, r.k] if self.vary_k else [1.0] for r in runs]
         self.hops = _fit(hx, [r.hops for r in runs])
-        wx = [self._x(r.n, r.k, True) for r in runs]
+        # wall = S + gamma * predicted CPU + hops * rtt / 2 (CPU carries the n and k scaling)
+        wx = [[1.0, self._totals(r.n, r.k, r.t)["cpu_s"]] for r in runs]
         self.wall0 = _fit(wx, [r.wall - r.hops * r.rtt / 2 for r in runs])
+
+    def _features(self, metric: str, n: float, k: float, server: bool) -> list[float]:
+        if metric == "msgs_sent":  # batched: constant in n, one per peer server
+            return [1.0, float(k)] if self.vary_k else [1.0]
+        return self._x(n, k, server)
 
     def _x(self, n: float, k: float, server: bool) -> list[float]:
         x = [1.0, float(n)] if self.vary_n else [1.0]
@@ -135,20 +148,24 @@ class CostModel:
             x.append(float(n) * k)
         return x
 
-    def predict(self, n: int, k: int | None = None, t: int | None = None, rtt: float = 0.0) -> dict:
-        """Predicted totals of one run with n users, k servers, threshold t, round trip rtt."""
-        k = int(k if k is not None else self.runs[0].k)
-        t = int(t if t is not None else self.t_fit)
+    def _totals(self, n: float, k: int, t: float) -> dict[str, float]:
         out = dict.fromkeys(METRICS, 0.0)
         for (role, phase, m), c in self.coef.items():
             server = role in SERVER_ROLES
-            per = max(0.0, float(np.dot(self._x(n, k, server), c)))
+            per = max(0.0, float(np.dot(self._features(m, n, k, server), c)))
             if phase == "mix.decrypt":
                 per *= t / self.t_fit
             parties = k if server else (self.clients if role == "client" else 1.0)
             out[m] += per * parties
+        return out
+
+    def predict(self, n: int, k: int | None = None, t: int | None = None, rtt: float = 0.0) -> dict:
+        """Predicted totals of one run with n users, k servers, threshold t, round trip rtt."""
+        k = int(k if k is not None else self.runs[0].k)
+        t = int(t if t is not None else self.t_fit)
+        out = self._totals(n, k, t)
         hops = float(np.dot([1.0, k] if self.vary_k else [1.0], self.hops))
-        wall0 = max(0.0, float(np.dot(self._x(n, k, True), self.wall0)))
+        wall0 = float(np.dot([1.0, out["cpu_s"]], self.wall0))
         return {
             "n": n,
             "k": k,
