@@ -128,7 +128,7 @@ class CostModel:
             server = key[0] in SERVER_ROLES
             for m in METRICS:
                 # messages are batched per party: constant in n (per server, linear in k)
-                xs = [[1.0] if m == "msgs_sent" else self._x(r.n, r.k, server) for r in runs]
+                xs = [self._features(m, r.n, r.k, server) for r in runs]
                 ys = [r.per_party.get(key, {}).get(m, 0.0) for r in runs]
                 self.coef[(key[0], key[1], m)] = _fit(xs, ys)
         hx = [[1.0, r.k] if self.vary_k else [1.0] for r in runs]
