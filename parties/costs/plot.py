@@ -57,7 +57,15 @@ def plot_costs(costs: dict[str, Any], path: Path) -> None:
     ax.invert_yaxis()
     ax.set_xlabel("seconds since the run started (dark: CPU busy share, light: waiting/idle)")
     handles = [plt.Rectangle((0, 0), 1, 1, color=colour[ph]) for ph in phases]
-    ax.legend(handles, phases, fontsize="x-small", ncol=min(6, len(phases)), loc="upper right")
+    ax.legend(
+        handles,
+        phases,
+        fontsize="x-small",
+        ncol=min(8, len(phases)),
+        loc="lower center",
+        bbox_to_anchor=(0.5, 1.0),
+        frameon=False,
+    )
     x = np.arange(len(steps))
     labels = [lab for lab, _ in steps]
     bottom = np.zeros(len(steps))
