@@ -6,8 +6,10 @@ the user count n (features 1 and n; plus n*k for server roles when the runs vary
 count k); messages per party are a + b k (batched: independent of n). A run's totals multiply by the parties per role (clients as in the runs, servers k,
 one analyzer/shuffler). The threshold t scales the decryption phase (``mix.decrypt``) by
 t / t_fit. Wall = S + gamma * predicted CPU + one_way_hops(k) * rtt / 2, where the hops are the
-run's longest causal message chain (``parties.costs.critical``), linear in k. All fits are
-non-negative least squares.
+run's longest causal message chain (``parties.costs.critical``), linear in k. On dedicated
+hosts (one per party, no contention) ``wall_dedicated_s`` = critical CPU (per protocol round and
+step the busiest party's CPU, steps in sequence; linear in n and n*k) + hops * rtt / 2. All
+fits are non-negative least squares.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ class RunFacts:
     msgs: float
     wall: float  # protocol wall: the last party done with setup to the last row's end
     hops: int
+    crit_cpu: float = 0.0  # sum over (round, phase, step) of the busiest party's CPU, no setup
 
 
 def _roles(run_dir: Path) -> dict[str, str]:
@@ -94,6 +97,12 @@ def run_facts(run_dir: Path) -> RunFacts:
         msgs=sum(r["msgs_sent"] for r in rows),
         wall=(max(ends) - max(starts)) if starts else 0.0,
         hops=int(costs["critical_path"]["one_way_hops"]),
+        crit_cpu=sum(
+            max((q.get("cpu_s") or 0.0) for q in st["parties"].values())
+            for r in costs["rounds"]
+            for st in r["steps"]
+            if st["phase"] != "setup"
+        ),
     )
 
 
@@ -136,6 +145,8 @@ class CostModel:
         # wall = S + gamma * predicted CPU + hops * rtt / 2 (CPU carries the n and k scaling)
         wx = [[1.0, self._totals(r.n, r.k, r.t)["cpu_s"]] for r in runs]
         self.wall0 = _fit(wx, [r.wall - r.hops * r.rtt / 2 for r in runs])
+        # on dedicated hosts: the busiest party's CPU per step, steps in sequence
+        self.crit = _fit([self._x(r.n, r.k, True) for r in runs], [r.crit_cpu for r in runs])
 
     def _features(self, metric: str, n: float, k: float, server: bool) -> list[float]:
         if metric == "msgs_sent":  # batched: constant in n, one per peer server
@@ -177,6 +188,8 @@ class CostModel:
             "one_way_hops": hops,
             "round_trips": hops / 2,
             "wall_s": wall0 + hops * rtt / 2,
+            "critical_cpu_s": float(np.dot(self._x(n, k, True), self.crit)),
+            "wall_dedicated_s": float(np.dot(self._x(n, k, True), self.crit)) + hops * rtt / 2,
         }
 
     def describe(self) -> dict[str, Any]:
@@ -191,6 +204,7 @@ class CostModel:
             "per_user": per_elem,
             "hops": self.hops.tolist(),
             "wall0": self.wall0.tolist(),
+            "critical_cpu": self.crit.tolist(),
         }
 
 
@@ -258,6 +272,7 @@ def model_main(
         print(
             f"  n={p['n']} k={p['k']} t={p['t']} rtt={p['rtt_ms']:g} ms: cpu {p['cpu_s']:.4g} s, "
             f"bytes {p['bytes']:.4g}, messages {p['messages']:.4g}, "
-            f"round trips {p['round_trips']:.3g}, wall {p['wall_s']:.4g} s"
+            f"round trips {p['round_trips']:.3g}, wall {p['wall_s']:.4g} s (this machine), "
+            f"{p['wall_dedicated_s']:.4g} s (dedicated hosts)"
         )
     return 0
