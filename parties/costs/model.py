@@ -2,8 +2,7 @@
 model fitted to measured runs of one protocol and shuffler (``docs/costs.md``, ``docs/scale.md``).
 
 Per (role, phase), per party of that role: CPU seconds, bytes and messages sent are linear in
-the user count n (features 1 and n; plus n*k for server roles when the runs vary the server
-count k); messages per party are a + b k (batched: independent of n). A run's totals multiply by the parties per role (clients as in the runs, servers k,
+the user count n (features 1 and n; plus n*k when the runs vary the server count k); messages per party are a + b k (batched: independent of n). A run's totals multiply by the parties per role (clients as in the runs, servers k,
 one analyzer/shuffler). The threshold t scales the decryption phase (``mix.decrypt``) by
 t / t_fit. Wall = S + gamma * predicted CPU + one_way_hops(k) * rtt / 2, where the hops are the
 run's longest causal message chain (``parties.costs.critical``), linear in k. On dedicated
@@ -155,7 +154,7 @@ class CostModel:
 
     def _x(self, n: float, k: float, server: bool) -> list[float]:
         x = [1.0, float(n)] if self.vary_n else [1.0]
-        if server and self.vary_k:
+        if self.vary_k:  # servers forward and prove k lists; clients submit to k servers
             x.append(float(n) * k)
         return x
 
