@@ -54,8 +54,9 @@ def _roles(run_dir: Path) -> dict[str, str]:
     return {p["name"]: p["role"] for p in data.get("party", [])}
 
 
-def run_facts(run_dir: Path) -> RunFacts:
+def run_facts(run_dir: Path | str) -> RunFacts:
     """Facts of one run directory (its costs.json, cluster.toml and transcripts)."""
+    run_dir = Path(run_dir)
     costs = load_costs(run_dir)
     if "critical_path" not in costs:
         from parties.costs.report import merge_costs
