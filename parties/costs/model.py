@@ -193,10 +193,14 @@ class CostModel:
         }
 
     def describe(self) -> dict[str, Any]:
-        per_elem = {}
+        """Fitted coefficients by name (per role/phase and metric, non-zero ones)."""
+        names = ["const"] + ["per_user"] * self.vary_n + ["per_user_per_server"] * self.vary_k
+        per_elem: dict[str, dict[str, float]] = {}
         for (role, phase, m), c in self.coef.items():
-            if self.vary_n and len(c) > 1 and abs(c[1]) > 0:
-                per_elem.setdefault(f"{role}/{phase}", {})[f"{m}_per_user"] = float(c[1])
+            cols = ["const", "per_server"][: len(c)] if m == "msgs_sent" else names
+            for name, v in zip(cols, c):
+                if v > 0 and name != "const":
+                    per_elem.setdefault(f"{role}/{phase}", {})[f"{m}_{name}"] = float(v)
         return {
             "protocol": self.protocol,
             "shuffler": self.shuffler,
