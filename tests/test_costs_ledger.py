@@ -22,7 +22,10 @@ def test_step_phases_keep_the_protocol_round():
     led.enter("mix.shuffle", 2)
     led.received("mix.shuffle", 2, 50, 1, 1, peer="q")
     led.received("mix.shuffle", 2, 70, 1, 1, pr=0, peer="q")  # a late frame of round 0
+    led.enter("publish", 0)  # the analyzer's estimate after the last round
+    led.sent("publish", 0, 10, 1, 1, peer="q", kind="payload")
     rows = {(r["phase"], r["round"], r["step"]): r for r in led.to_json()["rows"]}
+    assert rows[("publish", 1, 0)]["payload_sent"] == 10
     assert rows[("dkg", 1, 3)]["payload_sent"] == 100
     assert rows[("dkg", 1, 3)]["peers"]["q"]["msgs_sent"] == 1
     assert rows[("dkg", 1, 3)]["tls_overhead_sent_est"] == 22
@@ -93,6 +96,7 @@ def test_two_round_gfim_costs_are_split_by_protocol_round(gfim_run):
     # round 1's mixing starts after round 0's last shuffle hop ended
     hop = {(r, s["phase"], s["step"]): s for r in rounds for s in rounds[r]["steps"]}
     assert hop[(0, "mix.shuffle", 3)]["end"] <= hop[(1, "mix.shuffle", 1)]["start"]
+    assert rounds[0]["end"] <= rounds[1]["end"]
     # payload + framing + sealing is every byte of the transport
     for p in costs["parties"]:
         for row in p["rows"]:

@@ -22,7 +22,7 @@ def transcript_sums(path: Path) -> tuple[Counter, Counter]:
             if e.get("dir") not in ("send", "recv"):
                 continue
             step = e["rd"] if is_step_phase(e["ph"]) else 0
-            pr = e.get("pr", e["rd"] if not is_step_phase(e["ph"]) else 0)
+            pr = e.get("pr", 0 if is_step_phase(e["ph"]) else e["rd"])
             key = (e["dir"], e["peer"], e["ph"], pr, step)
             size[key] += e["len"]
             count[key] += 1

@@ -25,6 +25,9 @@ from mpc.pools import WorkerCpu
 
 # phases whose ``round`` argument is a sub-step of the current protocol round
 STEP_PHASES = frozenset({"dkg", "lm", "close"})
+# phases that end the current protocol round rather than start one (an analyzer publishes its
+# estimate as ``publish`` round 0 after the last round): they keep the protocol round, step 0
+KEEP_ROUND_PHASES = frozenset({"publish"})
 MAX_SPANS = 256  # spans kept per row (later visits extend the last one)
 # TLS 1.3 record overhead (5-byte header + 1 content type + 16-byte AEAD tag) per record of at
 # most 16384 plaintext bytes: a lower bound on what the kernel sends, see docs/costs.md
@@ -129,6 +132,8 @@ class CostLedger:
         """(phase, protocol round, step) of a (phase, round) as frames carry it."""
         if is_step_phase(phase):
             return (phase, self._pr if pr is None else pr, rnd)
+        if phase in KEEP_ROUND_PHASES:
+            return (phase, self._pr if pr is None else pr, 0)
         return (phase, rnd if pr is None else pr, 0)
 
     def row(self, phase: str, rnd: int, pr: int | None = None) -> RoundCost:
@@ -163,7 +168,7 @@ class CostLedger:
         if (phase, rnd) == self._phase:
             return
         self._close_interval()
-        if not is_step_phase(phase):
+        if not is_step_phase(phase) and phase not in KEEP_ROUND_PHASES:
             self._pr = rnd
         self._phase = (phase, rnd)
         self._current = self.key(phase, rnd)
