@@ -30,7 +30,7 @@ from parties.runtime.keys import TRUST, make_party_dirs
 from parties.runtime.party import publish_public_files, write_atomic
 from parties.runtime.plans import plan_for
 from parties.runtime.processes import Monitor, free_ports, launch
-from parties.runtime.run_options import add_run_options, protocol_help, resolve_job
+from parties.runtime.run_options import add_run_options, netem_table, protocol_help, resolve_job
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -284,6 +284,7 @@ def _run(
         args.phase_timeout,
         extra,
     )
+    cluster.netem = netem_table(args)
     if getattr(args, "data", None):
         cluster, excluded = _give_clients_their_data(cluster, Path(args.data), keys_root)
         if not args.quiet:  # the operator's terminal only: never in the run directory

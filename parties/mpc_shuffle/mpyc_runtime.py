@@ -303,6 +303,9 @@ async def start_runtime(rt: Any, timeout: float) -> None:
         await asyncio.wait_for(rt.start(), timeout)
     finally:
         os.chdir(cwd)
+    from parties.runtime.netem import shape_mpyc
+
+    shape_mpyc(rt)  # WAN emulation (sdp run --netem) of the mesh's peer connections, if any
 
 
 def mpyc_bytes_sent(rt: Any) -> int:

@@ -22,6 +22,7 @@ from parties.runtime.frames import (
     seal_message,
 )
 from parties.runtime.link import PeerError
+from parties.runtime.netem import Shaper
 from parties.runtime.signing import verify_signature
 
 MAX_MESSAGE = 8 << 30
@@ -45,6 +46,7 @@ class ChannelOwner(Protocol):
     party_by_fingerprint: dict[str, str]
     expected_peers: set[str]
     incarnation: int  # how many times this party has been restarted in this run (hello "inc")
+    netem: Any  # parties.runtime.netem.Netem or None: WAN emulation of this party's links
 
     def note_refused(self, addr: str, reason: str) -> None: ...
 
@@ -84,7 +86,9 @@ class Channel(asyncio.Protocol):
         self._assembly: dict[str, Any] | None = None
         self._complete: list[tuple[dict[str, Any], bytes | bytearray]] = []
         self._unsealed = 0
-        self._tx_phase = self._rx_phase = ("setup", 0)
+        self._tx_phase: tuple[str, int, int | None] = ("setup", 0, None)
+        self._rx_phase: tuple[str, int, int | None] = ("setup", 0, None)
+        self.shaper: Shaper | None = None  # WAN emulation of this direction (netem)
         self.addr = "?"
         self.peer_inc = 0  # the peer's incarnation, from its hello
         self.registered = False  # admitted by the owner (only then does its loss matter)
@@ -107,12 +111,40 @@ class Channel(asyncio.Protocol):
                     f"not {self.peer}'s certificate in the key directory"
                 )
                 return
+            self._shape()
             self._write_hello()
         elif who is None:
             self._refuse(f"connection from {self.addr}: certificate not in the cluster")
             return
         else:
             self.peer_by_cert = who
+
+    def _shape(self) -> None:
+        """Route this channel's writes through the link's emulated conditions, if any."""
+        net = self.node.netem
+        assert self.transport is not None and self.peer is not None
+        if net is not None and self.shaper is None:
+            cond = net.link(self.node.name, self.peer)
+            if cond.active:
+                self.shaper = Shaper(self.node.loop, cond, self.transport.write)
+
+    def _out(self, data: bytes | memoryview) -> None:
+        assert self.transport is not None
+        if self.shaper is not None:
+            self.shaper.write(data)
+        else:
+            self.transport.write(data)
+
+    async def flushed(self) -> None:
+        """Wait until the emulated link has passed everything written on this channel."""
+        if self.shaper is not None:
+            await self.shaper.wait(0)
+
+    @property
+    def backlogged(self) -> bool:
+        """Whether ``send`` should wait (transport above its high-water mark, or the emulated
+        link holding more than ``netem.SHAPER_HIGH`` bytes)."""
+        return self._paused or (self.shaper is not None and self.shaper.backlog > self.shaper.high)
 
     def _write_hello(self) -> None:
         n = self.node
@@ -126,8 +158,7 @@ class Channel(asyncio.Protocol):
                 "inc": n.incarnation,
             }
         )
-        assert self.transport is not None
-        self.transport.write(prefix)
+        self._out(prefix)
 
     def _refuse(self, reason: str) -> None:
         self.node.note_refused(self.addr, reason)
@@ -149,6 +180,8 @@ class Channel(asyncio.Protocol):
             self.node.note_rejected(self.peer, reason)
         was_closed = self.closed
         self.closed = True
+        if self.shaper is not None:
+            self.shaper.close()
         for w in self._drain_waiters:
             if not w.done():
                 w.set_result(None)
@@ -177,7 +210,10 @@ class Channel(asyncio.Protocol):
         self._drain_waiters.clear()
 
     async def drain(self) -> None:
-        """Wait while the transport's write buffer is above its high-water mark."""
+        """Wait while the transport's write buffer is above its high-water mark (and while the
+        emulated link holds too much)."""
+        if self.shaper is not None:
+            await self.shaper.wait()
         while self._paused and not self.closed:
             fut = self.node.loop.create_future()
             self._drain_waiters.append(fut)
@@ -192,12 +228,17 @@ class Channel(asyncio.Protocol):
         header["sq"] = self._send_seq
         prefix, hb = frame_parts(header, body)
         self.send_chain = chain_next(self.send_chain, hb)
-        if len(body):
+        if self.shaper is not None:
+            self.shaper.write(prefix + body if len(body) else prefix)
+        elif len(body):
             self.transport.writelines((prefix, body))
         else:
             self.transport.write(prefix)
-        self.node.ledger.sent(header["ph"], header["rd"], len(prefix) + len(body))
-        self._tx_phase = (header["ph"], header["rd"])
+        ph, rd, pr = header["ph"], header["rd"], header.get("pr")
+        led = self.node.ledger
+        led.sent(ph, rd, len(body), 1, pr=pr, peer=self.peer, kind="payload", writes=1)
+        led.sent(ph, rd, len(prefix), 0, pr=pr, peer=self.peer, kind="framing")
+        self._tx_phase = (ph, rd, pr)
         if self._send_seq - self._sealed_seq >= SEAL_EVERY:
             self.seal()
         elif not self._seal_scheduled:
@@ -227,8 +268,9 @@ class Channel(asyncio.Protocol):
                 "sg": sig,
             }
         )
-        self.transport.write(prefix)
-        n.ledger.sent(*self._tx_phase, len(prefix))  # seals cost what they seal
+        self._out(prefix)
+        ph, rd, pr = self._tx_phase  # seals cost what they seal
+        n.ledger.sent(ph, rd, len(prefix), 0, pr=pr, peer=self.peer, kind="sealing", writes=1)
         self._sealed_seq = self._send_seq
         n.transcript.request_checkpoint()
 
@@ -285,6 +327,7 @@ class Channel(asyncio.Protocol):
             self.send_chain = chain_start(n.session, n.name, self.peer)
             self.recv_chain = chain_start(n.session, self.peer, n.name)
             self.peer_inc = h["inc"]
+            self._shape()
             n.register(self)  # may refuse (FrameError) before we answer the hello
             self.registered = True
             if not self.dialer:
@@ -301,8 +344,12 @@ class Channel(asyncio.Protocol):
             self.heard = self.heard or not h["ty"].startswith("_")
             self.recv_chain = chain_next(self.recv_chain, f.header_bytes)
             self._unsealed += 1
-            n.ledger.received(h["ph"], h["rd"], 6 + len(f.header_bytes) + len(f.body))
-            self._rx_phase = (h["ph"], h["rd"])
+            ph, rd, pr = h["ph"], h["rd"], h.get("pr")
+            n.ledger.received(ph, rd, len(f.body), 1, pr=pr, peer=self.peer, kind="payload")
+            n.ledger.received(
+                ph, rd, 6 + len(f.header_bytes), 0, pr=pr, peer=self.peer, kind="framing"
+            )
+            self._rx_phase = (ph, rd, pr)
             self._assemble(h, f.body)
             return
         # seal
@@ -317,7 +364,8 @@ class Channel(asyncio.Protocol):
             h["sg"],
         ):
             raise FrameError(f"wrongly signed seal at frame {h['sq']}")
-        n.ledger.received(*self._rx_phase, 6 + len(f.header_bytes))
+        ph, rd, pr = self._rx_phase
+        n.ledger.received(ph, rd, 6 + len(f.header_bytes), 0, pr=pr, peer=self.peer, kind="sealing")
         self._unsealed = 0
         complete, self._complete = self._complete, []
         for hdr, payload in complete:

@@ -69,6 +69,7 @@ class Cluster:
     phase_timeout: float = 60.0
     max_frame: int = 16 << 20
     rejoin_window: float = 0.0  # seconds a restarted party may take to rejoin (0: never)
+    netem: dict[str, Any] = field(default_factory=dict)  # [netem] table (parties.runtime.netem)
 
     def party(self, name: str) -> PartySpec:
         """The party called ``name``; ClusterError naming the known parties otherwise."""
@@ -101,6 +102,7 @@ def cluster_digest(cluster: Cluster) -> str:
         "phase_timeout": float(cluster.phase_timeout),
         "max_frame": int(cluster.max_frame),
         **({"rejoin_window": float(cluster.rejoin_window)} if cluster.rejoin_window else {}),
+        **({"netem": cluster.netem} if cluster.netem else {}),
         "params": {k: v for k, v in sorted(cluster.params.items()) if v is not None},
         "parties": [[p.name, p.role, p.host, p.port, p.data, p.users] for p in cluster.parties],
     }
@@ -206,7 +208,19 @@ def load_cluster(path: str | Path, session_optional: bool = False) -> Cluster:
         phase_timeout=float(run.get("phase_timeout", 60.0)),
         max_frame=int(run.get("max_frame", 16 << 20)),
         rejoin_window=rejoin_window_seconds(run.get("rejoin_window", 0.0), "[run] rejoin_window"),
+        netem=_netem_table(data.get("netem"), f"cluster file {path}, [netem]"),
     )
+
+
+def _netem_table(raw: Any, where: str) -> dict[str, Any]:
+    """The [netem] table, checked (ClusterError naming the setting otherwise)."""
+    from parties.runtime.netem import NetemError, netem_from_cluster
+
+    try:
+        netem_from_cluster(raw, where)
+    except NetemError as exc:
+        raise ClusterError(str(exc)) from None
+    return dict(raw or {})
 
 
 def rejoin_window_seconds(value: Any, where: str) -> float:
@@ -250,6 +264,10 @@ def dump_cluster(cluster: Cluster) -> str:
         "[run.params]",
     ]
     lines += [f"{k} = {_toml_value(v)}" for k, v in sorted(cluster.params.items()) if v is not None]
+    if cluster.netem:
+        from parties.runtime.netem import netem_to_toml
+
+        lines += netem_to_toml(cluster.netem)
     for p in cluster.parties:
         lines += [
             "",

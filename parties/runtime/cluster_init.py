@@ -37,7 +37,12 @@ from parties.runtime.cluster import (
 )
 from parties.runtime.keys import PER_HOST, TRUST, collected_certificates, make_party_dirs
 from parties.runtime.plans import check_roles, plan_for
-from parties.runtime.run_options import add_run_options, check_cluster_params, resolve_job
+from parties.runtime.run_options import (
+    add_run_options,
+    check_cluster_params,
+    netem_table,
+    resolve_job,
+)
 
 
 def layout_cluster(
@@ -211,6 +216,7 @@ def main(argv: list[str]) -> int:
             if client_data:
                 cluster = _with_client_data(cluster, client_data)
             cluster.rejoin_window = rejoin_window_seconds(args.rejoin_window, "--rejoin-window")
+            cluster.netem = netem_table(args)
         dirs = write_cluster(cluster, out, Path(args.certs) if args.certs else None)
     except (ClusterError, KeyError, ValueError, ArithmeticError, OSError) as exc:
         msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc

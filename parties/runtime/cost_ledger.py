@@ -1,49 +1,144 @@
-"""Per-party cost ledger: bytes, messages, frames, CPU and wall seconds per phase and round.
+"""Per-party cost ledger, one row per (phase, protocol round, step); fields in ``docs/costs.md``.
 
-CPU seconds are the party process's own plus those of its process-pool workers
-(``mpc.pools.process_pool``, read from ``/proc`` on Linux); MPyC's mesh is not included.
+*Protocol round* is the round of the DP protocol (GFIM's two rounds, ...); *step* is the
+sub-step of a shuffler or key generation inside it (DKG rounds 1-4, mix-net shuffle hops,
+txpub LM iterations): for the phases in :func:`is_step_phase` the ``round`` a party passes to
+``phase()`` is the step and the protocol round carries over from the last protocol phase;
+for every other phase it is the protocol round and the step is 0.
+
+Per row: the party's own time in the phase (``start``/``end``, unix seconds, and ``spans``),
+CPU busy seconds (the process's own plus its process-pool workers', ``mpc.pools``; MPyC's
+mesh is not a separate process and is included), seconds waiting in ``recv`` for a peer,
+seconds blocked in ``send`` (flow control and WAN emulation), and bytes split into payload,
+framing (frame prefix + CBOR header) and sealing (seal frames), with a per-peer breakdown.
 """
 
 from __future__ import annotations
 
 import json
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from mpc.pools import WorkerCpu
 
+# phases whose ``round`` argument is a sub-step of the current protocol round
+STEP_PHASES = frozenset({"dkg", "lm", "close"})
+# phases that end the current protocol round rather than start one (an analyzer publishes its
+# estimate as ``publish`` round 0 after the last round): they keep the protocol round, step 0
+KEEP_ROUND_PHASES = frozenset({"publish"})
+MAX_SPANS = 256  # spans kept per row (later visits extend the last one)
+# TLS 1.3 record overhead (5-byte header + 1 content type + 16-byte AEAD tag) per record of at
+# most 16384 plaintext bytes: a lower bound on what the kernel sends, see docs/costs.md
+TLS_RECORD = 16384
+TLS_RECORD_OVERHEAD = 22
+
+
+def is_step_phase(phase: str) -> bool:
+    """Whether ``phase``'s round number is a shuffler/DKG step rather than a protocol round."""
+    return phase in STEP_PHASES or phase.startswith("mix.")
+
+
+def tls_overhead_estimate(nbytes: int, writes: int) -> int:
+    """Least TLS 1.3 record overhead of ``nbytes`` written in ``writes`` writes."""
+    if nbytes <= 0:
+        return 0
+    records = max(writes, -(-nbytes // TLS_RECORD))
+    return records * TLS_RECORD_OVERHEAD
+
 
 @dataclass
-class RoundCost:
-    """Costs of one (phase, round) at one party."""
+class PeerCost:
+    """Traffic with one peer within one row."""
 
     bytes_sent: int = 0
     bytes_recv: int = 0
+    payload_sent: int = 0
+    payload_recv: int = 0
+    msgs_sent: int = 0
+    msgs_recv: int = 0
+    frames_sent: int = 0
+    frames_recv: int = 0
+
+
+@dataclass
+class RoundCost:
+    """Costs of one (phase, protocol round, step) at one party."""
+
+    bytes_sent: int = 0  # payload + framing + sealing (+ mpyc)
+    bytes_recv: int = 0
+    payload_sent: int = 0
+    payload_recv: int = 0
+    framing_sent: int = 0
+    framing_recv: int = 0
+    sealing_sent: int = 0
+    sealing_recv: int = 0
+    mpyc_sent: int = 0  # MPyC mesh bytes (its own framing, no per-peer split)
+    writes_sent: int = 0  # socket writes (frames and seals): at least one TLS record each
     msgs_sent: int = 0
     msgs_recv: int = 0
     frames_sent: int = 0
     frames_recv: int = 0
     cpu_s: float = 0.0
     wall_s: float = 0.0
+    wait_s: float = 0.0
+    send_s: float = 0.0
+    start: float | None = None
+    end: float | None = None
+    spans: list[list[float]] = field(default_factory=list)
+    peers: dict[str, PeerCost] = field(default_factory=dict)
+
+    def peer(self, name: str) -> PeerCost:
+        p = self.peers.get(name)
+        if p is None:
+            p = self.peers[name] = PeerCost()
+        return p
+
+    def touch(self, t: float) -> None:
+        self.start = t if self.start is None else min(self.start, t)
+        self.end = t if self.end is None else max(self.end, t)
+
+
+SUMMED = [
+    k
+    for k, v in RoundCost.__dataclass_fields__.items()
+    if v.type in ("int", "float") and k not in ("start", "end")
+] + ["tls_overhead_sent_est"]
 
 
 class CostLedger:
-    """Accumulates costs; CPU/wall time goes to the phase the party is in."""
+    """Accumulates costs; CPU/wall time goes to the row the party is in."""
 
     def __init__(self, party: str) -> None:
         self.party = party
-        self._rows: dict[tuple[str, int], RoundCost] = {}
-        self._current = ("setup", 0)
+        self._rows: dict[tuple[str, int, int], RoundCost] = {}
+        self._pr = 0
+        self._phase = ("setup", 0)
+        self._current = ("setup", 0, 0)
         self._cpu0 = time.process_time()
-        self._wall0 = time.perf_counter()
+        self._perf0 = self._wall0 = time.perf_counter()
+        self._unix0 = time.time()
         self._workers = WorkerCpu()
+        # overlapping waits (a gather over peers) count once: depth and since when
+        self._busy = {"wait_s": [0, 0.0], "send_s": [0, 0.0]}
         self.row("setup", 0)
 
-    def row(self, phase: str, rnd: int) -> RoundCost:
-        """The (created on demand) cost row of a phase and round."""
-        key = (phase, rnd)
+    def now(self) -> float:
+        """Unix seconds (monotonic within the party)."""
+        return self._unix0 + (time.perf_counter() - self._perf0)
+
+    def key(self, phase: str, rnd: int, pr: int | None = None) -> tuple[str, int, int]:
+        """(phase, protocol round, step) of a (phase, round) as frames carry it."""
+        if is_step_phase(phase):
+            return (phase, self._pr if pr is None else pr, rnd)
+        if phase in KEEP_ROUND_PHASES:
+            return (phase, self._pr if pr is None else pr, 0)
+        return (phase, rnd if pr is None else pr, 0)
+
+    def row(self, phase: str, rnd: int, pr: int | None = None) -> RoundCost:
+        """The (created on demand) cost row of a phase and round (``pr``: protocol round)."""
+        key = self.key(phase, rnd, pr)
         r = self._rows.get(key)
         if r is None:
             r = self._rows[key] = RoundCost()
@@ -51,51 +146,147 @@ class CostLedger:
 
     def _close_interval(self) -> None:
         cpu, wall = time.process_time(), time.perf_counter()
-        r = self.row(*self._current)
+        r = self._rows[self._current]
         r.cpu_s += cpu - self._cpu0 + self._workers.delta()
         r.wall_s += wall - self._wall0
+        t0 = self._unix0 + (self._wall0 - self._perf0)
+        t1 = self._unix0 + (wall - self._perf0)
+        if len(r.spans) < MAX_SPANS:
+            r.spans.append([round(t0, 6), round(t1, 6)])
+        else:
+            r.spans[-1][1] = round(t1, 6)
+        r.touch(t0)
+        r.touch(t1)
+        for name, state in self._busy.items():
+            if state[0]:
+                setattr(r, name, getattr(r, name) + wall - state[1])
+                state[1] = wall
         self._cpu0, self._wall0 = cpu, wall
 
     def enter(self, phase: str, rnd: int = 0) -> None:
         """Switch the phase/round that time is attributed to."""
-        if (phase, rnd) == self._current:
+        if (phase, rnd) == self._phase:
             return
         self._close_interval()
-        self._current = (phase, rnd)
+        if not is_step_phase(phase) and phase not in KEEP_ROUND_PHASES:
+            self._pr = rnd
+        self._phase = (phase, rnd)
+        self._current = self.key(phase, rnd)
         self.row(phase, rnd)
 
     @property
     def current(self) -> tuple[str, int]:
-        return self._current
+        """(phase, round) as the party passed them to ``phase()`` (what frames carry)."""
+        return self._phase
 
-    def sent(self, phase: str, rnd: int, nbytes: int, frames: int = 1, messages: int = 0) -> None:
-        r = self.row(phase, rnd)
+    @property
+    def protocol_round(self) -> int:
+        return self._pr
+
+    def sent(
+        self,
+        phase: str,
+        rnd: int,
+        nbytes: int,
+        frames: int = 1,
+        messages: int = 0,
+        *,
+        pr: int | None = None,
+        peer: str | None = None,
+        kind: str = "mpyc",
+        writes: int = 0,
+    ) -> None:
+        """Count bytes sent; ``kind``: payload, framing, sealing or mpyc (the default, for
+        callers that count another engine's traffic)."""
+        r = self.row(phase, rnd, pr)
         r.bytes_sent += nbytes
+        setattr(r, f"{kind}_sent", getattr(r, f"{kind}_sent") + nbytes)
+        r.writes_sent += writes
         r.frames_sent += frames
         r.msgs_sent += messages
+        if peer is not None:
+            p = r.peer(peer)
+            p.bytes_sent += nbytes
+            p.frames_sent += frames
+            p.msgs_sent += messages
+            if kind == "payload":
+                p.payload_sent += nbytes
+        if nbytes or messages:
+            r.touch(self.now())
 
     def received(
-        self, phase: str, rnd: int, nbytes: int, frames: int = 1, messages: int = 0
+        self,
+        phase: str,
+        rnd: int,
+        nbytes: int,
+        frames: int = 1,
+        messages: int = 0,
+        *,
+        pr: int | None = None,
+        peer: str | None = None,
+        kind: str = "payload",
     ) -> None:
-        r = self.row(phase, rnd)
+        r = self.row(phase, rnd, pr)
         r.bytes_recv += nbytes
+        if kind != "mpyc":
+            setattr(r, f"{kind}_recv", getattr(r, f"{kind}_recv") + nbytes)
         r.frames_recv += frames
         r.msgs_recv += messages
+        if peer is not None:
+            p = r.peer(peer)
+            p.bytes_recv += nbytes
+            p.frames_recv += frames
+            p.msgs_recv += messages
+            if kind == "payload":
+                p.payload_recv += nbytes
+        if nbytes or messages:
+            r.touch(self.now())
+
+    def begin(self, what: str) -> None:
+        """A ``recv`` starts waiting for a peer (``what="wait_s"``) or a ``send`` blocks on
+        flow control (``"send_s"``); time with at least one pending counts once."""
+        state = self._busy[what]
+        if state[0] == 0:
+            state[1] = time.perf_counter()
+        state[0] += 1
+
+    def end(self, what: str) -> None:
+        """The matching end of ``begin``; the time goes to the current row."""
+        state = self._busy[what]
+        state[0] -= 1
+        if state[0] == 0:
+            r = self._rows[self._current]
+            setattr(r, what, getattr(r, what) + time.perf_counter() - state[1])
 
     def to_json(self) -> dict[str, Any]:
-        """{party, phases: [{phase, rounds: [{round, ...costs}], totals}]} in first-seen order."""
+        """{party, rows: [...], phases: [{phase, n_rounds, rounds, totals}]} in time order."""
         self._close_interval()
-        phases: dict[str, list[dict[str, Any]]] = {}
-        for (phase, rnd), r in self._rows.items():
-            phases.setdefault(phase, []).append({"round": rnd, **asdict(r)})
-        out = []
-        for phase, rounds in phases.items():
-            rounds.sort(key=lambda x: x["round"])
-            totals = {k: sum(x[k] for x in rounds) for k in asdict(RoundCost())}
-            out.append(
-                {"phase": phase, "n_rounds": len(rounds), "rounds": rounds, "totals": totals}
+        rows = []
+        for (phase, pr, step), r in self._rows.items():
+            d = asdict(r)
+            d["cpu_s"] = round(d["cpu_s"], 6)
+            d["tls_overhead_sent_est"] = tls_overhead_estimate(
+                r.bytes_sent - r.mpyc_sent, r.writes_sent
             )
-        return {"party": self.party, "phases": out}
+            rows.append({"phase": phase, "round": pr, "step": step, **d})
+        rows.sort(key=lambda x: (x["start"] is None, x["start"] or 0.0))
+        phases: dict[str, list[dict[str, Any]]] = {}
+        for row in rows:
+            phases.setdefault(row["phase"], []).append(row)
+        out = []
+        for phase, rs in phases.items():
+            totals = {k: sum(x[k] for x in rs) for k in SUMMED}
+            out.append(
+                {
+                    "phase": phase,
+                    "n_rounds": len(rs),
+                    "rounds": [
+                        {k: v for k, v in x.items() if k not in ("spans", "peers")} for x in rs
+                    ],
+                    "totals": totals,
+                }
+            )
+        return {"party": self.party, "clock": "unix seconds", "rows": rows, "phases": out}
 
     def write(self, run_dir: Path) -> Path:
         """Write ``RUN_DIR/costs/PARTY.json``."""

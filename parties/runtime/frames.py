@@ -12,6 +12,8 @@ Header keys (short names keep small messages small):
     k   kind: "d" data chunk, "s" seal, "h" hello
     sid session id (16 bytes)        fr / to  sender / receiver party names
     ph  phase (str)   rd round (int) ty message type (str)   sq frame sequence number (from 1)
+    pr  protocol round (int, optional; ``rd`` is a shuffler/DKG step in some phases, see
+        ``parties.runtime.cost_ledger``)
     ci  chunk index   nc number of chunks   ln message length   dg SHA-256 of the whole message
     pb  public (bool: the transcript stores the payload in full)
     h   chain head (32 bytes, seals)   sg Ed25519 signature (64 bytes, seals)
@@ -56,12 +58,14 @@ _HEADER_TYPES: dict[str, type] = {
     "sg": bytes,
     "v": int,
     "inc": int,
+    "pr": int,
 }
 _REQUIRED = {
     "d": {"v", "k", "sid", "fr", "to", "ph", "rd", "ty", "sq", "ci", "nc", "ln", "dg", "pb"},
     "s": {"v", "k", "sid", "fr", "to", "sq", "h", "sg"},
     "h": {"v", "k", "sid", "fr", "to", "inc"},
 }
+_OPTIONAL = {"d": {"pr"}, "s": set(), "h": set()}
 
 
 class FrameError(ValueError):
@@ -115,15 +119,21 @@ def decode_header(hb: bytes) -> dict[str, Any]:
         raise FrameError(f"unknown frame kind {kind!r}")
     if h.get("v") != VERSION:
         raise FrameError(f"unsupported frame version {h.get('v')!r}")
-    if h.keys() != _REQUIRED[kind]:
+    if not (_REQUIRED[kind] <= h.keys() <= _REQUIRED[kind] | _OPTIONAL[kind]):
         missing = sorted(_REQUIRED[kind] - h.keys())
-        extra = sorted(map(str, h.keys() - _REQUIRED[kind]))
+        extra = sorted(map(str, h.keys() - _REQUIRED[kind] - _OPTIONAL[kind]))
         raise FrameError(f"frame kind {kind!r}: missing {missing} extra {extra}")
     for key, val in h.items():
         if type(val) is not _HEADER_TYPES[key]:  # exact types: a bool is not an int
             raise FrameError(f"frame field {key!r} has type {type(val).__name__}")
     if kind == "d":
-        if h["sq"] < 1 or h["rd"] < 0 or h["ln"] < 0 or not (0 <= h["ci"] < h["nc"]):
+        if (
+            h["sq"] < 1
+            or h["rd"] < 0
+            or h.get("pr", 0) < 0
+            or h["ln"] < 0
+            or not (0 <= h["ci"] < h["nc"])
+        ):
             raise FrameError("frame data fields out of range")
         if len(h["dg"]) != 32:
             raise FrameError("frame digest must be 32 bytes")

@@ -142,6 +142,12 @@ def add_run_options(ap: argparse.ArgumentParser, for_init: bool = False) -> None
     )
     ap.add_argument("--phase-timeout", type=float, default=120.0, help="seconds per phase")
     ap.add_argument(
+        "--netem",
+        metavar="SETTINGS",
+        help='WAN emulation on every link, e.g. "rtt=50ms,rate=100mbit" (sender-side delay and '
+        "token bucket in the transport and MPyC's mesh; docs/costs.md)",
+    )
+    ap.add_argument(
         "--schema",
         help="public schema (TOML, docs/data.md) of the data: every protocol parameter comes "
         "from it, never from the records",
@@ -245,6 +251,21 @@ def collect_params(args: argparse.Namespace) -> dict[str, Any]:
     return params
 
 
+def netem_table(args: argparse.Namespace) -> dict[str, Any]:
+    """The cluster file's ``[netem]`` table for ``--netem`` ({} without it; ClusterError if
+    malformed)."""
+    text = getattr(args, "netem", None)
+    if not text:
+        return {}
+    from parties.runtime.netem import NetemError, parse_conditions
+
+    try:
+        parse_conditions(text, "--netem")
+    except NetemError as exc:
+        raise ClusterError(str(exc)) from None
+    return {"default": text}
+
+
 def resolve_job(
     args: argparse.Namespace, protocol: str | None = None
 ) -> tuple[str, str, dict[str, Any], dict[str, Any]]:
@@ -253,6 +274,7 @@ def resolve_job(
     Builds the workload once (or validates a protocol-specific plan's parameters) so that a bad
     parameter is one clear error before anything is written.
     """
+    netem_table(args)  # a malformed --netem is one line before anything is written
     protocol = protocol or getattr(args, "protocol", None) or getattr(args, "source", None)
     main_job = protocol is None
     protocol = protocol or MAIN_JOB["protocol"]

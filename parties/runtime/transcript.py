@@ -50,6 +50,7 @@ class TranscriptWriter:
         signer: Signer,
         cluster_sha256: str = "",
         incarnation: int = 0,
+        network: dict[str, Any] | None = None,
     ) -> None:
         tdir = Path(run_dir) / "transcripts"
         tdir.mkdir(parents=True, exist_ok=True)
@@ -67,6 +68,8 @@ class TranscriptWriter:
         opening = {"dir": "open", "session": session.hex(), "cluster": cluster_sha256}
         if incarnation:  # a restarted party (parties.runtime.transport, rejoining)
             opening["inc"] = int(incarnation)
+        if network is not None:  # the emulated network conditions (parties.runtime.netem)
+            opening["network"] = network
         self.append(opening)
         self.checkpoint()
 
@@ -115,6 +118,7 @@ class TranscriptWriter:
         dg: str,
         pub: bool,
         public_payload: bytes | memoryview | None = None,
+        pr: int | None = None,
     ) -> str:
         """Fast path of ``append`` for send/recv entries: the same canonical JSON, built directly
         (keys in sorted order; strings escaped by ``json.dumps``)."""
@@ -125,7 +129,9 @@ class TranscriptWriter:
         q = self._quoted
         body = (
             f'{{"dg":"{dg}","dir":{q(direction)},"i":{self._index},"len":{length},"msg":{msg},'
-            f'"party":{q(self.party)},"peer":{q(peer)},"ph":{q(ph)},"prev":"{self._prev}",'
+            f'"party":{q(self.party)},"peer":{q(peer)},"ph":{q(ph)},'
+            + ("" if pr is None else f'"pr":{int(pr)},')
+            + f'"prev":"{self._prev}",'
             f'"pub":{"true" if pub else "false"},"rd":{rd},"t":{time.time_ns() // 1000},'
             f'"ty":{q(ty)}}}'
         )

@@ -34,6 +34,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from parties.runtime import netem as _netem
 from parties.runtime.channel import Channel, log
 from parties.runtime.cluster import Cluster, cluster_digest
 from parties.runtime.cost_ledger import CostLedger
@@ -95,8 +96,17 @@ class Node:
         self.party_by_fingerprint = {v.fingerprint: k for k, v in self.identities.items()}
         self.signer = Signer(load_private_key(self.keydir, name))
         self.ledger = CostLedger(name)
+        # WAN emulation (parties.runtime.netem): this party's links, and MPyC's via ACTIVE
+        self.netem = _netem.netem_from_cluster(getattr(cluster, "netem", None))
+        _netem.ACTIVE = self.netem
         self.transcript = TranscriptWriter(
-            self.run_dir, name, self.session, self.signer, cluster_digest(cluster), incarnation
+            self.run_dir,
+            name,
+            self.session,
+            self.signer,
+            cluster_digest(cluster),
+            incarnation,
+            network=self.netem.to_json() if self.netem else {"emulated": "none"},
         )
         self.channels: dict[str, Channel] = {}
         self.expected_peers: set[str] = set()
@@ -249,8 +259,8 @@ class Node:
         """Send a rejoined peer everything this party ever sent it, in order (after our hello)."""
         if ch.closed or self.channels.get(peer) is not ch:
             return
-        for msg_type, payload, public, ph, rd in list(self._outbox.get(peer, [])):
-            for _ in self._frames(ch, peer, msg_type, memoryview(payload), public, ph, rd):
+        for msg_type, payload, public, ph, rd, pr in list(self._outbox.get(peer, [])):
+            for _ in self._frames(ch, peer, msg_type, memoryview(payload), public, ph, rd, pr):
                 pass
 
     # -- PartyContext --------------------------------------------------------------------
@@ -316,25 +326,32 @@ class Node:
             self._spoke = True
             self.transcript.append({"dir": SPEAK, "peer": peer, "ty": msg_type})
             self.transcript.checkpoint()
+        pr = self.ledger.protocol_round
         keep = (
             self.rejoin_window > 0 and peer not in self._no_rejoin and not msg_type.startswith("_")
         )
         if keep and peer in self._away and not self._aborted:
-            self._keep(peer, msg_type, payload, public, ph, rd)
+            self._keep(peer, msg_type, payload, public, ph, rd, pr)
             return  # sent when it rejoins; dropped with it otherwise
         ch = self._channel(peer)
         if keep:
-            self._keep(peer, msg_type, payload, public, ph, rd)
-        for _ in self._frames(ch, peer, msg_type, memoryview(payload), public, ph, rd):
-            if ch._paused:
-                await ch.drain()
+            self._keep(peer, msg_type, payload, public, ph, rd, pr)
+        for _ in self._frames(ch, peer, msg_type, memoryview(payload), public, ph, rd, pr):
+            if ch.backlogged:
+                self.ledger.begin("send_s")
+                try:
+                    await ch.drain()
+                finally:
+                    self.ledger.end("send_s")
         if FAULT and f"{self.name}:sent:{msg_type}" in FAULT:  # dies before the seal
             _die()
 
-    def _keep(self, peer: str, msg_type: str, payload: Any, public: bool, ph: str, rd: int) -> None:
+    def _keep(
+        self, peer: str, msg_type: str, payload: Any, public: bool, ph: str, rd: int, pr: int
+    ) -> None:
         """Keep a message for a possible rejoin of ``peer``, up to REJOIN_BUFFER bytes."""
         kept = self._outbox.setdefault(peer, [])
-        kept.append((msg_type, bytes(payload), public, ph, rd))
+        kept.append((msg_type, bytes(payload), public, ph, rd, pr))
         if sum(len(m[1]) for m in kept) > REJOIN_BUFFER:
             self._no_rejoin[peer] = (
                 f"{self.name} had sent it more than {REJOIN_BUFFER >> 20} MiB to send again"
@@ -350,6 +367,7 @@ class Node:
         public: bool,
         ph: str,
         rd: int,
+        pr: int,
     ) -> Iterable[None]:
         """Write the frames of one message (a generator: the caller may drain between them)."""
         mv = payload.cast("B")
@@ -367,6 +385,7 @@ class Node:
                 "to": peer,
                 "ph": ph,
                 "rd": rd,
+                "pr": pr,
                 "ty": msg_type,
                 "ci": ci,
                 "nc": nc,
@@ -377,9 +396,19 @@ class Node:
             seq = ch.send_data(hdr, mv[ci * chunk : (ci + 1) * chunk])
             first = first or seq
             yield None
-        self.ledger.sent(ph, rd, 0, frames=0, messages=1)
+        self.ledger.sent(ph, rd, 0, 0, 1, pr=pr, peer=peer, kind="payload")
         self.transcript.append_message(
-            "send", peer, ph, rd, msg_type, first, n, digest.hex(), public, mv if public else None
+            "send",
+            peer,
+            ph,
+            rd,
+            msg_type,
+            first,
+            n,
+            digest.hex(),
+            public,
+            mv if public else None,
+            pr=pr,
         )
 
     def deliver(self, ch: Channel, h: dict[str, Any], payload: bytes) -> None:
@@ -397,8 +426,9 @@ class Node:
             h["dg"].hex(),
             h["pb"],
             payload if h["pb"] else None,
+            pr=h.get("pr"),
         )
-        self.ledger.received(h["ph"], h["rd"], 0, frames=0, messages=1)
+        self.ledger.received(h["ph"], h["rd"], 0, 0, 1, pr=h.get("pr"), peer=peer)
         ty = h["ty"]
         if not ty.startswith("_") and peer not in self._no_rejoin:
             self._no_rejoin[peer] = f"it had already sent protocol messages to {self.name}"
@@ -435,6 +465,7 @@ class Node:
         fut: asyncio.Future[bytes] = self.loop.create_future()
         self._waiters[(peer, msg_type)] = fut
         t = self.cluster.phase_timeout if timeout is None else timeout
+        self.ledger.begin("wait_s")
         try:
             return await asyncio.wait_for(fut, t)
         except asyncio.TimeoutError:
@@ -449,6 +480,8 @@ class Node:
             if peer in self._gone and not self._aborted:
                 raise self._missed(peer, msg_type, str(exc)) from None
             raise
+        finally:
+            self.ledger.end("wait_s")
 
     def _missed(self, peer: str, msg_type: str, reason: str) -> PeerError:
         """Sign that a receive gave up (``missed`` entry, docs/transcript.md): a message of
@@ -551,6 +584,9 @@ class Node:
                     ch.seal()
                 except PeerError:
                     pass
+        open_channels = [c for c in self.channels.values() if c.shaper is not None and not c.closed]
+        if open_channels:  # the emulated links still hold the last frames
+            await asyncio.wait_for(asyncio.gather(*(c.flushed() for c in open_channels)), 120)
         for ch in self.channels.values():
             if ch.transport is not None and not ch.closed:
                 ch.closed = True

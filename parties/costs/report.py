@@ -1,0 +1,189 @@
+"""A run's cost ledgers merged: per protocol round, the steps nested, the per-peer matrix."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+# per-party row fields summed over parties in a step / round
+SUMS = (
+    "bytes_sent",
+    "payload_sent",
+    "framing_sent",
+    "sealing_sent",
+    "mpyc_sent",
+    "tls_overhead_sent_est",
+    "msgs_sent",
+    "frames_sent",
+    "cpu_s",
+    "wait_s",
+    "send_s",
+)
+PER_PARTY = ("start", "end", "wall_s", "cpu_s", "wait_s", "send_s", "bytes_sent", "bytes_recv")
+
+
+def run_network(run_dir: Path) -> dict[str, Any]:
+    """The network conditions the run states (first transcript's ``open`` entry)."""
+    tdir = Path(run_dir) / "transcripts"
+    for f in sorted(tdir.glob("*.jsonl")) if tdir.exists() else []:
+        try:
+            first = json.loads(f.open().readline())
+        except ValueError:
+            continue
+        if first.get("dir") == "open":
+            return dict(first.get("network") or {"emulated": "not recorded"})
+    return {"emulated": "not recorded"}
+
+
+def run_job(run_dir: Path) -> dict[str, Any]:
+    """Protocol, shuffler and user count from the run's cluster file (empty if absent)."""
+    path = Path(run_dir) / "cluster.toml"
+    if not path.exists():
+        return {}
+    import tomllib
+
+    try:
+        run = tomllib.loads(path.read_text()).get("run", {})
+    except (tomllib.TOMLDecodeError, OSError):
+        return {}
+    params = run.get("params", {})
+    return {
+        "protocol": run.get("protocol"),
+        "shuffler": run.get("shuffler"),
+        "users": params.get("users"),
+        "threshold": params.get("threshold"),
+    }
+
+
+def _add(into: dict[str, Any], row: dict[str, Any]) -> None:
+    for k in SUMS:
+        into[k] = into.get(k, 0) + row.get(k, 0)
+    for k, f in (("start", min), ("end", max)):
+        if row.get(k) is not None:
+            into[k] = row[k] if into.get(k) is None else f(into[k], row[k])
+
+
+def by_round(parties: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """[{round, start, end, wall_s, sums, steps: [{phase, step, start, end, sums, parties}],
+    matrix: {from: {to: {bytes, payload, msgs}}}}] in time order (from the senders' rows)."""
+    rounds: dict[int, dict[str, Any]] = {}
+    for p in parties:
+        for row in p.get("rows", []):
+            r = rounds.setdefault(row["round"], {"round": row["round"], "steps": {}, "matrix": {}})
+            key = (row["phase"], row["step"])
+            st = r["steps"].setdefault(key, {"phase": row["phase"], "step": row["step"]})
+            st.setdefault("parties", {})[p["party"]] = {k: row.get(k) for k in PER_PARTY}
+            _add(st, row)
+            _add(r, row)
+            for peer, c in row.get("peers", {}).items():
+                if c["bytes_sent"] or c["msgs_sent"]:
+                    cell = (
+                        r["matrix"]
+                        .setdefault(p["party"], {})
+                        .setdefault(peer, {"bytes": 0, "payload": 0, "msgs": 0})
+                    )
+                    cell["bytes"] += c["bytes_sent"]
+                    cell["payload"] += c["payload_sent"]
+                    cell["msgs"] += c["msgs_sent"]
+    out = []
+    for rnd in sorted(rounds):
+        r = rounds[rnd]
+        steps = sorted(
+            r["steps"].values(), key=lambda s: (s.get("start") is None, s.get("start") or 0)
+        )
+        for s in steps:
+            s["wall_s"] = _span(s)
+        r["steps"] = steps
+        r["wall_s"] = _span(r)
+        out.append(r)
+    return out
+
+
+def _span(d: dict[str, Any]) -> float:
+    if d.get("start") is None or d.get("end") is None:
+        return 0.0
+    return round(d["end"] - d["start"], 6)
+
+
+def merge_costs(run_dir: Path) -> dict[str, Any]:
+    """Merge ``costs/PARTY.json`` into ``costs.json``: {run, job, network, parties,
+    totals_by_phase, rounds}."""
+    run_dir = Path(run_dir)
+    parties = []
+    for f in sorted((run_dir / "costs").glob("*.json")) if (run_dir / "costs").exists() else []:
+        try:
+            parties.append(json.loads(f.read_text()))
+        except ValueError:
+            continue
+    totals: dict[str, dict[str, float]] = {}
+    for p in parties:
+        for ph in p["phases"]:
+            t = totals.setdefault(ph["phase"], {})
+            for k, v in ph["totals"].items():
+                t[k] = t.get(k, 0) + v
+    starts = [r["start"] for p in parties for r in p.get("rows", []) if r.get("start")]
+    merged = {
+        "run": run_dir.name,
+        "job": run_job(run_dir),
+        "network": run_network(run_dir),
+        "t0": min(starts) if starts else None,
+        "parties": parties,
+        "totals_by_phase": totals,
+        "rounds": by_round(parties),
+    }
+    if (run_dir / "transcripts").exists():
+        from parties.costs.critical import critical_path
+
+        merged["critical_path"] = critical_path(run_dir)
+    (run_dir / "costs.json").write_text(json.dumps(merged, indent=1))
+    return merged
+
+
+def load_costs(run_dir: Path) -> dict[str, Any]:
+    """costs.json of a run (merging the per-party files if it is missing or predates rounds)."""
+    path = Path(run_dir) / "costs.json"
+    if path.exists():
+        costs = json.loads(path.read_text())
+        if "rounds" in costs or not (Path(run_dir) / "costs").exists():
+            return costs
+    return merge_costs(Path(run_dir))
+
+
+def fmt_bytes(n: float) -> str:
+    for unit in ("B", "kB", "MB", "GB"):
+        if abs(n) < 1000 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1000
+    return str(n)
+
+
+def round_table(costs: dict[str, Any]) -> Any:
+    """A rich Table grouped by protocol round, its steps nested (summed over parties)."""
+    from rich.table import Table
+
+    t0 = costs.get("t0") or 0.0
+    t = Table(title=f"costs of {costs.get('run', 'the run')} per protocol round and step")
+    for c in ("round / step", "start s", "wall s", "cpu s", "wait s", "sent", "msgs"):
+        t.add_column(c, justify="left" if c == "round / step" else "right")
+    for r in costs.get("rounds", []):
+        t.add_row(*_cells(f"round {r['round']}", r, t0), style="bold")
+        for s in r["steps"]:
+            if not (s.get("bytes_sent") or s.get("cpu_s", 0) >= 0.001 or s.get("msgs_sent")):
+                continue
+            label = f"  {s['phase']}" + (f" #{s['step']}" if s["step"] else "")
+            t.add_row(*_cells(label, s, t0))
+    return t
+
+
+def _cells(label: str, d: dict[str, Any], t0: float) -> list[str]:
+    start = "" if d.get("start") is None else f"{d['start'] - t0:.2f}"
+    return [
+        label,
+        start,
+        f"{d.get('wall_s', 0):.2f}",
+        f"{d.get('cpu_s', 0):.2f}",
+        f"{d.get('wait_s', 0):.2f}",
+        fmt_bytes(d.get("bytes_sent", 0)),
+        str(d.get("msgs_sent", 0)),
+    ]
