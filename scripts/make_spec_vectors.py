@@ -7,6 +7,7 @@ servers, threshold 2, seeded: a simulation without privacy) and stores under
 - ``run/``: the honest run directory (cluster.toml, certs/, transcripts/, result.json), which
   must verify (``expected.json``);
 - ``run.trust.json``: its trust anchor;
+- ``grr-run/``, ``grr-run.trust.json``: a one-round grr run (60 users), also honest;
 - ``keys/``: the parties' private keys (TEST VECTORS ONLY: they exist so that the invalid run
   directories below can be re-signed, i.e. forged by a party that controls its own key);
 - ``encodings.json``: canonical-JSON, CBOR and cluster-digest examples.
@@ -314,7 +315,7 @@ CORRUPTIONS: dict[str, tuple[Callable[[Path], None], str, str]] = {
     ),
     "bad-mix-proof": (c_bad_mix_proof, "V-16", "mix-2's shuffle proof has a wrong response s1"),
     "bad-decryption-proof": (c_bad_decryption_proof, "V-18", "a decryption-share proof fails"),
-    "result-edited": (c_result_edited, "V-21", "result.json estimate differs from the signed one"),
+    "result-edited": (c_result_edited, "V-22", "result.json estimate differs from the signed one"),
 }
 
 
@@ -412,10 +413,37 @@ def generate(users: int = 100) -> None:
             (KEYS / party_dir.name).mkdir()
             shutil.copy(party_dir / f"{party_dir.name}.key", KEYS / party_dir.name)
     shutil.copy(tmp / "run.trust.json", TRUST)
+    # a one-round grr run (its estimate is recomputed by both verifiers, V-21)
+    grr = VEC / "grr-run"
+    if grr.exists():
+        shutil.rmtree(grr)
+    cmd = [
+        sys.executable,
+        "-m",
+        "parties.cli",
+        "run",
+        "grr",
+        "--shuffler",
+        "mixnet",
+        "--users",
+        "60",
+        "--seed",
+        "1",
+        "--out",
+        str(tmp / "grr"),
+        "--quiet",
+    ]
+    subprocess.run(cmd, check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
+    grr.mkdir()
+    for keep in ("cluster.toml", "certs", "transcripts", "result.json"):
+        src = tmp / "grr" / keep
+        (shutil.copytree if src.is_dir() else shutil.copy)(src, grr / keep)
+    shutil.copy(tmp / "grr.trust.json", VEC / "grr-run.trust.json")
     shutil.rmtree(tmp)
     (VEC / "encodings.json").write_text(json.dumps(encodings(), indent=1) + "\n")
     expected = {
         "honest": {"run": "run", "trust": "run.trust.json", "ok": True},
+        "honest_grr": {"run": "grr-run", "trust": "grr-run.trust.json", "ok": True},
         "invalid": {k: {"fails": v[1], "what": v[2]} for k, v in CORRUPTIONS.items()},
     }
     (VEC / "expected.json").write_text(json.dumps(expected, indent=1) + "\n")
