@@ -109,7 +109,7 @@ def test_honest_vector_verifies_in_both():
     assert ok_py and ok_js, out
     ids = {c["id"] for c in json.loads(out)["checks"]}
     # transcript layer, every mix-net check for both rounds, and the published artifacts
-    assert {f"V-{k}" for k in (1, 2, 3, 4, 5, 8, 10, 11, 12, 13, 14, 15, 16, 17, 18, 20, 22)} <= ids
+    assert {f"V-{k}" for k in (1, 2, 3, 4, 5, 8, 10, 11, 12, 13, 14, 15, 16, 17, 18, 20, 21, 22)} <= ids
 
 
 def test_honest_grr_vector_estimate_recomputed_in_both():

@@ -101,12 +101,19 @@ function checkPublished(runDir, t, add, report, cluster, multisets) {
   const privs = t.entries.filter((e) => e.dir === 'publish' && e.ty === 'privacy');
   const signedPrivacy = privs.length === 1 ? toPlain(cbor.decode(blob(runDir, t.party, privs[0].dg))) : null;
   const est = ESTIMATORS[cluster.protocol];
-  if (est && multisets !== null && multisets.length === est.rounds) {
-    const r = est.fn(multisets, cluster, signedPrivacy);
+  const r = est && multisets !== null && multisets.length === est.rounds ? est.fn(multisets, cluster, signedPrivacy) : null;
+  if (r !== null && !r.unsupported) {
+    // round states: the analyzer broadcast exactly one state per later round, equal to ours
+    for (const [k, state] of (r.states ?? []).entries()) {
+      const sent = new Set(t.entries.filter((e) => e.dir === 'send' && e.ty === 'state' && e.rd === k + 1).map((e) => e.dg));
+      if (sent.size !== 1) { add('V-21', 'recompute round state', false, `round ${k + 1}: the analyzer broadcast ${sent.size} different states (must be exactly one, the same to everyone)`); return; }
+      const logged = toPlain(cbor.decode(blob(runDir, t.party, [...sent][0])));
+      if (!close(state, logged)) { add('V-21', 'recompute round state', false, `round ${k + 1} state differs from the analyzer's recomputation`); return; }
+    }
     const ok = !r.err && close(r.estimate, published);
     if (!add('V-21', 'recompute estimate', ok, r.err ?? (ok ? `${cluster.protocol} estimator re-run on ${r.n} shuffled messages matches the published estimate` : `DIFFERS from the published estimate (${t.party} entry ${pubs[0].i})`))) return;
   } else {
-    report.notChecked.push(`V-21 recompute estimate: the ${cluster.protocol} estimator${cluster.shuffler === 'mixnet' ? '' : ` over the ${cluster.shuffler} shuffler`} is not implemented in this verifier (spec version 1 implements grr over the mix-net)`);
+    report.notChecked.push(`V-21 recompute estimate: the ${cluster.protocol} estimator${cluster.shuffler === 'mixnet' ? '' : ` over the ${cluster.shuffler} shuffler`} is not implemented in this verifier (spec version 1 implements grr and default gfim over the mix-net)${r?.unsupported ? `: ${r.unsupported}` : ''}`);
   }
   report.notChecked.push('V-23 privacy ledger (the accountant) is not implemented in this verifier');
   const same = close(res.estimate, published);
