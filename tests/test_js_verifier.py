@@ -109,7 +109,9 @@ def test_honest_vector_verifies_in_both():
     assert ok_py and ok_js, out
     ids = {c["id"] for c in json.loads(out)["checks"]}
     # transcript layer, every mix-net check for both rounds, and the published artifacts
-    assert {f"V-{k}" for k in (1, 2, 3, 4, 5, 8, 10, 11, 12, 13, 14, 15, 16, 17, 18, 20, 21, 22)} <= ids
+    assert {
+        f"V-{k}" for k in (1, 2, 3, 4, 5, 8, 10, 11, 12, 13, 14, 15, 16, 17, 18, 20, 21, 22)
+    } <= ids
 
 
 def test_honest_grr_vector_estimate_recomputed_in_both():
@@ -118,6 +120,41 @@ def test_honest_grr_vector_estimate_recomputed_in_both():
     assert ok_py and ok_js, out
     checks = {c["id"]: c["ok"] for c in json.loads(out)["checks"]}
     assert checks["V-21"] and checks["V-22"]  # estimate recomputed, result.json as signed
+
+
+@pytest.mark.parametrize("shuffler", ["trusted", "mpc"])
+def test_honest_trusted_and_mpc_runs_verify_in_both(tmp_path, shuffler):
+    """A fresh grr run through the trusted and the MPC shuffler: both verifiers accept it, and
+    the JS verifier recomputes the estimate from the shuffled multiset (V-21)."""
+    from conftest import sdp
+
+    run = tmp_path / "run"
+    sdp(
+        "run",
+        "grr",
+        "--shuffler",
+        shuffler,
+        "--users",
+        "40",
+        "--seed",
+        "2",
+        "--out",
+        str(run),
+        "--quiet",
+        check=True,
+        timeout=600,
+    )
+    trust = run.with_name("run.trust.json")
+    assert verify_run(run, progress=False, trust=json.loads(trust.read_text())).ok
+    proc = subprocess.run(
+        [NODE, str(ROOT / "verifier" / "verify.mjs"), str(run), "--trust", str(trust), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    report = json.loads(proc.stdout)
+    assert proc.returncode == 0 and report["ok"], proc.stdout
+    assert any(c["id"] == "V-21" and c["ok"] for c in report["checks"])
 
 
 @pytest.mark.parametrize("name", sorted(VECTORS.CORRUPTIONS))
