@@ -157,6 +157,32 @@ def test_honest_trusted_and_mpc_runs_verify_in_both(tmp_path, shuffler):
     assert any(c["id"] == "V-21" and c["ok"] for c in report["checks"])
 
 
+@pytest.mark.slow
+def test_dropout_mixnet_run_verifies_in_both(tmp_path):
+    """A client party killed mid-submission (unsigned tail, not closed cleanly): the mix-net
+    run completes for the survivors and both verifiers accept it (V-4 tolerates clients)."""
+    from conftest import sdp
+
+    run = tmp_path / "run"
+    sdp(
+        "run", "grr", "--shuffler", "mixnet", "--users", "200", "--clients", "4",
+        "--min-users", "120", "--out", str(run), "--quiet",
+        env={"SDP_FAULT_KILL": "client-2:mix.submit"}, check=True, timeout=900,
+    )  # fmt: skip
+    trust = run.with_name("run.trust.json")
+    assert verify_run(run, progress=False, trust=json.loads(trust.read_text())).ok
+    proc = subprocess.run(
+        [NODE, str(ROOT / "verifier" / "verify.mjs"), str(run), "--trust", str(trust), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    report = json.loads(proc.stdout)
+    assert proc.returncode == 0 and report["ok"], proc.stdout
+    v4 = next(c for c in report["checks"] if c["id"] == "V-4")
+    assert "did not: client-2" in v4["detail"]
+
+
 @pytest.mark.parametrize("name", sorted(VECTORS.CORRUPTIONS))
 def test_invalid_vector_fails_the_same_check_in_both(tmp_path, name):
     run = tmp_path / name
