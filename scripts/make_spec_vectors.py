@@ -1,0 +1,466 @@
+"""Known-answer vectors of the specification (docs/spec/, spec version 1).
+
+``python scripts/make_spec_vectors.py generate`` runs a small two-round mix-net (GFIM, 3 mix
+servers, threshold 2, seeded: a simulation without privacy) and stores under
+``tests/vectors/spec/``:
+
+- ``run/``: the honest run directory (cluster.toml, certs/, transcripts/, result.json), which
+  must verify (``expected.json``);
+- ``run.trust.json``: its trust anchor;
+- ``grr-run/``, ``grr-run.trust.json``: a one-round grr run (60 users), also honest;
+- ``keys/``: the parties' private keys (TEST VECTORS ONLY: they exist so that the invalid run
+  directories below can be re-signed, i.e. forged by a party that controls its own key);
+- ``encodings.json``: canonical-JSON, CBOR and cluster-digest examples.
+
+``python scripts/make_spec_vectors.py corrupt NAME OUT`` writes the invalid run directory NAME
+(one targeted corruption of ``run/``, listed in ``CORRUPTIONS`` with the numbered check it must
+fail) to OUT; ``list`` prints the names and expected checks as JSON. The invalid directories
+are recipes rather than copies, to keep the vectors small; each is deterministic.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import cbor2
+
+ROOT = Path(__file__).resolve().parent.parent
+VEC = ROOT / "tests" / "vectors" / "spec"
+RUN = VEC / "run"
+KEYS = VEC / "keys"
+TRUST = VEC / "run.trust.json"
+
+
+# ------------------------------------------------------------------ helpers (re-signing)
+
+
+def _canonical(obj: Any) -> bytes:
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode()
+
+
+def _entries(run: Path, party: str) -> list[dict[str, Any]]:
+    path = run / "transcripts" / f"{party}.jsonl"
+    return [json.loads(x) for x in path.read_text().splitlines()]
+
+
+def _resign(run: Path, party: str, entries: list[dict[str, Any]]) -> None:
+    """Re-chain and re-sign ``party``'s transcript with its own key (a forging party)."""
+    from cryptography.hazmat.primitives.serialization import load_pem_private_key
+
+    pem = (KEYS / party / f"{party}.key").read_bytes()
+    key = load_pem_private_key(pem, None)
+    prev = entries[0]["prev"]
+    for e in entries:
+        e["prev"] = prev
+        e.pop("sig", None)
+        e.pop("hash", None)
+        e["hash"] = hashlib.sha256(_canonical(e)).hexdigest()
+        if e["dir"] == "checkpoint":
+            e["sig"] = key.sign(b"sdp-checkpoint-v1" + bytes.fromhex(e["hash"])).hex()  # type: ignore[union-attr]
+        prev = e["hash"]
+    (run / "transcripts" / f"{party}.jsonl").write_text(
+        "".join(json.dumps(e, sort_keys=True, separators=(",", ":")) + "\n" for e in entries)
+    )
+
+
+def _parties(run: Path) -> list[str]:
+    return sorted(p.stem for p in (run / "transcripts").glob("*.jsonl"))
+
+
+def _blob(run: Path, party: str, dg: str) -> bytes:
+    return (run / "transcripts" / f"{party}.blobs" / dg).read_bytes()
+
+
+def _substitute(run: Path, old: str, new: bytes) -> None:
+    """Replace the public payload with digest ``old`` by ``new`` in every transcript that
+    logged it (send, recv or publish), and re-sign those transcripts."""
+    dg = hashlib.sha256(new).hexdigest()
+    for party in _parties(run):
+        entries = _entries(run, party)
+        hit = False
+        for e in entries:
+            if e.get("dg") == old and e.get("pub"):
+                e["dg"], e["len"] = dg, len(new)
+                hit = True
+        if hit:
+            (run / "transcripts" / f"{party}.blobs" / dg).write_bytes(new)
+            _resign(run, party, entries)
+
+
+def _find(run: Path, party: str, pred: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
+    return next(e for e in _entries(run, party) if pred(e))
+
+
+def _record(run: Path, rnd: int = 0) -> tuple[str, dict[str, Any], dict[str, Any]]:
+    """(publisher, publish entry, decoded record) of round ``rnd``."""
+    for party in _parties(run):
+        for e in _entries(run, party):
+            if e["dir"] == "publish" and e["ty"] == "mixnet.record":
+                rec = cbor2.loads(_blob(run, party, e["dg"]))
+                if rec.get("round", 0) == rnd:
+                    return party, e, rec
+    raise LookupError(f"no record of round {rnd}")
+
+
+def _rewrite_message(
+    run: Path, party: str, ty: str, change: Callable[[Any], Any]
+) -> tuple[Any, Any]:
+    """Change the first public ``ty`` message ``party`` sent (everywhere it was logged) and
+    return (old, new) decoded payloads."""
+    e = _find(run, party, lambda e: e["dir"] == "send" and e["ty"] == ty and e["pub"])
+    old = cbor2.loads(_blob(run, party, e["dg"]))
+    new = change(cbor2.loads(_blob(run, party, e["dg"])))
+    _substitute(run, e["dg"], cbor2.dumps(new, canonical=True))
+    return old, new
+
+
+def _rewrite_record(run: Path, change: Callable[[dict[str, Any]], None], rnd: int = 0) -> None:
+    _, e, rec = _record(run, rnd)
+    change(rec)
+    _substitute(run, e["dg"], cbor2.dumps(rec, canonical=True))
+
+
+def _flip(b: bytes, i: int = 0) -> bytes:
+    return b[:i] + bytes([b[i] ^ 1]) + b[i + 1 :]
+
+
+# ------------------------------------------------------------------ corruptions
+
+
+def c_cluster_edited(run: Path) -> None:
+    text = (run / "cluster.toml").read_text()
+    (run / "cluster.toml").write_text(text.replace("users = 100", "users = 101"))
+
+
+def c_cert_swapped(run: Path) -> None:
+    shutil.copy(run / "certs" / "client-1.crt", run / "certs" / "client-2.crt")
+
+
+def c_entry_edited(run: Path) -> None:
+    path = run / "transcripts" / "client-1.jsonl"
+    lines = path.read_text().splitlines()
+    e = json.loads(lines[2])
+    e["t"] += 1
+    lines[2] = json.dumps(e, sort_keys=True, separators=(",", ":"))
+    path.write_text("\n".join(lines) + "\n")
+
+
+def c_bad_signature(run: Path) -> None:
+    path = run / "transcripts" / "mix-3.jsonl"
+    lines = path.read_text().splitlines()
+    k = next(i for i, x in enumerate(lines) if '"dir":"checkpoint"' in x)
+    e = json.loads(lines[k])
+    e["sig"] = _flip(bytes.fromhex(e["sig"]), 5).hex()
+    lines[k] = json.dumps(e, sort_keys=True, separators=(",", ":"))
+    path.write_text("\n".join(lines) + "\n")
+
+
+def c_blob_edited(run: Path) -> None:
+    e = _find(run, "mix-2", lambda e: e["dir"] == "send" and e["ty"] == "mix.output")
+    p = run / "transcripts" / "mix-2.blobs" / e["dg"]
+    p.write_bytes(_flip(p.read_bytes(), 40))
+
+
+def c_analyzer_truncated(run: Path) -> None:
+    path = run / "transcripts" / "analyzer.jsonl"
+    lines = path.read_text().splitlines()
+    path.write_text("\n".join(lines[:-1]) + "\n")  # drops the final checkpoint
+
+
+def c_recv_phase_forged(run: Path) -> None:
+    entries = _entries(run, "analyzer")
+    e = next(e for e in entries if e["dir"] == "recv" and e["ty"] == "mix.result")
+    e["ph"] = "forged"
+    _resign(run, "analyzer", entries)
+
+
+def c_no_result(run: Path) -> None:
+    (run / "result.json").unlink()
+
+
+def c_result_edited(run: Path) -> None:
+    res = json.loads((run / "result.json").read_text())
+
+    def bump(x: Any) -> Any:
+        if isinstance(x, float) and x != 0:
+            return x * 1.5
+        if isinstance(x, list):
+            return [bump(v) for v in x]
+        if isinstance(x, dict):
+            return {k: bump(v) for k, v in x.items()}
+        return x
+
+    res["estimate"] = bump(res["estimate"])
+    (run / "result.json").write_text(json.dumps(res, indent=1))
+
+
+def c_record_off_wire(run: Path) -> None:
+    def change(rec: dict[str, Any]) -> None:
+        rec["submissions"][0]["proof"]["e"] = _flip(rec["submissions"][0]["proof"]["e"])
+
+    _rewrite_record(run, change)
+
+
+def c_bad_mix_proof(run: Path) -> None:
+    """mix-2 publishes a shuffle proof with a wrong response s1 (eq. 1 fails)."""
+
+    def change(step: dict[str, Any]) -> dict[str, Any]:
+        for b in step["batches"].values():
+            b["proof"]["s1"] = _flip(b["proof"]["s1"])
+        return step
+
+    old, new = _rewrite_message(run, "mix-2", "mix.output", change)
+
+    def rec_change(rec: dict[str, Any]) -> None:
+        rec["mixes"] = [new if m == old else m for m in rec["mixes"]]
+
+    _rewrite_record(run, rec_change)
+
+
+def c_bad_client_proof(run: Path) -> None:
+    """client-1's first submission carries a wrong proof the record still lists as accepted."""
+
+    def change(msg: dict[str, Any]) -> dict[str, Any]:
+        s = msg["submissions"][0]
+        s["proof"]["s"][0] = _flip(s["proof"]["s"][0])
+        return msg
+
+    old, new = _rewrite_message(run, "client-1", "mix.submissions", change)
+
+    def rec_change(rec: dict[str, Any]) -> None:
+        n = len(old["submissions"])
+        for i in range(len(rec["submissions"]) - n + 1):
+            if rec["submissions"][i : i + n] == old["submissions"]:
+                rec["submissions"][i : i + n] = new["submissions"]
+                return
+        raise LookupError("client-1's submissions are not in the record")
+
+    _rewrite_record(run, rec_change)
+
+
+def c_bad_dkg_key(run: Path) -> None:
+    """The published joint key is not the sum of the qualified dealers' constant terms."""
+    publisher, _, rec = _record(run)
+    pk = rec["dkg"]["pk"]
+    other = rec["dkg"]["vks"][1]
+
+    def change(msg: dict[str, Any]) -> dict[str, Any]:
+        msg["dkg"]["pk"] = other
+        return msg
+
+    _rewrite_message(run, publisher, "mix.key", change)
+
+    def rec_change(rec: dict[str, Any]) -> None:
+        assert rec["dkg"]["pk"] == pk
+        rec["dkg"]["pk"] = other
+
+    _rewrite_record(run, rec_change)
+
+
+def c_bad_decryption_proof(run: Path) -> None:
+    """A member of the decryption set (not the publisher) sends a share proof that fails."""
+    publisher, _, rec = _record(run)
+    servers = sorted({p for p in _parties(run) if p.startswith("mix-")})
+    member = next(j for j in rec["decryption_set"] if servers[j - 1] != publisher)
+
+    def change(msg: dict[str, Any]) -> dict[str, Any]:
+        for sh in msg["batches"].values():
+            sh["proof"]["e"] = _flip(sh["proof"]["e"])
+        return msg
+
+    _, new = _rewrite_message(run, servers[member - 1], "mix.decshare", change)
+
+    def rec_change(rec: dict[str, Any]) -> None:
+        for batch, by in rec["decryption"].items():
+            if batch in new["batches"]:
+                by[member] = new["batches"][batch]
+
+    _rewrite_record(run, rec_change)
+
+
+CORRUPTIONS: dict[str, tuple[Callable[[Path], None], str, str]] = {
+    "cluster-edited": (c_cluster_edited, "V-1", "cluster.toml changed after the run"),
+    "cert-swapped": (c_cert_swapped, "V-2", "a certificate replaced by another party's"),
+    "entry-edited": (c_entry_edited, "V-3", "a transcript entry edited without re-hashing"),
+    "bad-signature": (c_bad_signature, "V-3", "a checkpoint signature altered"),
+    "blob-edited": (c_blob_edited, "V-3", "a public payload blob altered"),
+    "analyzer-truncated": (
+        c_analyzer_truncated,
+        "V-4",
+        "analyzer transcript cut after its last checkpoint",
+    ),
+    "recv-phase-forged": (
+        c_recv_phase_forged,
+        "V-5",
+        "analyzer re-signs a receive entry with another phase",
+    ),
+    "no-result": (c_no_result, "V-7", "result.json removed"),
+    "record-off-wire": (
+        c_record_off_wire,
+        "V-11",
+        "record's submission differs from what the client sent",
+    ),
+    "bad-dkg-key": (c_bad_dkg_key, "V-13", "published joint key is not the qualified dealers' sum"),
+    "bad-client-proof": (
+        c_bad_client_proof,
+        "V-14",
+        "client proof of knowledge fails, record accepts it",
+    ),
+    "bad-mix-proof": (c_bad_mix_proof, "V-16", "mix-2's shuffle proof has a wrong response s1"),
+    "bad-decryption-proof": (c_bad_decryption_proof, "V-18", "a decryption-share proof fails"),
+    "result-edited": (c_result_edited, "V-22", "result.json estimate differs from the signed one"),
+}
+
+
+def corrupt(name: str, out: Path) -> str:
+    """Write invalid run directory ``name`` to ``out``; returns the check it must fail."""
+    fn, check, _ = CORRUPTIONS[name]
+    if out.exists():
+        shutil.rmtree(out)
+    shutil.copytree(RUN, out)
+    fn(out)
+    return check
+
+
+# ------------------------------------------------------------------ generation
+
+
+def encodings() -> dict[str, Any]:
+    """Canonical JSON, CBOR and cluster-digest examples (spec E-1, E-2, C-3)."""
+    from parties.runtime.cluster import cluster_digest, load_cluster
+
+    json_cases = [
+        {"b": 1, "a": [1.0, 0.1, 1e16, 1e-05, -2.5, 123456789.123, 1e15, 5e-324]},
+        {"s": 'quote" backslash\\ nl\n tab\t del\x7f e\u00e9 smile\U0001f600 ctl\x01'},
+        {"nested": {"z": None, "y": True, "x": False}, "big": 2**70, "neg": -3},
+    ]
+    cbor_cases = [
+        {"bb": 1, "a": 2, 10: 3, 1: 4, "c": 5},
+        [None, True, b"x", -5, 2**64, 1.0, 0.1, 1.5e300],
+        {"w": 1, "n": 2, "a": [bytes(64)], "b": [bytes(range(64))]},
+    ]
+
+    def tagged(x: Any) -> Any:  # JSON-able description of a CBOR value
+        if isinstance(x, bytes):
+            return {"bytes": x.hex()}
+        if isinstance(x, float):
+            return {"float": x}
+        if isinstance(x, int) and not isinstance(x, bool):
+            return {"int": str(x)}
+        if isinstance(x, list):
+            return [tagged(v) for v in x]
+        if isinstance(x, dict):
+            return {"map": [[tagged(k), tagged(v)] for k, v in x.items()]}
+        return x
+
+    return {
+        "canonical_json": [
+            {"value_json": json.dumps(c), "canonical": _canonical(c).decode()} for c in json_cases
+        ],
+        "canonical_cbor": [
+            {"value": tagged(c), "cbor_hex": cbor2.dumps(c, canonical=True).hex()}
+            for c in cbor_cases
+        ],
+        "cluster_digest": {
+            "cluster_toml": (RUN / "cluster.toml").read_text(),
+            "digest": cluster_digest(load_cluster(RUN / "cluster.toml")),
+        },
+    }
+
+
+def generate(users: int = 100) -> None:
+    """Run the honest two-round mix-net and store it with its keys and expected outcome."""
+    tmp = VEC / "_tmp"
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    tmp.mkdir(parents=True)
+    cmd = [
+        sys.executable,
+        "-m",
+        "parties.cli",
+        "run",
+        "gfim",
+        "--shuffler",
+        "mixnet",
+        "--users",
+        str(users),
+        "--seed",
+        "1",
+        "--out",
+        str(tmp / "run"),
+        "--keep-keys",
+        str(tmp / "keys"),
+        "--quiet",
+    ]
+    subprocess.run(cmd, check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
+    for p in (RUN, KEYS):
+        if p.exists():
+            shutil.rmtree(p)
+    RUN.mkdir()
+    for keep in ("cluster.toml", "certs", "transcripts", "result.json"):
+        src = tmp / "run" / keep
+        (shutil.copytree if src.is_dir() else shutil.copy)(src, RUN / keep)
+    KEYS.mkdir()
+    for party_dir in (tmp / "keys").iterdir():
+        if party_dir.is_dir():
+            (KEYS / party_dir.name).mkdir()
+            shutil.copy(party_dir / f"{party_dir.name}.key", KEYS / party_dir.name)
+    shutil.copy(tmp / "run.trust.json", TRUST)
+    # a one-round grr run (its estimate is recomputed by both verifiers, V-21)
+    grr = VEC / "grr-run"
+    if grr.exists():
+        shutil.rmtree(grr)
+    cmd = [
+        sys.executable,
+        "-m",
+        "parties.cli",
+        "run",
+        "grr",
+        "--shuffler",
+        "mixnet",
+        "--users",
+        "60",
+        "--seed",
+        "1",
+        "--out",
+        str(tmp / "grr"),
+        "--quiet",
+    ]
+    subprocess.run(cmd, check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
+    grr.mkdir()
+    for keep in ("cluster.toml", "certs", "transcripts", "result.json"):
+        src = tmp / "grr" / keep
+        (shutil.copytree if src.is_dir() else shutil.copy)(src, grr / keep)
+    shutil.copy(tmp / "grr.trust.json", VEC / "grr-run.trust.json")
+    shutil.rmtree(tmp)
+    (VEC / "encodings.json").write_text(json.dumps(encodings(), indent=1) + "\n")
+    expected = {
+        "honest": {"run": "run", "trust": "run.trust.json", "ok": True},
+        "honest_grr": {"run": "grr-run", "trust": "grr-run.trust.json", "ok": True},
+        "invalid": {k: {"fails": v[1], "what": v[2]} for k, v in CORRUPTIONS.items()},
+    }
+    (VEC / "expected.json").write_text(json.dumps(expected, indent=1) + "\n")
+
+
+def main(argv: list[str]) -> int:
+    if argv[:1] == ["generate"]:
+        generate(int(argv[1]) if len(argv) > 1 else 100)
+    elif argv[:1] == ["corrupt"] and len(argv) == 3:
+        print(corrupt(argv[1], Path(argv[2])))
+    elif argv[:1] == ["list"]:
+        print(json.dumps({k: v[1] for k, v in CORRUPTIONS.items()}, indent=1))
+    else:
+        print(__doc__)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

@@ -1,0 +1,177 @@
+// The order of the checks of a run directory (docs/spec/README.md, spec version 1).
+import fs from 'node:fs';
+import path from 'node:path';
+import * as cbor from './cbor.mjs';
+import { parse as parseJson, plain } from './cjson.mjs';
+import { blob, certificate, checkConsistency, checkTranscript, closedCleanly, loadCluster } from './transcripts.mjs';
+import { checkMixnetRun, objToArray } from './mixnet.mjs';
+import { ESTIMATORS } from './estimates.mjs';
+
+// roles a published run may lose (spec V-4)
+const TOLERATED = { trusted: ['client'], mpc: ['client'], mixnet: ['client', 'mix-server'] };
+
+export function runChecks(runDir, trust) {
+  const report = { checks: [], warnings: [], notChecked: [], unconfirmed: new Set() };
+  const add = (id, name, ok, detail, count = 0) => { report.checks.push({ id, name, ok, count, detail }); return ok; };
+  // V-1 cluster file
+  let cluster;
+  try { cluster = loadCluster(runDir); } catch (e) { add('V-1', 'run directory', false, `cluster.toml unreadable: ${e.message}`); return report; }
+  if (trust !== null && (trust.session !== cluster.session || trust.cluster_sha256 !== cluster.digest)) {
+    add('V-1', 'run directory', false, 'cluster.toml is not the cluster of the trust anchor (session or content differ)'); return report;
+  }
+  add('V-1', 'run directory', true, `session ${cluster.session}, cluster digest ${cluster.digest.slice(0, 16)}...`);
+  // V-2 certificates
+  const names = cluster.parties.map((p) => p.name);
+  const keys = {};
+  for (const n of names) {
+    let c;
+    try { c = certificate(runDir, n); } catch (e) { add('V-2', 'certificates', false, `${n}: ${e.message}`); return report; }
+    if (trust !== null && trust.fingerprints[n] !== c.fingerprint) {
+      add('V-2', 'certificates', false, `${n}: certificate fingerprint ${c.fingerprint.slice(0, 16)}... is not the trusted ${String(trust.fingerprints[n]).slice(0, 16)}... (replaced certificate?)`); return report;
+    }
+    keys[n] = c.key;
+  }
+  if (trust === null) report.warnings.push('certificates were taken from the run directory itself (no --trust): not an independent check');
+  add('V-2', 'certificates', true, trust === null ? 'one Ed25519 certificate per party, TRUSTED FROM THE RUN DIRECTORY' : 'one Ed25519 certificate per party, fingerprints match the trust anchor');
+  // V-3 transcripts
+  const transcripts = {};
+  let failure = null, entries = 0;
+  for (const n of names) {
+    if (!fs.existsSync(path.join(runDir, 'transcripts', `${n}.jsonl`))) { report.warnings.push(`${n} left no transcript (it did not take part)`); continue; }
+    const { t, err } = checkTranscript(runDir, n, cluster.session, keys[n]);
+    if (err) { failure = err; break; }
+    if (t.cluster !== cluster.digest) { failure = `${n} entry 0: the transcript was opened for another cluster (recorded ${t.cluster.slice(0, 16) || 'nothing'}..., cluster.toml gives ${cluster.digest.slice(0, 16)}...): cluster.toml was changed after the run`; break; }
+    if (t.unsignedTail) report.warnings.push(`${n} did not finish: its last ${t.unsignedTail} transcript entries are not signed and were ignored`);
+    entries += t.entries.length;
+    transcripts[n] = t;
+  }
+  add('V-3', 'transcript chains and signatures', failure === null, failure ?? `${Object.keys(transcripts).length} transcripts, ${entries} entries, hash chains intact, checkpoints signed, cluster file as recorded`, entries);
+  if (failure) return report;
+  // V-4 party status
+  const clean = new Set(Object.keys(transcripts).filter((n) => closedCleanly(transcripts[n])));
+  const notClean = names.filter((n) => !clean.has(n)).sort();
+  const roles = Object.fromEntries(cluster.parties.map((p) => [p.name, p.role]));
+  const mayFail = cluster.protocol === 'txpub' ? [] : (TOLERATED[cluster.shuffler] ?? []);
+  const needed = notClean.filter((n) => !mayFail.includes(roles[n]));
+  const published = fs.existsSync(path.join(runDir, 'result.json'));
+  const statusOk = !(published && needed.length);
+  if (!add('V-4', 'party status (signed)', statusOk, `${clean.size} of ${names.length} parties closed cleanly` + (notClean.length ? `; did not: ${notClean.join(', ')}` : '') + (statusOk ? '' : ` -- a published run needs ${needed.join(', ')} to have closed cleanly`))) return report;
+  // V-5 cross-party consistency
+  const cons = checkConsistency(transcripts, report, clean);
+  if (!add('V-5', 'cross-party consistency', cons.ok, cons.detail, cons.count)) return report;
+  // V-6 publication
+  const publishers = Object.keys(transcripts).filter((n) => transcripts[n].entries.some((e) => e.dir === 'publish')).sort();
+  const badPub = publishers.filter((n) => !clean.has(n));
+  if (badPub.length || (published && !publishers.length)) {
+    add('V-6', 'publication', false, badPub.length ? `${badPub.join(', ')} published but did not close its transcript cleanly` : "result.json exists but no party's signed transcript published anything");
+    return report;
+  }
+  // V-7 run completed
+  const aborted = fs.existsSync(path.join(runDir, 'ABORTED.json'));
+  if (aborted || !published) {
+    add('V-7', 'run completed', false, aborted ? 'the run was aborted (ABORTED.json): transcripts checked, nothing was published' : 'no result.json: nothing was published');
+    return report;
+  }
+  // V-8 privacy marking (informative)
+  const seed = cluster.params.seed;
+  add('V-8', 'privacy', true, seed === undefined ? 'client randomness private (CSPRNG-seeded at each client)' : `SIMULATION WITHOUT PRIVACY: seed ${seed} is in the public cluster file`);
+  const analyzer = cluster.parties.find((p) => p.role === 'analyzer')?.name;
+  let multisets = null;
+  if (cluster.shuffler === 'mixnet' && cluster.protocol !== 'txpub') {
+    const outs = checkMixnetRun(runDir, cluster, transcripts, add);
+    if (outs === null) return report;
+    multisets = outs.map((o) => new Map([...o.plain].map(([name, rows]) => [name, rows.filter((r) => r !== null)])));
+  } else if (cluster.protocol === 'txpub') {
+    report.notChecked.push('txpub protocol checks are not in spec version 1');
+    return report;
+  } else if (cluster.shuffler === 'mpc') {
+    report.notChecked.push('V-30 MPC output shares: to be specified (issue 25); not implemented here');
+    multisets = shuffledInputs(runDir, transcripts[analyzer], (e) => e.dir === 'publish' && e.ty === 'shuffled', report, add);
+    if (multisets === false) return report;
+  } else if (cluster.shuffler === 'trusted') {
+    multisets = shuffledInputs(runDir, transcripts[analyzer], (e) => e.dir === 'recv' && e.ty === 'shuffled', report, add);
+    if (multisets === false) return report;
+  }
+  if (analyzer === undefined) return report;
+  checkPublished(runDir, transcripts[analyzer], add, report, cluster, multisets);
+  return report;
+}
+
+// Estimator inputs of trusted and MPC runs (spec 06, "Inputs of the estimators"): the rows of
+// every batch of the analyzer's public 'shuffled' entries; null (not supported) with fakes or
+// a crowd threshold, false after a failed check.
+function shuffledInputs(runDir, t, pick, report, add) {
+  const ins = t.entries.filter(pick);
+  if (!ins.every((e) => e.pub)) { add('V-21', 'recompute estimate', false, `${t.party} logged a private shuffled input`); return false; }
+  const shaky = ins.filter((e) => report.unconfirmed.has(`${t.party}/${e.i}`)).map((e) => e.i);
+  if (shaky.length) { add('V-21', 'recompute estimate', false, `${t.party} entries ${shaky}: the shuffled input is not in the sender's signed transcript, so the estimate cannot rest on it`); return false; }
+  const out = [];
+  for (const e of ins) {
+    const msg = cbor.decode(blob(runDir, t.party, e.dg));
+    if (!(msg instanceof Map) || msg.has('fakes') || msg.has('threshold') || msg.has('withheld')) return null;
+    const batches = new Map();
+    for (const [name, obj] of msg.get('batches')) {
+      const a = objToArray(obj);
+      const w = a.shape[1] ?? 1;
+      batches.set(name, Array.from({ length: a.shape[0] }, (_, i) => a.values.slice(i * w, (i + 1) * w)));
+    }
+    out.push(batches);
+  }
+  return out;
+}
+
+// V-20 exactly one signed estimate; V-21 recomputed estimate; V-22 result.json equals the signed artifacts
+function checkPublished(runDir, t, add, report, cluster, multisets) {
+  const pubs = t.entries.filter((e) => e.dir === 'publish' && e.ty === 'estimate');
+  if (!add('V-20', 'published estimate', pubs.length === 1, `${t.party} published ${pubs.length} estimate(s) (expected 1)`)) return;
+  const published = toPlain(cbor.decode(blob(runDir, t.party, pubs[0].dg)));
+  const res = plain(parseJson(fs.readFileSync(path.join(runDir, 'result.json'), 'utf8')));
+  const privs = t.entries.filter((e) => e.dir === 'publish' && e.ty === 'privacy');
+  const signedPrivacy = privs.length === 1 ? toPlain(cbor.decode(blob(runDir, t.party, privs[0].dg))) : null;
+  const est = ESTIMATORS[cluster.protocol];
+  const r = est && multisets !== null && multisets.length === est.rounds ? est.fn(multisets, cluster, signedPrivacy) : null;
+  if (r !== null && !r.unsupported) {
+    // round states: the analyzer broadcast exactly one state per later round, equal to ours
+    for (const [k, state] of (r.states ?? []).entries()) {
+      const sent = new Set(t.entries.filter((e) => e.dir === 'send' && e.ty === 'state' && e.rd === k + 1).map((e) => e.dg));
+      if (sent.size !== 1) { add('V-21', 'recompute round state', false, `round ${k + 1}: the analyzer broadcast ${sent.size} different states (must be exactly one, the same to everyone)`); return; }
+      const logged = toPlain(cbor.decode(blob(runDir, t.party, [...sent][0])));
+      if (!close(state, logged)) { add('V-21', 'recompute round state', false, `round ${k + 1} state differs from the analyzer's recomputation`); return; }
+    }
+    const ok = !r.err && close(r.estimate, published);
+    if (!add('V-21', 'recompute estimate', ok, r.err ?? (ok ? `${cluster.protocol} estimator re-run on ${r.n} shuffled messages matches the published estimate` : `DIFFERS from the published estimate (${t.party} entry ${pubs[0].i})`))) return;
+  } else {
+    report.notChecked.push(`V-21 recompute estimate: the ${cluster.protocol} estimator is not implemented in this verifier (spec version 1 implements grr and default gfim, without fakes or crowd threshold)${r?.unsupported ? `: ${r.unsupported}` : ''}`);
+  }
+  report.notChecked.push('V-23 privacy ledger (the accountant) is not implemented in this verifier');
+  const same = close(res.estimate, published);
+  const samePriv = signedPrivacy !== null && close(res.privacy, signedPrivacy);
+  add('V-22', 'result.json', same && samePriv,
+    same && samePriv ? 'estimate and privacy statement equal the transcript\'s published artifacts'
+      : !same ? 'result.json estimate differs from the published artifact'
+        : signedPrivacy !== null ? 'result.json privacy statement differs from the signed one'
+          : `${t.party} published ${privs.length} privacy statements (expected 1)`);
+}
+
+function toPlain(v) {
+  if (v instanceof Map) { const o = {}; for (const [k, x] of v) o[String(k)] = toPlain(x); return o; }
+  if (Array.isArray(v)) return v.map(toPlain);
+  if (typeof v === 'bigint') return Number(v);
+  return v;
+}
+
+// spec V-22: structural equality, numbers equal within relative 1e-9 (absolute 1e-12)
+export function close(a, b) {
+  if (a && b && typeof a === 'object' && typeof b === 'object' && !Array.isArray(a) && !Array.isArray(b) && !(a instanceof Uint8Array) && !(b instanceof Uint8Array)) {
+    const ka = Object.keys(a).sort(), kb = Object.keys(b).sort();
+    return ka.length === kb.length && ka.every((k, i) => k === kb[i] && close(a[k], b[k]));
+  }
+  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, i) => close(x, b[i]));
+  if (typeof a === 'number' && typeof b === 'number') {
+    if (a === b) return true;
+    if (Number.isNaN(a) || Number.isNaN(b)) return false;
+    return Math.abs(a - b) <= Math.max(1e-9 * Math.max(Math.abs(a), Math.abs(b)), 1e-12);
+  }
+  if (a instanceof Uint8Array && b instanceof Uint8Array) return a.length === b.length && a.every((x, i) => x === b[i]);
+  return a === b;
+}
