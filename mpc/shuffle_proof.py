@@ -43,7 +43,7 @@ from mpc.ristretto import (
     add_many,
     chunk_ranges,
     map_chunks,
-    msm,
+    msm_secret,
     random_scalars,
     scalar_bytes,
     smul,
@@ -106,9 +106,9 @@ def _phase_b(
     """Chain commitments, their proof commitments and partial sums of t3, t4 for a chunk."""
     chat = _xg_yh(x1, y1, h)
     that = _xg_yh(x2, y2, h)
-    t3 = msm(wp, hs, "t3")
-    t4a = [msm(wp, col, "t4a") for col in a_out]
-    t4b = [msm(wp, col, "t4b") for col in b_out]
+    t3 = msm_secret(wp, hs, "t3")  # secret scalars: libsodium's constant-time path
+    t4a = [msm_secret(wp, col, "t4a") for col in a_out]
+    t4b = [msm_secret(wp, col, "t4b") for col in b_out]
     return chat, that, t3, t4a, t4b
 
 
