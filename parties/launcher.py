@@ -278,6 +278,9 @@ def _run(
         "computed by the launcher from the true data after the run; not part of the protocol"
     )
     result["wall_s"] = wall
+    from mpc.ristretto import backend, backend_line
+
+    result["group_backend"] = backend()  # parties inherit this process's environment
     if faults:
         result["faults"] = faults
     if data_reports:
@@ -306,4 +309,5 @@ def _run(
             + (", verified" if result.get("verified") else "")
             + f"); verify it later with: sdp verify {run_dir} --trust {trust_path}"
         )
+        print(backend_line())
     return status

@@ -302,6 +302,8 @@ def _privacy_marking(cluster: dict[str, Any], report: Report) -> None:
 
 def main(argv: list[str]) -> int:
     """Entry of ``sdp verify``."""
+    from mpc.ristretto import backend, backend_line
+
     ap = argparse.ArgumentParser(prog="sdp verify", description=__doc__.splitlines()[0])
     ap.add_argument("run_dir")
     ap.add_argument(
@@ -331,6 +333,7 @@ def main(argv: list[str]) -> int:
                     "checks": [c.__dict__ for c in report.checks],
                     "warnings": report.warnings,
                     "trust": report.trust,
+                    "group_backend": backend(),
                 },
                 indent=1,
             )
@@ -352,4 +355,5 @@ def main(argv: list[str]) -> int:
         for w in report.warnings:
             con.print(f"[yellow]warning:[/] {w}")
         con.print("[green]verified[/]" if report.ok else f"[red]FAILED[/]: {report.first_failure}")
+        con.print(backend_line())
     return 0 if report.ok else 1
