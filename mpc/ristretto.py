@@ -16,12 +16,16 @@ Backends. Where every scalar is public (verification), ``msm``/``msm_parallel`` 
 native extension ``mpc._ristretto`` (variable-time Straus/Pippenger written from RFC 9496,
 docs/native.md) when it was built; otherwise, or with ``SDP_GROUP_BACKEND=libsodium``, on
 libsodium. ``backend_line()`` says which. Secret-scalar operations (``smul``, ``smul_many``,
-``smul_base``, ``msm_secret``) always use libsodium's constant-time code (docs/security.md).
+``smul_base``) use libsodium's constant-time code; the prover's batched secret-scalar work
+(``msm_secret``, ``smul_fixed_many``) uses the extension's constant-time paths when built
+(masked table lookups, no scalar-dependent branch or address), else libsodium
+(docs/security.md).
 """
 
 from __future__ import annotations
 
 import ctypes
+import functools
 import hashlib
 import os
 from collections.abc import Callable, Iterable, Sequence
@@ -42,9 +46,10 @@ _valid = _sodium.crypto_core_ristretto255_is_valid_point
 _from_hash = _sodium.crypto_core_ristretto255_from_hash
 _buf = ctypes.create_string_buffer
 
-# Operation counters (V: variable-base mult, F: fixed-base mult, A: addition,
-# M: terms of a native MSM).
-OPS = {"V": 0, "F": 0, "A": 0, "M": 0}
+# Operation counters (V: variable-base mult, F: fixed-base mult, A: addition, M: terms of a
+# native public-scalar MSM, S: terms of a native constant-time MSM, C: native constant-time
+# fixed-base multiplications).
+OPS = {"V": 0, "F": 0, "A": 0, "M": 0, "S": 0, "C": 0}
 
 
 def _load_native() -> tuple[object | None, str]:
@@ -280,10 +285,18 @@ def sum_points(ps: Iterable[bytes], where: str = "sum") -> bytes:
 
 
 def msm_secret(scalars: Sequence[int], points: Sequence[bytes], where: str = "msm") -> bytes:
-    """``sum(scalars[i] * points[i])`` with libsodium's constant-time multiplication (secret
-    scalars: the prover); one multiplication and one addition per term."""
+    """``sum(scalars[i] * points[i])`` for SECRET scalars and public points (the prover).
+
+    Native: constant-time Straus (``ct_msm``: every window adds a masked-selected multiple);
+    libsodium: one constant-time multiplication and one addition per term, where a zero
+    product is an error. Invalid or identity points raise GroupError naming ``where[i]``.
+    """
     if len(scalars) != len(points):
         raise ValueError(f"{where}: {len(scalars)} scalars for {len(points)} elements")
+    if _native is not None:
+        OPS["S"] += len(points)
+        blob = b"".join((s % L).to_bytes(32, "little") for s in scalars)
+        return _native.ct_msm(blob, decode_points(points, where))
     fm, fa = _smul, _add
     acc = _buf(IDENTITY, 32)
     q = _buf(32)
@@ -296,6 +309,44 @@ def msm_secret(scalars: Sequence[int], points: Sequence[bytes], where: str = "ms
     return acc.raw
 
 
+@functools.lru_cache(maxsize=32)
+def _ct_table(base: bytes) -> bytes:
+    try:
+        return _native.ct_table(base)
+    except ValueError:
+        raise GroupError("fixed base: invalid or identity element") from None
+
+
+def smul_fixed_many(
+    terms: Sequence[tuple[Sequence[int], bytes]],
+    addends: Sequence[bytes] | None = None,
+    where: str = "fixed",
+) -> list[bytes]:
+    """``[sum_k s_k[i] * B_k (+ addends[i])]`` for ``terms = [(s_k, B_k)]``: SECRET scalars,
+    public bases used for many scalars (ElGamal's ``G`` and ``pk``, Pedersen's ``H``).
+
+    Native: a table of 512 multiples per base, built once per process, and constant-time
+    lookups (``ct_mul``); libsodium: its base-point table for ``G`` and a variable-base
+    multiplication otherwise, plus additions (each multiplication rejects a zero product).
+    """
+    n = len(terms[0][0])
+    if any(len(s) != n for s, _ in terms) or (addends is not None and len(addends) != n):
+        raise ValueError(f"{where}: length mismatch")
+    if _native is None:
+        out: list[bytes] | None = None
+        for sc, base in terms:
+            part = smul_base_many(sc) if base == G else smul_many(sc, [base] * n, where)
+            out = part if out is None else add_many(out, part, where)
+        assert out is not None
+        return out if addends is None else add_many(addends, out, where)
+    tables = tuple(_ct_table(b) for _, b in terms)
+    blobs = tuple(b"".join((x % L).to_bytes(32, "little") for x in sc) for sc, _ in terms)
+    add = None if addends is None else decode_points(addends, where, allow_identity=True)
+    OPS["C"] += n * len(terms)
+    out_blob = _native.ct_mul(tables, blobs, add)
+    return [out_blob[32 * i : 32 * i + 32] for i in range(n)]
+
+
 def _scalar_blob(scalars: Sequence[int], where: str) -> bytes:
     out = [(s % L).to_bytes(32, "little") for s in scalars]
     if bytes(32) in out:  # libsodium's rule: a zero product is an error
@@ -303,11 +354,13 @@ def _scalar_blob(scalars: Sequence[int], where: str) -> bytes:
     return b"".join(out)
 
 
-def decode_points(points: Sequence[bytes], where: str = "points") -> bytes:
+def decode_points(
+    points: Sequence[bytes], where: str = "points", allow_identity: bool = False
+) -> bytes:
     """The native internal form of ``points`` (decoded once, reusable across MSMs).
 
     Raises GroupError naming the first element that is not 32 bytes, not a canonical
-    encoding, or the identity (the libsodium path rejects those in ``msm`` as well).
+    encoding, or (unless ``allow_identity``) the identity (as libsodium's ``msm`` does).
     """
     if _native is None:
         raise RuntimeError(f"decode_points needs the native extension ({_native_why})")
@@ -315,7 +368,7 @@ def decode_points(points: Sequence[bytes], where: str = "points") -> bytes:
     if len(blob) != 32 * len(points):
         bad = next(i for i, p in enumerate(points) if len(p) != 32)
         raise GroupError(f"{where}[{bad}]: invalid element or zero product")
-    table = _native.decode(blob, False)
+    table = _native.decode(blob, allow_identity)
     if isinstance(table, int):
         raise GroupError(f"{where}[{table}]: invalid element or zero product")
     return table

@@ -7,7 +7,9 @@
 
 The hardware limit is the throughput if a core did nothing but the counted group operations
 (libsodium: V variable-base, F fixed-base multiplications, A additions; native backend: M
-terms of a multi-scalar multiplication, decode included, at the MSM size the check uses) at
+terms of a public-scalar multi-scalar multiplication, decode included, at the MSM size the
+check uses; S terms of the constant-time MSM and C constant-time fixed-base multiplications
+of the prover) at
 the rates measured in the same process; ``ratio`` = measured / limit. ``group_backend`` says
 which backend ran the public-scalar MSMs (``SDP_GROUP_BACKEND=libsodium`` forces the fallback). CPU time (``process_time``) is used so that
 other load on a shared machine does not distort the ratio; wall time is reported too.
@@ -46,13 +48,20 @@ def _timed(fn):
 
 
 def measure_rates(m: int = 4000) -> dict[str, float]:
-    """Operations per CPU-second of one core: V, F, A."""
+    """Operations per CPU-second of one core: V, F, A (libsodium); S (constant-time MSM
+    terms) and C (constant-time fixed-base multiplications) when the extension is built."""
     pts = [R.hash_to_point(b"bench", i.to_bytes(4, "little")) for i in range(m)]
     sc = R.random_scalars(m)
     _, cv, _ = _timed(lambda: R.smul_many(sc, pts))
     _, cf, _ = _timed(lambda: R.smul_base_many(sc))
     _, ca, _ = _timed(lambda: R.add_many(pts, pts[1:] + pts[:1]))
-    return {"V": m / cv, "F": m / cf, "A": m / ca}
+    rates = {"V": m / cv, "F": m / cf, "A": m / ca}
+    if R.backend() == "native MSM":  # the prover's constant-time native paths
+        _, cs, _ = _timed(lambda: R.msm_secret(sc, pts))
+        R.smul_fixed_many([(sc[:8], pts[0])])  # table built once per base (not timed)
+        _, cc, _ = _timed(lambda: R.smul_fixed_many([(sc, pts[0])]))
+        rates.update(S=m / cs, C=m / cc)
+    return rates
 
 
 def msm_rate(terms: int) -> float:
@@ -67,7 +76,9 @@ def msm_rate(terms: int) -> float:
 
 def limit(counts: dict[str, float], rates: dict[str, float]) -> float:
     """Ciphertexts/s if only the counted operations ran."""
-    return 1.0 / sum(counts.get(k, 0) / rates[k] for k in ("V", "F", "A", "M") if counts.get(k))
+    return 1.0 / sum(
+        counts.get(k, 0) / rates[k] for k in ("V", "F", "A", "M", "S", "C") if counts.get(k)
+    )
 
 
 def bench_proof(n: int, workers: int) -> dict[str, object]:
@@ -99,6 +110,7 @@ def bench_proof(n: int, workers: int) -> dict[str, object]:
         chain = (cc, wc, {k: v / (3 * n) for k, v in R.reset_ops().items()})
     rates1 = measure_rates()
     rates = {k: (rates0[k] + rates1[k]) / 2 for k in rates0}
+    extra = {f"{k}_per_s": round(rates[k]) for k in ("S", "C") if k in rates}
     res: dict[str, object] = {
         "n": n,
         "width": 1,
@@ -107,6 +119,7 @@ def bench_proof(n: int, workers: int) -> dict[str, object]:
             "variable_base_smul_per_s": round(rates["V"]),
             "fixed_base_smul_per_s": round(rates["F"]),
             "add_per_s": round(rates["A"]),
+            **extra,
         },
         "generator_derivation_s": round(gen_wall, 3),
     }

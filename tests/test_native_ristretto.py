@@ -254,3 +254,36 @@ def test_mixnet_checks_on_both_backends(group_backend: str) -> None:
     bad.a[0][3] = bytes.fromhex(BAD[20])  # invalid encoding: named with its index
     with pytest.raises(VerifyError, match=r"a\[0\]\[3\]|\[3\]"):
         verify_shuffle(sess, 2, "b", pk, lists[1], bad, proofs[1], gens)
+
+
+@pytest.mark.parametrize("n", [1, 2, 9, 300])
+def test_constant_time_msm_matches_libsodium(n: int) -> None:
+    pts = [R.hash_to_point(b"ct-msm", i.to_bytes(4, "little")) for i in range(n)]
+    scal = R.random_scalars(n)
+    for i in range(min(n, len(EDGE))):
+        scal[i] = EDGE[i]
+    assert N.ct_msm(_sb(scal), N.decode(b"".join(pts), False)) == _ref_msm(scal, pts)
+
+
+def test_constant_time_fixed_base_matches_libsodium() -> None:
+    q = R.hash_to_point(b"fixed-q")
+    tg, tq = N.ct_table(R.G), N.ct_table(q)
+    xs = EDGE + R.random_scalars(20)
+    ys = R.random_scalars(len(xs))
+    adds = [R.hash_to_point(b"addend", bytes([i])) for i in range(len(xs))]
+    one = N.ct_mul((tg,), (_sb(xs),), None)
+    two = N.ct_mul((tg, tq), (_sb(xs), _sb(ys)), N.decode(b"".join(adds), False))
+    for i, (x, y) in enumerate(zip(xs, ys)):
+        assert one[32 * i : 32 * i + 32] == R.smul_base(x)
+        assert two[32 * i : 32 * i + 32] == _ref_msm([x, y, 1], [R.G, q, adds[i]])
+    with pytest.raises(ValueError, match="valid non-identity"):
+        N.ct_table(R.IDENTITY)
+
+
+def test_prover_helpers_agree_across_backends(group_backend: str) -> None:
+    q = R.hash_to_point(b"h")
+    xs, ys = R.random_scalars(12), R.random_scalars(12)
+    adds = [R.hash_to_point(b"m", bytes([i])) for i in range(12)]
+    got = R.smul_fixed_many([(xs, R.G), (ys, q)], adds, "t")
+    assert got == [_ref_msm([x, y, 1], [R.G, q, a]) for x, y, a in zip(xs, ys, adds)]
+    assert R.msm_secret(xs, adds, "s") == _ref_msm(xs, adds)
