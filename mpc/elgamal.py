@@ -21,13 +21,12 @@ from mpc.ristretto import (
     IDENTITY,
     G,
     L,
-    add_many,
     chunk_ranges,
     is_valid,
     map_chunks,
     random_scalars,
     smul,
-    smul_base_many,
+    smul_fixed_many,
     smul_many,
     sub_many,
 )
@@ -118,16 +117,16 @@ def encrypt_points(pk: bytes, ms: Sequence[Sequence[bytes]]) -> tuple[Ciphertext
     a, b, rs = [], [], []
     for col in ms:
         r = random_scalars(len(col))
-        b.append(smul_base_many(r))
-        a.append(add_many(list(col), smul_many(r, [pk] * len(col), "encrypt pk"), "encrypt"))
+        b.append(smul_fixed_many([(r, G)], None, "encrypt"))
+        a.append(smul_fixed_many([(r, pk)], list(col), "encrypt pk"))
         rs.append(r)
     return Ciphertexts(a, b), rs
 
 
 def reencrypt(pk: bytes, ct: Ciphertexts, r: Sequence[Sequence[int]]) -> Ciphertexts:
     """``(a + r*PK, b + r*G)`` componentwise."""
-    a = [add_many(ct.a[j], smul_many(r[j], [pk] * ct.n, "reencrypt pk")) for j in range(ct.w)]
-    b = [add_many(ct.b[j], smul_base_many(r[j])) for j in range(ct.w)]
+    a = [smul_fixed_many([(r[j], pk)], ct.a[j], "reencrypt pk") for j in range(ct.w)]
+    b = [smul_fixed_many([(r[j], G)], ct.b[j], "reencrypt") for j in range(ct.w)]
     return Ciphertexts(a, b)
 
 

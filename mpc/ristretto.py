@@ -9,12 +9,23 @@ encodings explicitly, and every received element passes through one of them.
 
 Cost model (what the benchmark counts): ``V`` variable-base scalar multiplication, ``F``
 fixed-base multiplication by the libsodium base point ``G`` (precomputed table inside
-libsodium), ``A`` one addition/subtraction (two decodes, one encode). ``OPS`` counts them.
+libsodium), ``A`` one addition/subtraction (two decodes, one encode). ``OPS`` counts them;
+``M`` counts terms of a native multi-scalar multiplication (below).
+
+Backends. Where every scalar is public (verification), ``msm``/``msm_parallel`` run on the
+native extension ``mpc._ristretto`` (variable-time Straus/Pippenger written from RFC 9496,
+docs/native.md) when it was built; otherwise, or with ``SDP_GROUP_BACKEND=libsodium``, on
+libsodium. ``backend_line()`` says which. Secret-scalar operations (``smul``, ``smul_many``,
+``smul_base``) use libsodium's constant-time code; the prover's batched secret-scalar work
+(``msm_secret``, ``smul_fixed_many``) uses the extension's constant-time paths when built
+(masked table lookups, no scalar-dependent branch or address), else libsodium
+(docs/security.md).
 """
 
 from __future__ import annotations
 
 import ctypes
+import functools
 import hashlib
 import os
 from collections.abc import Callable, Iterable, Sequence
@@ -35,8 +46,52 @@ _valid = _sodium.crypto_core_ristretto255_is_valid_point
 _from_hash = _sodium.crypto_core_ristretto255_from_hash
 _buf = ctypes.create_string_buffer
 
-# Operation counters (V: variable-base mult, F: fixed-base mult, A: addition).
-OPS = {"V": 0, "F": 0, "A": 0}
+# Operation counters (V: variable-base mult, F: fixed-base mult, A: addition, M: terms of a
+# native public-scalar MSM, S: terms of a native constant-time MSM, C: native constant-time
+# fixed-base multiplications).
+OPS = {"V": 0, "F": 0, "A": 0, "M": 0, "S": 0, "C": 0}
+
+
+def _load_native() -> tuple[object | None, str]:
+    forced = os.environ.get("SDP_GROUP_BACKEND", "")
+    if forced not in ("", "native", "libsodium"):
+        raise ImportError(f"SDP_GROUP_BACKEND={forced!r}: expected 'native' or 'libsodium'")
+    if forced == "libsodium":
+        return None, "forced by SDP_GROUP_BACKEND=libsodium"
+    try:
+        from mpc import _ristretto
+    except ImportError as exc:
+        if forced == "native":
+            raise ImportError(
+                f"SDP_GROUP_BACKEND=native but the extension is missing: {exc}"
+            ) from None
+        return None, f"native extension not built: {exc}"
+    return _ristretto, ""
+
+
+_native, _native_why = _load_native()
+
+
+def backend() -> str:
+    """``"native MSM"`` or ``"libsodium (REASON)"``: which code runs public-scalar MSMs."""
+    return "native MSM" if _native is not None else f"libsodium ({_native_why})"
+
+
+def backend_line() -> str:
+    """One line for ``sdp run`` / ``sdp verify`` saying which group backend ran."""
+    return f"group backend: {backend()}"
+
+
+def set_backend(name: str) -> str:
+    """Switch this process to ``"native"`` or ``"libsodium"`` (tests); returns the previous one.
+
+    Sets ``SDP_GROUP_BACKEND`` too, so worker processes started later follow.
+    """
+    global _native, _native_why
+    prev = "native" if _native is not None else "libsodium"
+    os.environ["SDP_GROUP_BACKEND"] = name
+    _native, _native_why = _load_native()
+    return prev
 
 
 def reset_ops() -> dict[str, int]:
@@ -229,14 +284,19 @@ def sum_points(ps: Iterable[bytes], where: str = "sum") -> bytes:
     return acc.raw
 
 
-def msm(scalars: Sequence[int], points: Sequence[bytes], where: str = "msm") -> bytes:
-    """``sum(scalars[i] * points[i])`` by one multiplication and one addition per term.
+def msm_secret(scalars: Sequence[int], points: Sequence[bytes], where: str = "msm") -> bytes:
+    """``sum(scalars[i] * points[i])`` for SECRET scalars and public points (the prover).
 
-    With libsodium's byte API an addition costs about a third of a multiplication, so bucket
-    methods (Pippenger) lose here; every base is validated by its multiplication.
+    Native: constant-time Straus (``ct_msm``: every window adds a masked-selected multiple);
+    libsodium: one constant-time multiplication and one addition per term, where a zero
+    product is an error. Invalid or identity points raise GroupError naming ``where[i]``.
     """
     if len(scalars) != len(points):
         raise ValueError(f"{where}: {len(scalars)} scalars for {len(points)} elements")
+    if _native is not None:
+        OPS["S"] += len(points)
+        blob = b"".join((s % L).to_bytes(32, "little") for s in scalars)
+        return _native.ct_msm(blob, decode_points(points, where))
     fm, fa = _smul, _add
     acc = _buf(IDENTITY, 32)
     q = _buf(32)
@@ -249,9 +309,97 @@ def msm(scalars: Sequence[int], points: Sequence[bytes], where: str = "msm") -> 
     return acc.raw
 
 
+@functools.lru_cache(maxsize=32)
+def _ct_table(base: bytes) -> bytes:
+    try:
+        return _native.ct_table(base)
+    except ValueError:
+        raise GroupError("fixed base: invalid or identity element") from None
+
+
+def smul_fixed_many(
+    terms: Sequence[tuple[Sequence[int], bytes]],
+    addends: Sequence[bytes] | None = None,
+    where: str = "fixed",
+) -> list[bytes]:
+    """``[sum_k s_k[i] * B_k (+ addends[i])]`` for ``terms = [(s_k, B_k)]``: SECRET scalars,
+    public bases used for many scalars (ElGamal's ``G`` and ``pk``, Pedersen's ``H``).
+
+    Native: a table of 512 multiples per base, built once per process, and constant-time
+    lookups (``ct_mul``); libsodium: its base-point table for ``G`` and a variable-base
+    multiplication otherwise, plus additions (each multiplication rejects a zero product).
+    """
+    n = len(terms[0][0])
+    if any(len(s) != n for s, _ in terms) or (addends is not None and len(addends) != n):
+        raise ValueError(f"{where}: length mismatch")
+    if _native is None:
+        out: list[bytes] | None = None
+        for sc, base in terms:
+            part = smul_base_many(sc) if base == G else smul_many(sc, [base] * n, where)
+            out = part if out is None else add_many(out, part, where)
+        assert out is not None
+        return out if addends is None else add_many(addends, out, where)
+    tables = tuple(_ct_table(b) for _, b in terms)
+    blobs = tuple(b"".join((x % L).to_bytes(32, "little") for x in sc) for sc, _ in terms)
+    add = None if addends is None else decode_points(addends, where, allow_identity=True)
+    OPS["C"] += n * len(terms)
+    out_blob = _native.ct_mul(tables, blobs, add)
+    return [out_blob[32 * i : 32 * i + 32] for i in range(n)]
+
+
+def _scalar_blob(scalars: Sequence[int], where: str) -> bytes:
+    out = [(s % L).to_bytes(32, "little") for s in scalars]
+    if bytes(32) in out:  # libsodium's rule: a zero product is an error
+        raise GroupError(f"{where}[{out.index(bytes(32))}]: invalid element or zero product")
+    return b"".join(out)
+
+
+def decode_points(
+    points: Sequence[bytes], where: str = "points", allow_identity: bool = False
+) -> bytes:
+    """The native internal form of ``points`` (decoded once, reusable across MSMs).
+
+    Raises GroupError naming the first element that is not 32 bytes, not a canonical
+    encoding, or (unless ``allow_identity``) the identity (as libsodium's ``msm`` does).
+    """
+    if _native is None:
+        raise RuntimeError(f"decode_points needs the native extension ({_native_why})")
+    blob = b"".join(points)
+    if len(blob) != 32 * len(points):
+        bad = next(i for i, p in enumerate(points) if len(p) != 32)
+        raise GroupError(f"{where}[{bad}]: invalid element or zero product")
+    table = _native.decode(blob, allow_identity)
+    if isinstance(table, int):
+        raise GroupError(f"{where}[{table}]: invalid element or zero product")
+    return table
+
+
+def msm(scalars: Sequence[int], points: Sequence[bytes], where: str = "msm") -> bytes:
+    """``sum(scalars[i] * points[i])`` for PUBLIC scalars (verification).
+
+    Native backend: one variable-time Straus/Pippenger MSM (docs/native.md); libsodium:
+    one multiplication and one addition per term (``msm_secret``). Either way an invalid or
+    identity base, or a zero scalar, raises GroupError naming ``where[i]``.
+    """
+    if _native is None:
+        return msm_secret(scalars, points, where)
+    if len(scalars) != len(points):
+        raise ValueError(f"{where}: {len(scalars)} scalars for {len(points)} elements")
+    OPS["M"] += len(points)
+    return _native.msm(_scalar_blob(scalars, where), decode_points(points, where))
+
+
 def msm_chunk(items: list[tuple[list[int], list[bytes], str]]) -> bytes:
-    """Sum of multi-exponentiations (one worker's share of the terms)."""
-    return sum_points(msm(k, pts, where) for k, pts, where in items)
+    """Sum of multi-exponentiations (one worker's share of the terms); natively one MSM."""
+    if _native is None:
+        return sum_points(msm(k, pts, where) for k, pts, where in items)
+    for k, pts, where in items:
+        if len(k) != len(pts):
+            raise ValueError(f"{where}: {len(k)} scalars for {len(pts)} elements")
+    scal = b"".join(_scalar_blob(k, where) for k, pts, where in items)
+    table = b"".join(decode_points(pts, where) for k, pts, where in items)
+    OPS["M"] += len(scal) // 32
+    return _native.msm(scal, table)
 
 
 def msm_parallel(

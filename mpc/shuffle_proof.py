@@ -38,18 +38,17 @@ from mpc.mixnet.schema import (
 from mpc.pools import process_pool
 from mpc.ristretto import (
     IDENTITY,
+    G,
     L,
     add,
-    add_many,
     chunk_ranges,
     map_chunks,
-    msm,
+    msm_secret,
     random_scalars,
     scalar_bytes,
     smul,
     smul_base,
-    smul_base_many,
-    smul_many,
+    smul_fixed_many,
     sum_points,
 )
 
@@ -80,16 +79,16 @@ def _phase_a(
     hs: list[bytes],
 ) -> tuple[list[list[bytes]], list[list[bytes]], list[bytes]]:
     """Re-encryption of a chunk of (already permuted) inputs and permutation commitments."""
-    n = len(rho)
-    a_out = [add_many(a_in[j], smul_many(rt[j], [pk] * n, "reenc")) for j in range(len(a_in))]
-    b_out = [add_many(b_in[j], smul_base_many(rt[j])) for j in range(len(b_in))]
-    cv = add_many(smul_base_many(rho), hs, "perm commitment")
+    # secret scalars on fixed bases: constant time (mpc.ristretto.smul_fixed_many)
+    a_out = [smul_fixed_many([(rt[j], pk)], a_in[j], "reenc") for j in range(len(a_in))]
+    b_out = [smul_fixed_many([(rt[j], G)], b_in[j], "reenc") for j in range(len(b_in))]
+    cv = smul_fixed_many([(rho, G)], hs, "perm commitment")
     return a_out, b_out, cv
 
 
 def _xg_yh(xs: Sequence[int], ys: Sequence[int], h: bytes) -> list[bytes]:
     """``x_i G + y_i H``."""
-    return add_many(smul_base_many(xs), smul_many(ys, [h] * len(ys), "xG+yH"))
+    return smul_fixed_many([(xs, G), (ys, h)], None, "xG+yH")
 
 
 def _phase_b(
@@ -106,9 +105,9 @@ def _phase_b(
     """Chain commitments, their proof commitments and partial sums of t3, t4 for a chunk."""
     chat = _xg_yh(x1, y1, h)
     that = _xg_yh(x2, y2, h)
-    t3 = msm(wp, hs, "t3")
-    t4a = [msm(wp, col, "t4a") for col in a_out]
-    t4b = [msm(wp, col, "t4b") for col in b_out]
+    t3 = msm_secret(wp, hs, "t3")  # secret scalars: a constant-time path
+    t4a = [msm_secret(wp, col, "t4a") for col in a_out]
+    t4b = [msm_secret(wp, col, "t4b") for col in b_out]
     return chat, that, t3, t4a, t4b
 
 

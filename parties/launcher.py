@@ -378,6 +378,9 @@ def _run(
     if evaluation is not None:
         write_evaluation(run_dir, evaluation)
     result["wall_s"] = wall
+    from mpc.ristretto import backend, backend_line
+
+    result["group_backend"] = backend()  # parties inherit this process's environment
     if faults:
         result["faults"] = faults
     write_atomic(result_path, json.dumps(result, indent=1))
@@ -402,6 +405,7 @@ def _run(
             + (", verified" if result.get("verified") else "")
             + f"); verify it later with: sdp verify {run_dir} --trust {trust_path}"
         )
+        print(backend_line())
     noise = workload.protocol.noise_warning() if workload is not None else None
     if noise:  # from public parameters only (n, epsilon, domain): no look at the data
         print(f"WARNING: the estimate is mostly noise: {noise}", file=sys.stderr)

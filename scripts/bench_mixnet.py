@@ -5,9 +5,13 @@
     python scripts/bench_mixnet.py --n 10000 --e2e --json      # + 3 servers end to end, verified
     python scripts/bench_mixnet.py --n 100 --e2e --e2e-n 100000 --workers 2 --fast-servers --json
 
-The hardware limit is the throughput if a core did nothing but the counted libsodium group
-operations (V variable-base, F fixed-base multiplications, A additions) at the rates measured
-in the same process; ``ratio`` = measured / limit. CPU time (``process_time``) is used so that
+The hardware limit is the throughput if a core did nothing but the counted group operations
+(libsodium: V variable-base, F fixed-base multiplications, A additions; native backend: M
+terms of a public-scalar multi-scalar multiplication, decode included, at the MSM size the
+check uses; S terms of the constant-time MSM and C constant-time fixed-base multiplications
+of the prover) at
+the rates measured in the same process; ``ratio`` = measured / limit. ``group_backend`` says
+which backend ran the public-scalar MSMs (``SDP_GROUP_BACKEND=libsodium`` forces the fallback). CPU time (``process_time``) is used so that
 other load on a shared machine does not distort the ratio; wall time is reported too.
 """
 
@@ -44,18 +48,37 @@ def _timed(fn):
 
 
 def measure_rates(m: int = 4000) -> dict[str, float]:
-    """Operations per CPU-second of one core: V, F, A."""
+    """Operations per CPU-second of one core: V, F, A (libsodium); S (constant-time MSM
+    terms) and C (constant-time fixed-base multiplications) when the extension is built."""
     pts = [R.hash_to_point(b"bench", i.to_bytes(4, "little")) for i in range(m)]
     sc = R.random_scalars(m)
     _, cv, _ = _timed(lambda: R.smul_many(sc, pts))
     _, cf, _ = _timed(lambda: R.smul_base_many(sc))
     _, ca, _ = _timed(lambda: R.add_many(pts, pts[1:] + pts[:1]))
-    return {"V": m / cv, "F": m / cf, "A": m / ca}
+    rates = {"V": m / cv, "F": m / cf, "A": m / ca}
+    if R.backend() == "native MSM":  # the prover's constant-time native paths
+        _, cs, _ = _timed(lambda: R.msm_secret(sc, pts))
+        R.smul_fixed_many([(sc[:8], pts[0])])  # table built once per base (not timed)
+        _, cc, _ = _timed(lambda: R.smul_fixed_many([(sc, pts[0])]))
+        rates.update(S=m / cs, C=m / cc)
+    return rates
+
+
+def msm_rate(terms: int) -> float:
+    """Terms per CPU-second of one ``R.msm`` of ``terms`` terms (scalar packing and point
+    decoding included: the MSM's own cost per term at that size)."""
+    base = [R.hash_to_point(b"bench-msm", i.to_bytes(4, "little")) for i in range(4096)]
+    pts = (base * (terms // len(base) + 1))[:terms]
+    sc = R.random_scalars(terms)
+    _, c, _ = _timed(lambda: R.msm(sc, pts))
+    return terms / c
 
 
 def limit(counts: dict[str, float], rates: dict[str, float]) -> float:
     """Ciphertexts/s if only the counted operations ran."""
-    return 1.0 / sum(counts[k] / rates[k] for k in ("V", "F", "A"))
+    return 1.0 / sum(
+        counts.get(k, 0) / rates[k] for k in ("V", "F", "A", "M", "S", "C") if counts.get(k)
+    )
 
 
 def bench_proof(n: int, workers: int) -> dict[str, object]:
@@ -87,6 +110,7 @@ def bench_proof(n: int, workers: int) -> dict[str, object]:
         chain = (cc, wc, {k: v / (3 * n) for k, v in R.reset_ops().items()})
     rates1 = measure_rates()
     rates = {k: (rates0[k] + rates1[k]) / 2 for k in rates0}
+    extra = {f"{k}_per_s": round(rates[k]) for k in ("S", "C") if k in rates}
     res: dict[str, object] = {
         "n": n,
         "width": 1,
@@ -95,15 +119,19 @@ def bench_proof(n: int, workers: int) -> dict[str, object]:
             "variable_base_smul_per_s": round(rates["V"]),
             "fixed_base_smul_per_s": round(rates["F"]),
             "add_per_s": round(rates["A"]),
+            **extra,
         },
         "generator_derivation_s": round(gen_wall, 3),
     }
+    res["group_backend"] = R.backend()
     for name, ops, model, cpu, wall in (
         ("prove", pops, prover_op_counts(1), cp, wp),
         ("verify", vops, verifier_op_counts(1), cv, wv),
     ):
+        if ops.get("M"):
+            rates["M"] = msm_rate(round(ops["M"] * n))
         lim = limit(ops, rates)
-        smul_only = 1.0 / (ops["V"] / rates["V"] + ops["F"] / rates["F"])
+        smul_only = 1.0 / max(1e-12, ops["V"] / rates["V"] + ops["F"] / rates["F"])
         entry: dict[str, object] = {
             "wall_s": round(wall, 3),
             "ct_per_s_wall": round(n / wall),
@@ -119,9 +147,13 @@ def bench_proof(n: int, workers: int) -> dict[str, object]:
                 ratio_to_limit=round(n / cpu / lim, 3),
                 smul_only_limit_ct_per_s=round(smul_only),
             )
+            if ops.get("M"):
+                entry["msm_terms_per_s"] = round(rates["M"])
         res[name] = entry
     if chain is not None:
         cc, wc, cops = chain
+        if cops.get("M"):
+            rates["M"] = msm_rate(round(cops["M"] * 3 * n))
         lim = limit(cops, rates)
         res["verify_chain_of_3"] = {
             "what": "3 consecutive proofs (3 servers) checked as a run's verifier does: one "
@@ -133,8 +165,10 @@ def bench_proof(n: int, workers: int) -> dict[str, object]:
             "ct_per_s_per_core": round(3 * n / cc),
             "hardware_limit_ct_per_s": round(lim),
             "ratio_to_limit": round(3 * n / cc / lim, 3),
-            "smul_only_limit_ct_per_s": round(1.0 / (cops["V"] / rates["V"])),
+            "smul_only_limit_ct_per_s": round(1.0 / max(1e-12, cops["V"] / rates["V"])),
         }
+        if cops.get("M"):
+            res["verify_chain_of_3"]["msm_terms_per_s"] = round(rates["M"])
     return res
 
 

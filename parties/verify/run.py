@@ -349,6 +349,8 @@ def _privacy_marking(cluster: dict[str, Any], report: Report) -> None:
 
 def main(argv: list[str]) -> int:
     """Entry of ``sdp verify``."""
+    from mpc.ristretto import backend, backend_line
+
     ap = argparse.ArgumentParser(prog="sdp verify", description=__doc__.splitlines()[0])
     ap.add_argument("run_dir")
     ap.add_argument(
@@ -379,6 +381,7 @@ def main(argv: list[str]) -> int:
                     "warnings": report.warnings,
                     "trust": report.trust,
                     "anchor": report.anchor,
+                    "group_backend": backend(),
                 },
                 indent=1,
             )
@@ -400,4 +403,5 @@ def main(argv: list[str]) -> int:
         for w in report.warnings:
             con.print(f"[yellow]warning:[/] {w}")
         con.print("[green]verified[/]" if report.ok else f"[red]FAILED[/]: {report.first_failure}")
+        con.print(backend_line())
     return 0 if report.ok else 1
