@@ -46,7 +46,7 @@ from mpc.mixnet.mixing import (
     settle_steps,
     step_outputs,
 )
-from mpc.mixnet.proof_checks import screen_submissions
+from mpc.mixnet.proof_checks import screen_submissions, submitters
 from mpc.mixnet.schema import Ciphertexts, VerifyError, users_whole
 from mpc.pools import process_pool
 from parties.mixnet.decrypt import threshold_decrypt
@@ -159,15 +159,21 @@ async def _mix_server(
     t0 = time.perf_counter()
     spec_map = cfg.spec_map()
     state.accepted, state.rejected = screen_submissions(
-        state.sess, spec_map, state.submissions, cfg.workers, pool
+        state.sess,
+        spec_map,
+        state.submissions,
+        cfg.workers,
+        pool,
+        parties=submitters(state.inputs),
     )
     state.tick("screen submissions", t0)
     for r in state.rejected:
         log.warning(
-            "%s: rejected submission %s of client %r (batch %r): %s",
+            "%s: rejected submission %s of client %r of %s (batch %r): %s",
             ctx.name,
             r["index"],
             r["client"],
+            r["party"],
             r["batch"],
             r["reason"],
         )
