@@ -61,7 +61,13 @@ def test_a_party_submitting_under_anothers_ids_does_not_replace_the_victim(style
             a, b = ct.row(0)
             proof = client_prove(sess, _bind("client-1", cid), "attr0", 0, a, b, [rs[0][0]])
             forged.append(
-                {"client": cid, "batch": "attr0", "index": 0, "ct": {"a": a, "b": b}, "proof": proof}
+                {
+                    "client": cid,
+                    "batch": "attr0",
+                    "index": 0,
+                    "ct": {"a": a, "b": b},
+                    "proof": proof,
+                }
             )
         return forged
 
