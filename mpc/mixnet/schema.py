@@ -289,3 +289,14 @@ def bound_client_id(party: str, client: str) -> str:
     """The id a client proof is bound to: the submitting party's name (no ``/`` in it, see
     ``parties.runtime.cluster.NAME_RE``), ``/``, the party's own id for the user."""
     return f"{party}/{client}"
+
+
+def signed_statement(kind: str, session: str, party: str, digest: str) -> bytes:
+    """The bytes a party signs to vouch for a mix-net message (``kind``: ``inputs`` for a
+    client party's submission list, ``report`` for a server's input report, ``mix`` for a mix
+    step) of ``session`` with SHA-256 hex ``digest``; each field length-prefixed."""
+    out = b"sdp-mixnet-evidence-v1"
+    for f in (kind, session, party, digest):
+        raw = f.encode()
+        out += len(raw).to_bytes(4, "big") + raw
+    return out
