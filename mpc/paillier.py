@@ -357,3 +357,20 @@ def ciphertexts_from_bytes(data: bytes, nsq: int) -> list[gmpy2.mpz]:
             raise ValueError(f"ciphertext {k // w} out of range")
         out.append(c)
     return out
+
+
+def first_non_unit(cts: list[gmpy2.mpz], n: int) -> int | None:
+    """Index of the first ciphertext that is not a unit mod N^2 (gcd(c, N) != 1), or None.
+
+    A non-unit carries a multiple of a prime factor of N; whatever the receiver multiplies it
+    into keeps that factor, so the key owner would read from gcd(answer, N) which rows went
+    in. One product mod N and one gcd check the whole list (a prime factor of N divides the
+    product iff it divides one of the factors); only on failure is the row located.
+    """
+    n = gmpy2.mpz(n)
+    acc = gmpy2.mpz(1)
+    for c in cts:
+        acc = gmpy2.f_mod(acc * c, n)
+    if gmpy2.gcd(acc, n) == 1:
+        return None
+    return next(i for i, c in enumerate(cts) if gmpy2.gcd(c, n) != 1)

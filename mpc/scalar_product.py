@@ -59,7 +59,7 @@ import gmpy2
 import numpy as np
 
 from mpc.fixed_point import from_mod, quantize_columns
-from mpc.paillier import FastPaillier, PaillierPublic
+from mpc.paillier import FastPaillier, PaillierPublic, first_non_unit
 
 SLOT_BYTES = 12  # 96-bit slots
 
@@ -123,6 +123,13 @@ def ssp_mask(
         raise ValueError(f"ssp_mask: {len(shapes)} calls from the key owner, expected {len(calls)}")
     if sum(int(la) + int(lb) for la, lb in shapes) != len(cts):
         raise ValueError(f"ssp_mask: {len(cts)} ciphertexts do not match the shapes {shapes}")
+    bad = first_non_unit(cts, pub.n)
+    if bad is not None:
+        call = next(j for j, end in enumerate(np.cumsum([a + b for a, b in shapes])) if bad < end)
+        raise ValueError(
+            f"ssp_mask: refusing the key owner's ciphertext {bad} (call {call}): "
+            "not a unit mod N^2 (gcd(c, N) != 1)"
+        )
     out, r2 = [], []
     pos = 0
     for (la, lb), (c, d) in zip(shapes, calls):
@@ -257,6 +264,12 @@ def gram_aggregate(
         raise ValueError(f"gram_aggregate: the key owner sent {n} rows, B holds {DB.shape[0]}")
     if len(cts) != n * T:
         raise ValueError(f"gram_aggregate: expected {n * T} ciphertexts, got {len(cts)}")
+    bad = first_non_unit(cts, pub.n)
+    if bad is not None:
+        raise ValueError(
+            f"gram_aggregate: refusing the key owner's ciphertext for row {bad // T} "
+            f"(chunk {bad % T}): not a unit mod N^2 (gcd(c, N) != 1)"
+        )
     nsq = pub.nsq
     # public power-of-two scale: max_k |beta_k| 2^f < 2^V
     f_b = int(V - 1 - math.ceil(math.log2(float(absbeta_B.max()))))

@@ -15,6 +15,7 @@ from typing import Any
 
 from mpc.mixnet.schema import (
     VerifyError,
+    bound_client_id,
     client_challenge,
     dec_share_seed,
     dkg_pok_challenge,
@@ -82,9 +83,16 @@ def screen_submissions(
     subs: Sequence[Any],
     workers: int = 1,
     pool: Executor | None = None,
+    *,
+    parties: Sequence[str],
 ) -> tuple[dict[str, list[int]], list[dict[str, Any]]]:
     """Accept or reject client submissions in order; returns accepted indices per batch and
-    the rejections ``{"index", "client", "batch", "reason"}``.
+    the rejections ``{"index", "party", "client", "batch", "reason"}``.
+
+    ``parties[i]`` is the client party that sent submission ``i`` (its authenticated TLS
+    peer). A submission's client id is namespaced by it: the proof is checked for, and
+    replays are keyed on, the bound id ``party/client`` (``bound_client_id``), so one party can
+    never occupy, or replay a proof made for, another party's ids.
 
     Rules, in this order: known batch; non-negative integer index; ``components`` elements per
     side; no repeated (client, batch, index) among accepted ones; no ``b`` component equal to a
@@ -98,12 +106,15 @@ def screen_submissions(
     the victim rejected.
     Proofs are checked in ``workers`` processes (their verdicts do not depend on order).
     """
+    if len(parties) != len(subs):
+        raise VerifyError(f"{len(parties)} submitting parties for {len(subs)} submissions")
     early: dict[int, str] = {}
     parsed: dict[int, tuple[str, str, int, list[bytes], list[bytes]]] = {}
     jobs: list[tuple[Any, ...]] = []
     for idx, sub_ in enumerate(subs):
         try:
-            client, batch, index = str(sub_["client"]), sub_["batch"], sub_["index"]
+            client = bound_client_id(parties[idx], str(sub_["client"]))
+            batch, index = sub_["batch"], sub_["index"]
             if not isinstance(batch, str) or batch not in specs:
                 early[idx] = f"wrong batch {batch!r}"
                 continue
@@ -150,7 +161,15 @@ def screen_submissions(
         if idx in early:
             c = sub_.get("client") if isinstance(sub_, dict) else None
             bt = sub_.get("batch") if isinstance(sub_, dict) else None
-            rejected.append({"index": idx, "client": c, "batch": bt, "reason": early[idx]})
+            rejected.append(
+                {
+                    "index": idx,
+                    "party": parties[idx],
+                    "client": c,
+                    "batch": bt,
+                    "reason": early[idx],
+                }
+            )
             continue
         client, batch, index, a, b = parsed[idx]
         if (client, batch, index) in keys:
@@ -164,8 +183,21 @@ def screen_submissions(
             keys.add((client, batch, index))
             seen.update(b)
         else:
-            rejected.append({"index": idx, "client": client, "batch": batch, "reason": reason})
+            rejected.append(
+                {
+                    "index": idx,
+                    "party": parties[idx],
+                    "client": sub_["client"],
+                    "batch": batch,
+                    "reason": reason,
+                }
+            )
     return accepted, rejected
+
+
+def submitters(inputs: Sequence[dict[str, Any]]) -> list[str]:
+    """The submitting party of every submission, from the record's ``inputs`` slices."""
+    return [str(p["party"]) for p in inputs for _ in range(int(p["count"]))]
 
 
 # ---------------------------------------------------------------- DLEQ / decryption shares

@@ -19,6 +19,7 @@ import numpy as np
 
 from mpc.mixnet.proof_checks import (
     screen_submissions,
+    submitters,
     verify_dec_shares,
     verify_dkg,
     weighted_key,
@@ -190,7 +191,14 @@ def verify_record(
     inputs: dict[str, Ciphertexts] = {}
 
     def clients_check() -> str | None:
-        accepted, rejected = screen_submissions(sess, specs, rec["submissions"], workers, pool)
+        parts = rec.get("inputs")
+        if not isinstance(parts, list) or sum(int(p["count"]) for p in parts) != len(
+            rec["submissions"]
+        ):
+            return "the client parties' input slices do not add up to the submissions"
+        accepted, rejected = screen_submissions(
+            sess, specs, rec["submissions"], workers, pool, parties=submitters(parts)
+        )
         claimed = rec["accepted"]
         if [r["index"] for r in rec.get("rejected", [])] != [r["index"] for r in rejected]:
             return "published rejections differ from the recomputed ones"
@@ -204,11 +212,6 @@ def verify_record(
                 [[c["a"][j] for c in subs] for j in range(comps)],
                 [[c["b"][j] for c in subs] for j in range(comps)],
             )
-        parts = rec.get("inputs")
-        if not isinstance(parts, list) or sum(int(p["count"]) for p in parts) != len(
-            rec["submissions"]
-        ):
-            return "the client parties' input slices do not add up to the submissions"
         users = users_whole(parts, rejected)
         if rec.get("users") != users:
             return f"published user count {rec.get('users')!r}, recomputed {users}"

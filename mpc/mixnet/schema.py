@@ -279,6 +279,24 @@ def dkg_digest(commitments: dict[int, list[bytes]]) -> bytes:
 def users_whole(inputs: Sequence[dict[str, Any]], rejected: Sequence[dict[str, Any]]) -> int:
     """Users whose submissions arrived whole: the users the included client parties declared,
     less every client id with a rejected submission (a user's several messages share its client
-    id). What the privacy gate counts as the users of a round, recomputable from the record."""
+    id; ids are per submitting party). What the privacy gate counts as the users of a round,
+    recomputable from the record."""
     declared = sum(int(p["users"]) for p in inputs)
-    return max(0, declared - len({r["client"] for r in rejected}))
+    return max(0, declared - len({(r.get("party"), r["client"]) for r in rejected}))
+
+
+def bound_client_id(party: str, client: str) -> str:
+    """The id a client proof is bound to: the submitting party's name (no ``/`` in it, see
+    ``parties.runtime.cluster.NAME_RE``), ``/``, the party's own id for the user."""
+    return f"{party}/{client}"
+
+
+def signed_statement(kind: str, session: str, party: str, digest: str) -> bytes:
+    """The bytes a party signs to vouch for a mix-net message (``kind``: ``inputs`` for a
+    client party's submission list, ``report`` for a server's input report, ``mix`` for a mix
+    step) of ``session`` with SHA-256 hex ``digest``; each field length-prefixed."""
+    out = b"sdp-mixnet-evidence-v1"
+    for f in (kind, session, party, digest):
+        raw = f.encode()
+        out += len(raw).to_bytes(4, "big") + raw
+    return out

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from mpc.elgamal import encode_rows, encrypt_points
+from mpc.mixnet.schema import bound_client_id
 from mpc.nizk import client_prove
 from mpc.ristretto import chunk_ranges, map_chunks
 
@@ -21,12 +22,16 @@ def make_submissions(
     owners: dict[str, list[str]] | None = None,
     workers: int = 1,
     pool: Executor | None = None,
+    *,
+    party: str,
 ) -> list[dict[str, Any]]:
     """Encrypt every message row and prove knowledge of its randomness.
 
     ``layouts[batch] = (width, bound)``; ``owners[batch][i]`` is the client id of row ``i``
     (default ``"u{i}"``); the message index counts a client's messages within a batch. Work is
-    split across ``pool`` if given. Returns ``[{client, batch, index, ct: {a, b}, proof}]``.
+    split across ``pool`` if given. Each proof is bound to ``party/id``
+    (``mpc.mixnet.schema.bound_client_id``): the servers namespace a submission's id by the
+    party it came from. Returns ``[{client, batch, index, ct: {a, b}, proof}]``.
     """
     subs: list[dict[str, Any]] = []
     for name, rows in batches.items():
@@ -51,7 +56,7 @@ def make_submissions(
         parts = map_chunks(
             _encrypt_chunk,
             [
-                (sess, pk, name, bound, rows[s:e], list(ids[s:e]), index[s:e])
+                (sess, pk, name, bound, rows[s:e], list(ids[s:e]), index[s:e], party)
                 for s, e in chunk_ranges(rows.shape[0], 4 * workers if pool else 1)
             ],
             pool,
@@ -69,13 +74,14 @@ def _encrypt_chunk(
     rows: np.ndarray,
     ids: list[str],
     index: list[int],
+    party: str,
 ) -> list[dict[str, Any]]:
     """Submissions for a chunk of rows (module level for process pools)."""
     ct, rs = encrypt_points(pk, encode_rows(rows, bound))
     out = []
     for i, (cid, idx) in enumerate(zip(ids, index)):
         a, b = ct.row(i)
-        proof = client_prove(sess, cid, name, idx, a, b, [r[i] for r in rs])
+        proof = client_prove(sess, bound_client_id(party, cid), name, idx, a, b, [r[i] for r in rs])
         out.append(
             {"client": cid, "batch": name, "index": idx, "ct": {"a": a, "b": b}, "proof": proof}
         )

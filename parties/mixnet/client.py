@@ -59,7 +59,9 @@ async def run_clients(
     ctx.phase("mix.submit")
     own = process_pool(cfg.workers) if pool is None and cfg.workers > 1 else None
     try:
-        subs = make_submissions(sess, pk, cfg.layouts(), batches, owners, cfg.workers, pool or own)
+        subs = make_submissions(
+            sess, pk, cfg.layouts(), batches, owners, cfg.workers, pool or own, party=ctx.name
+        )
     finally:
         if own is not None:
             own.shutdown()

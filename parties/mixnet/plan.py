@@ -182,9 +182,10 @@ async def run_client(node: Any, cluster: Cluster) -> None:
             for name, rows in block.items():
                 # who sent each row: encoders emit one row per user unless they say otherwise
                 per_user = rows.shape[0] // max(1, n)
-                ids = [f"{node.name}/u{first_user + i}" for i in range(n) for _ in range(per_user)]
+                # (the servers namespace them by this party: ``mpc.mixnet.schema.bound_client_id``)
+                ids = [f"u{first_user + i}" for i in range(n) for _ in range(per_user)]
                 if len(ids) != rows.shape[0]:
-                    ids = [f"{node.name}/m{first_user}-{i}" for i in range(rows.shape[0])]
+                    ids = [f"m{first_user}-{i}" for i in range(rows.shape[0])]
                 batches.setdefault(name, []).append(rows)
                 owners.setdefault(name, []).extend(ids)
             first_user += n

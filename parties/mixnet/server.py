@@ -47,11 +47,12 @@ from mpc.mixnet.mixing import (
     settle_steps,
     step_outputs,
 )
-from mpc.mixnet.proof_checks import screen_submissions
+from mpc.mixnet.proof_checks import screen_submissions, submitters
 from mpc.mixnet.schema import Ciphertexts, VerifyError, users_whole
 from mpc.pools import process_pool
 from parties.mixnet.decrypt import threshold_decrypt
 from parties.mixnet.dkg import run_dkg
+from parties.mixnet.evidence import sign_step, step_header, step_signed
 from parties.mixnet.state import MixnetAbort, MixnetConfig, ServerState, session_of
 from parties.runtime import codec
 from parties.runtime.link import PartyContext, PeerError
@@ -162,15 +163,23 @@ async def _mix_server(
     # CPU-bound work runs off the event loop, which keeps reading frames meanwhile: a peer's
     # abort stops this server at once instead of after the work (parties.runtime.party)
     state.accepted, state.rejected = await asyncio.to_thread(
-        screen_submissions, state.sess, spec_map, state.submissions, cfg.workers, pool
+        lambda: screen_submissions(
+            state.sess,
+            spec_map,
+            state.submissions,
+            cfg.workers,
+            pool,
+            parties=submitters(state.inputs),
+        )
     )
     state.tick("screen submissions", t0)
     for r in state.rejected:
         log.warning(
-            "%s: rejected submission %s of client %r (batch %r): %s",
+            "%s: rejected submission %s of client %r of %s (batch %r): %s",
             ctx.name,
             r["index"],
             r["client"],
+            r["party"],
             r["batch"],
             r["reason"],
         )
@@ -180,8 +189,12 @@ async def _mix_server(
     )
 
     # steps are parsed on arrival and verified (batched) before this server builds on them and
-    # before anything is computed from the final lists: no share of an unverified chain
+    # before anything is computed from the final lists: no share of an unverified chain. Each
+    # step is signed by its mixer and names (signed) the step it built on, so a mixer that sends
+    # different steps to different servers is caught by its own signatures (``_chain_check``)
     verified, pending, tentative = current, [], current
+    last: dict[str, Any] | None = None  # header of the last step of the tentative chain
+    seen: dict[int, dict[str, Any]] = {}  # header of every signed step received, by server
     for j in range(1, k + 1):
         ctx.phase("mix.shuffle", j)
         if j in dead:
@@ -194,20 +207,25 @@ async def _mix_server(
                 mix_step, state.sess, me, pk, verified, state.gens, cfg.workers, pool
             )
             state.tick("mix (shuffle + prove)", t0)
+            step["prev"] = step_header(state.mixes[-1]) if state.mixes else None
+            step = sign_step(ctx, cfg.session_id, step)
             payload = codec.dumps(step)
             for jj, s in others:
                 if jj not in dead:
                     await send_public(ctx, s, "mix.output", payload)
             verified = tentative = step_outputs(step)
             state.mixes.append(step)
+            last = seen[me] = step_header(step)
             continue
         try:
             raw = await recv_patient(ctx, cfg.servers[j - 1], "mix.output", cfg.mix_patience)
             if isinstance(raw, PeerError):
                 raise raw
             step = codec.loads(raw)
+            _chain_check(ctx, cfg, j, step, last, seen)
             tentative = check_step(state.sess, pk, tentative, step, j, state.gens, verify=False)
             pending.append((j, step))
+            last = step_header(step)
         except PeerError as exc:
             dead.add(j)
             state.faults.append(f"server {j} did not mix: {exc}")
@@ -222,6 +240,44 @@ async def _mix_server(
         raise MixnetAbort(f"{ctx.name}: this server did not mix; it releases no decryption share")
 
     return await threshold_decrypt(ctx, state, current, dead, pool)
+
+
+def _chain_check(
+    ctx: PartyContext,
+    cfg: MixnetConfig,
+    j: int,
+    step: Any,
+    last: dict[str, Any] | None,
+    seen: dict[int, dict[str, Any]],
+) -> None:
+    """Server ``j``'s step is signed by it, and the step it names as its predecessor is the
+    one this server holds. ``VerifyError`` (step rejected, server ``j`` named) if ``j`` did not
+    sign it or names a predecessor its server never signed; ``MixnetAbort`` naming the
+    predecessor's server if that server signed a step different from the one it sent here, or
+    sent its signed step to ``j`` but not here (nothing is then decrypted here)."""
+    keys = getattr(ctx, "public_keys", {})
+    if not isinstance(step, dict) or step.get("server") != j:
+        raise VerifyError(f"mix[{j}]: malformed mix message")
+    head = step_header(step)
+    if not step_signed(keys, cfg.servers, cfg.session_id, head):
+        raise VerifyError(f"mix[{j}]: the step is not signed by server {j}")
+    seen[j] = head
+    prev = step.get("prev")
+    if prev == last or prev is None:
+        return  # the same predecessor, or built on the inputs (verification decides)
+    if not step_signed(keys, cfg.servers, cfg.session_id, prev):
+        raise VerifyError(f"mix[{j}]: it names a predecessor step its server never signed")
+    i = prev["server"]
+    if i not in seen:
+        raise MixnetAbort(
+            f"{ctx.name}: server {i} sent its signed mix step to server {j} but not here "
+            f"(signed evidence: the step server {j} built on); nothing is decrypted"
+        )
+    if seen[i]["digest"] != prev["digest"]:
+        raise MixnetAbort(
+            f"{ctx.name}: server {i} equivocated: it signed two different mix steps, one sent "
+            f"here and another that server {j} built on; nothing is decrypted"
+        )
 
 
 def _settle(

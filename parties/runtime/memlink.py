@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from collections import defaultdict
 
 from parties.runtime.link import PeerError
+from parties.runtime.signing import Signer
 
 
 class MemoryNetwork:
@@ -17,6 +19,9 @@ class MemoryNetwork:
         self._queues: dict[tuple[str, str, str], asyncio.Queue[bytes]] = defaultdict(asyncio.Queue)
         self.bytes_sent: dict[str, int] = defaultdict(int)
         self.messages_sent: dict[str, int] = defaultdict(int)
+        # every party's Ed25519 key, as a networked node holds its own and its peers' public ones
+        self.signers = {n: Signer(os.urandom(32)) for n in self.names}
+        self.public_keys = {n: s.public_key for n, s in self.signers.items()}
 
     def context(self, name: str) -> MemoryContext:
         """The context of party ``name``."""
@@ -32,6 +37,8 @@ class MemoryContext:
         self.net = net
         self.name = name
         self.current_phase = ("setup", 0)
+        self.signer = net.signers[name]
+        self.public_keys = net.public_keys
 
     def phase(self, name: str, round: int = 0) -> None:
         self.current_phase = (name, round)
