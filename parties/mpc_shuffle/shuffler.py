@@ -58,8 +58,9 @@ from typing import Any
 
 import numpy as np
 
+from mpc import mac_check, shamir
 from mpc import permute_reshare as pr
-from mpc import shamir
+from parties.mpc_shuffle import malicious as mal
 from parties.mpc_shuffle.mpyc_runtime import (
     MPCServerError,
     _dead_peers,
@@ -179,6 +180,21 @@ async def server_run(
         for i, c in enumerate(cfg.clients)
         if all(s[i] is not None and s[i] == all_status[0][i] for s in all_status)
     ]
+    malicious = cfg.security == "malicious-abort"
+    log = mal.CheckLog()
+    inconsistent: list[str] = []
+    if malicious:  # a client's sharing must have degree <= t before it is used
+        inconsistent = await guarded(
+            rt, cfg, "input check", mal.check_inputs(rt, got, accepted, cfg.label, log)
+        )
+        for c in inconsistent:
+            logging.warning(
+                "MPC server %s: refusing %s: its sharing is not of degree <= %d",
+                ctx.name,
+                c,
+                cfg.threshold,
+            )
+        accepted = [c for c in accepted if c not in inconsistent]
     rejected_rows = {k: 0 for k in names}
     for i, c in enumerate(cfg.clients):
         if c not in accepted:
@@ -195,6 +211,7 @@ async def server_run(
     users = sum(int(all_status[0][i][-1]) for i, c in enumerate(cfg.clients) if c in accepted)
     stats["accepted_clients"] = len(accepted)
     stats["rejected_clients"] = [c for c in cfg.clients if c not in accepted]
+    stats["inconsistent_clients"] = inconsistent
     stats["t_receive_s"] = time.perf_counter() - t0
 
     ctx.phase("mpc-shuffle", cfg.round)
@@ -202,9 +219,27 @@ async def server_run(
     mpyc_before = mpyc_bytes_sent(rt)
     coals = pr.coalitions(cfg.m, cfg.threshold)
     seeds = await guarded(rt, cfg, "seed agreement", agree_coalition_seeds(rt, coals, cfg.label))
-    shuffled = await guarded(
-        rt, cfg, "permute-and-reshare", mpyc_permute_reshare(rt, arrays, seeds, cfg.label)
-    )
+    if malicious:  # value and tags travel in the same rows through the shuffle
+        alpha = await guarded(rt, cfg, "MAC keys", mal.draw_mac_keys(rt))
+        tags = await guarded(rt, cfg, "MAC tags", mal.tag_batches(rt, alpha, arrays))
+        stacked = {k: mac_check.stack_tags(arrays[k], tags[k]) for k in names}
+        out = await guarded(
+            rt, cfg, "permute-and-reshare", mpyc_permute_reshare(rt, stacked, seeds, cfg.label)
+        )
+        split = {k: mac_check.split_tags(out[k], sp[k].width) for k in names}
+        shuffled = {k: v for k, (v, _) in split.items()}
+        await guarded(
+            rt,
+            cfg,
+            "MAC and multiset checks",
+            mal.verify_shuffle(
+                rt, alpha, arrays, shuffled, {k: t for k, (_, t) in split.items()}, cfg.label, log
+            ),
+        )
+    else:
+        shuffled = await guarded(
+            rt, cfg, "permute-and-reshare", mpyc_permute_reshare(rt, arrays, seeds, cfg.label)
+        )
     stats["t_shuffle_s"] = time.perf_counter() - t1
     ledger = getattr(ctx, "ledger", None)
     if ledger is not None:  # MPyC's mesh traffic is not on our transport: count it here
@@ -215,11 +250,14 @@ async def server_run(
     stats["mpyc_bytes_through_shuffle"] = mpyc_bytes_sent(rt)
     extra: dict[str, Any] = {
         "mode": cfg.mode,
+        "security": cfg.security,
         "rejected_rows": rejected_rows,
         "rejected_clients": stats["rejected_clients"],
         "users": users,
         "server_stats": dict(stats),
     }
+    if malicious:  # this server's shares of the opened coins and check values (public)
+        extra["checks"] = log.as_meta()
     if cfg.mode == "open":
         out_arrays = shuffled
     else:
@@ -331,6 +369,9 @@ async def analyzer_collect(
     modes = {m.get("mode") for m in metas}
     if modes != {cfg.mode}:
         raise ValueError(f"analyzer: servers report modes {modes}, expected {cfg.mode!r}")
+    secs = {m.get("security") for m in metas}
+    if secs != {cfg.security}:
+        raise ValueError(f"analyzer: servers report security {secs}, expected {cfg.security!r}")
     out: Batches = {}
     invalid: dict[str, int] = {}
     for k in sorted(sp):
