@@ -204,3 +204,109 @@ def test_soundness_bounds():
 def test_unknown_security_mode_is_refused():
     with pytest.raises(ValueError, match="security must be one of"):
         _cfg("paranoid")
+
+
+# ------------------------------------------------------------- sdp run / sdp verify (item 2, 3)
+
+
+def _run_dir(tmp_path_factory, security: str):
+    from conftest import keys_of, sdp
+
+    run = tmp_path_factory.mktemp(f"mpc-{security}") / "run"
+    sdp(
+        "run",
+        "grr",
+        "--shuffler",
+        "mpc",
+        "--users",
+        "300",
+        "--param",
+        f"security={security}",
+        "--out",
+        str(run),
+        "--keep-keys",
+        str(keys_of(run)),
+        "--quiet",
+        timeout=300,
+        check=True,
+    )
+    return run
+
+
+@pytest.fixture(scope="module")
+def malicious_run(tmp_path_factory):
+    return _run_dir(tmp_path_factory, "malicious-abort")
+
+
+def test_malicious_run_names_its_mode_and_verify_rechecks_the_opened_values(malicious_run):
+    import json
+    import re
+
+    from conftest import sdp
+
+    res = json.loads((malicious_run / "result.json").read_text())
+    assert res["mpc"]["security"] == "malicious-abort"
+    assert "malicious-abort" in res["privacy"]["shuffler_security"]
+    out = sdp("verify", str(malicious_run), timeout=300)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert re.search(r"MPC abort checks\s*│\s*pass", out.stdout), out.stdout
+    assert "honest majority" in out.stdout + out.stderr
+
+
+def test_semi_honest_is_an_explicit_option(tmp_path_factory):
+    import json
+
+    from conftest import sdp
+
+    run = _run_dir(tmp_path_factory, "semi-honest")
+    res = json.loads((run / "result.json").read_text())
+    assert res["mpc"]["security"] == "semi-honest"
+    assert "semi-honest" in res["privacy"]["shuffler_security"]
+    out = sdp("verify", str(run), timeout=300)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "no checks (semi-honest mode" in out.stdout
+
+
+def _metas_of(run) -> list[dict]:
+    import json
+
+    import tomllib
+
+    from parties.verify.mpc_outputs import server_outputs
+    from parties.verify.transcripts import Transcript
+
+    cluster = tomllib.loads((run / "cluster.toml").read_text())
+    servers = [p["name"] for p in cluster["party"] if p["role"] == "mpc-server"]
+    metas = []
+    for s in servers:
+        lines = (run / "transcripts" / f"{s}.jsonl").read_text().splitlines()
+        tr = Transcript(s, [json.loads(x) for x in lines])
+        metas.append(server_outputs(run, tr, "analyzer")[0][1])
+    return metas, servers
+
+
+def test_verifier_refuses_a_nonzero_mac_check_value(malicious_run):
+    import copy
+
+    from parties.verify.mpc_outputs import OutputMismatch, check_abort_checks
+
+    metas, servers = _metas_of(malicious_run)
+    assert check_abort_checks(0, metas, servers, 1, "malicious-abort") > 0
+    # a run whose MAC check opened a non-zero value must not have been published: shift
+    # every server's share by the same amount (still consistent, opens to 5)
+    forged = copy.deepcopy(metas)
+    for m in forged:
+        m["checks"]["mac"]["reports"][0] = (m["checks"]["mac"]["reports"][0] + 5) % PRIME
+    with pytest.raises(OutputMismatch, match="MAC check of batch 'reports' opens to a non-zero"):
+        check_abort_checks(0, forged, servers, 1, "malicious-abort")
+    # one server's share off the polynomial
+    forged = copy.deepcopy(metas)
+    forged[2]["checks"]["multiset"]["reports"][0] += 1
+    with pytest.raises(OutputMismatch, match="multiset check of batch 'reports' do not lie"):
+        check_abort_checks(0, forged, servers, 1, "malicious-abort")
+    # the servers ran semi-honest while the cluster asked for malicious-abort
+    forged = copy.deepcopy(metas)
+    for m in forged:
+        m["security"] = "semi-honest"
+    with pytest.raises(OutputMismatch, match="ran security 'semi-honest'"):
+        check_abort_checks(0, forged, servers, 1, "malicious-abort")

@@ -41,6 +41,7 @@ class CheckLog:
 
     coins: dict[str, list[int]] = field(default_factory=dict)
     inputs: list[int] = field(default_factory=list)
+    input_clients: list[str] = field(default_factory=list)
     mac: dict[str, list[int]] = field(default_factory=dict)
     multiset: dict[str, list[int]] = field(default_factory=dict)
 
@@ -48,6 +49,7 @@ class CheckLog:
         return {
             "coins": self.coins,
             "inputs": self.inputs,
+            "input_clients": self.input_clients,
             "mac": self.mac,
             "multiset": self.multiset,
         }
@@ -109,6 +111,7 @@ async def check_inputs(
     masked = (combo + await _random_shared(rt, combo.shape)) % PRIME
     _, ok = await open_all(rt, masked)
     log.inputs = masked.reshape(-1).tolist()
+    log.input_clients = list(clients)
     return [c for ci, c in enumerate(clients) if not ok[ci].all()]
 
 
