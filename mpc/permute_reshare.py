@@ -211,7 +211,7 @@ def combine_reshares(
             s = shapes[k]
             size = 4 * (int(np.prod(s)) if s else 1)
             part = shamir.from_wire(data[off : off + size], s, f"reshare from server {a}")
-            new[k] = (new[k] + part) % PRIME
+            shamir.add_mod(new[k], part, out=new[k])
             off += size
         if off != len(data):
             raise ValueError(f"reshare: server {a} sent {len(data)} bytes, expected {off}")

@@ -310,3 +310,35 @@ def test_verifier_refuses_a_nonzero_mac_check_value(malicious_run):
         m["security"] = "semi-honest"
     with pytest.raises(OutputMismatch, match="ran security 'semi-honest'"):
         check_abort_checks(0, forged, servers, 1, "malicious-abort")
+
+
+async def test_deviation_in_the_histogram_counting_aborts(monkeypatch):
+    """A server that adds an error to its share of a power's product (value only) while the
+    histogram counts are computed: the counting's MAC check aborts before anything is opened."""
+    from parties.mpc_shuffle import secure_ops
+
+    orig = secure_ops.secure_mul
+    mounted = []
+
+    async def evil_mul(rt, a, b):
+        if rt.pid == EVIL and a.ndim == 4 and not mounted:  # the powers' products (k, 1+K, n, w)
+            a = a.copy()
+            a[:, 0, 0, 0] = (a[:, 0, 0, 0] + 1) % PRIME
+            mounted.append(rt.pid)
+        return await orig(rt, a, b)
+
+    monkeypatch.setattr(secure_ops, "secure_mul", evil_mul)
+    cfg = wire.MPCShufflerConfig(
+        servers=("s0", "s1", "s2"),
+        analyzer="an",
+        clients=("victim", "other"),
+        mode="histogram",
+        timeout=20.0,
+    )
+    clients = {"victim": _honest(cfg, VICTIM), "other": _honest(cfg, OTHER)}
+    results, sent, _ = await _run(cfg, clients)
+    assert mounted == [EVIL]
+    for r in results:
+        assert isinstance(r, malicious.MaliciousAbort), r
+        assert "histogram counting on batch 'x'" in str(r)
+    assert sent == 0

@@ -212,3 +212,27 @@ async def verify_shuffle(
             "MPC abort: " + "; ".join(failed) + " failed (a server deviated in the shuffle or "
             "in a tag multiplication); nothing is opened"
         )
+
+
+async def check_tagged(
+    rt: Any, alpha: np.ndarray, items: list[np.ndarray], label: bytes, log: CheckLog, name: str
+) -> None:
+    """MAC check of products computed after the shuffle (histogram counting): ``items`` are
+    tagged arrays (1 + K, ...), value then tags; coins are drawn here, after they are fixed.
+    MaliciousAbort names ``name`` if a value or tag was changed."""
+    seed = await joint_coin_seed(rt, label, log, f"counting {name}")
+    k = alpha.shape[0]
+    s_val = np.zeros(k, dtype=np.int64)
+    s_tag = np.zeros(k, dtype=np.int64)
+    for i, item in enumerate(items):
+        r = mc.coins(seed, f"count|{name}|{i}", (k, *item.shape[1:]))
+        v, tg = mc.mac_check_sums(item[0], item[1:], r)
+        s_val, s_tag = (s_val + v) % PRIME, (s_tag + tg) % PRIME
+    share_c = (s_tag - await secure_mul(rt, s_val, alpha.copy())) % PRIME
+    opened, ok = await open_all(rt, share_c)
+    log.mac[f"counting {name}"] = share_c.tolist()
+    if not ok.all() or (opened != 0).any():
+        raise MaliciousAbort(
+            f"MPC abort: MAC check of the histogram counting on batch {name!r} failed (a server "
+            "deviated in a multiplication); nothing is opened"
+        )

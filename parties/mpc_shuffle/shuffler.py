@@ -261,9 +261,27 @@ async def server_run(
     if cfg.mode == "open":
         out_arrays = shuffled
     else:
-        counts, invalid = await guarded(
-            rt, cfg, "histogram", mpc_histogram(rt, shuffled, {k: s.bound for k, s in sp.items()})
-        )
+        bounds = {k: s.bound for k, s in sp.items()}
+        if malicious:  # the counting's products carry tags, MAC-checked before any opening
+            counts, invalid = await guarded(
+                rt,
+                cfg,
+                "histogram",
+                mpc_histogram(
+                    rt,
+                    shuffled,
+                    bounds,
+                    alpha=alpha,
+                    tags={k: t for k, (_, t) in split.items()},
+                    check=lambda name, items: mal.check_tagged(
+                        rt, alpha, items, cfg.label, log, name
+                    ),
+                ),
+            )
+        else:
+            counts, invalid = await guarded(
+                rt, cfg, "histogram", mpc_histogram(rt, shuffled, bounds)
+            )
         extra["invalid_rows"] = invalid
         out_arrays = counts
     # public: the output shares enter this server's signed transcript, so that ``sdp verify``
