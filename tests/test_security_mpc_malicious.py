@@ -342,3 +342,30 @@ async def test_deviation_in_the_histogram_counting_aborts(monkeypatch):
         assert isinstance(r, malicious.MaliciousAbort), r
         assert "histogram counting on batch 'x'" in str(r)
     assert sent == 0
+
+
+async def test_out_of_domain_rows_are_never_opened_in_open_mode():
+    """A malicious client submits raw out-of-domain field elements: in malicious-abort mode
+    the servers find them on shares (pass/fail only) and leave them out of the output."""
+    cfg = _cfg("malicious-abort")
+
+    async def raw_client(ctx):
+        rows = np.array([[4], [123456], [7]], dtype=np.int64)  # 123456 is out of [0, 8)
+        sh = shamir.share(rows, cfg.m, cfg.threshold)
+        for i, s in enumerate(cfg.servers):
+            await wire.send_chunked(ctx, s, wire.MSG_SHARES, {"x": sh[i]}, {"users": 3})
+
+    clients = {"victim": raw_client, "other": _honest(cfg, OTHER)}
+    names = [*cfg.servers, cfg.analyzer, *cfg.clients]
+    net = MemoryNetwork(names, timeout=5)
+    rts = local_runtime.LocalMPCNetwork(3, 1).runtimes()
+    await asyncio.gather(
+        *(fn(net.context(c)) for c, fn in clients.items()),
+        *(
+            shuffler.server_run(net.context(s), rts[i], cfg, SPECS)
+            for i, s in enumerate(cfg.servers)
+        ),
+    )
+    values = await _raw_analyzer(net.context(cfg.analyzer), cfg)  # everything the servers sent
+    assert 123456 not in values.tolist() and len(values) == 7
+    assert sorted(values.tolist()) == sorted([4, 7, *OTHER["x"][:, 0].tolist()])

@@ -215,9 +215,8 @@ def security_statement(security: str) -> str:
         "MPC shuffler, malicious-abort mode: secure with abort against a malicious minority "
         "(t < m/2): client sharings are checked for degree <= t, the shuffle is checked by "
         "information-theoretic MACs (3 keys, forgery <= 2^-89.99) and a multiset check before "
-        "anything is opened; a deviating server can make the run abort, not change or read "
-        "the shuffled output; in histogram mode the counting after the checked shuffle is "
-        "semi-honest"
+        "anything is opened (histogram mode: the counting's products too); a deviating server "
+        "can make the run abort, not change or read the shuffled output"
     )
 
 

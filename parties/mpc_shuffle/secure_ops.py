@@ -1,6 +1,6 @@
 """MPC building blocks over a runtime's ``transfer`` (MPyC's ``Runtime`` or ``LocalRuntime``).
 
-Shamir shares over GF(2^31-1) (``mpc.shamir``), semi-honest honest majority: fresh sharings of
+Shamir shares over GF(2^31-1) (``mpc.shamir``), honest majority: fresh sharings of
 inputs (``share_from``), multiplication with GRR98 degree reduction (``secure_mul``), opening to
 the servers with a consistency check (``open_to_servers``), powers of a shared value
 (``secure_powers``) and the histogram output mode of the MPC shuffler (``mpc_histogram``: per
@@ -93,7 +93,7 @@ async def secure_powers(
 Check = Callable[[str, list[np.ndarray]], Awaitable[None]]
 
 
-async def mpc_histogram(
+async def mpc_domain_check(
     rt: Any,
     arrays: dict[str, np.ndarray],
     bounds: dict[str, int],
@@ -101,16 +101,15 @@ async def mpc_histogram(
     alpha: np.ndarray | None = None,
     tags: dict[str, np.ndarray] | None = None,
     check: Check | None = None,
-) -> tuple[dict[str, np.ndarray], dict[str, int]]:
-    """Per batch: shares of counts (width, bound) over the in-domain rows, and the number of
-    out-of-domain rows (opened to the servers, positions are of the shuffled order only).
-    ``bounds[name]`` is batch ``name``'s domain size: values in ``[0, bound)``.
+) -> dict[str, tuple[np.ndarray, list[np.ndarray]]]:
+    """Per batch: (which shuffled rows are out of the domain [0, bound), opened to the servers
+    and nothing else about the rows; this server's shares of the powers v^0 .. v^bound).
 
     Malicious-abort: with the MAC keys ``alpha`` (K,), the batches' ``tags`` (K, n, w) and
-    ``check(name, items)`` (the MAC check of batch ``name``'s tagged arrays, raising on failure), every product
-    (powers, masks, masked domain values) carries its tags and ``check`` runs on all of them
-    before the masked domain values are opened."""
-    counts, invalid = {}, {}
+    ``check(name, items)`` (the MAC check of batch ``name``'s tagged arrays, raising on
+    failure), every product (powers, masks, masked domain values) carries its tags and
+    ``check`` runs on all of them before the masked domain values are opened."""
+    out = {}
     t = rt.threshold
     for name in sorted(arrays):
         v, k = arrays[name], int(bounds[name])
@@ -150,9 +149,27 @@ async def mpc_histogram(
             await check(name, checked)
         masked = masked_rows.sum(axis=2) % PRIME  # (reps, n)
         bad = ((await open_to_servers(rt, masked)) != 0).any(axis=0)
+        out[name] = (bad, powers if one is None else [q[0] for q in powers])
+    return out
+
+
+async def mpc_histogram(
+    rt: Any,
+    arrays: dict[str, np.ndarray],
+    bounds: dict[str, int],
+    *,
+    alpha: np.ndarray | None = None,
+    tags: dict[str, np.ndarray] | None = None,
+    check: Check | None = None,
+) -> tuple[dict[str, np.ndarray], dict[str, int]]:
+    """Per batch: shares of counts (width, bound) over the in-domain rows, and the number of
+    out-of-domain rows (``mpc_domain_check``, same keyword arguments)."""
+    counts, invalid = {}, {}
+    checked = await mpc_domain_check(rt, arrays, bounds, alpha=alpha, tags=tags, check=check)
+    for name, (bad, pw) in checked.items():
+        k = int(bounds[name])
         invalid[name] = int(bad.sum())
         good = ~bad
-        pw = powers if one is None else [q[0] for q in powers]
         sums = np.stack([pw[d][good].sum(axis=0) % PRIME for d in range(k)])  # (k, w)
         counts[name] = counts_from_power_sums(sums, k)
     return counts, invalid

@@ -1,10 +1,15 @@
 """The MPC secret-shared shuffler: clients, servers (on MPyC's runtime) and the analyzer.
 
-Trust model (MPyC's): m >= 3 servers, Shamir threshold t < m/2, semi-honest honest majority.
-Any coalition of at most t servers learns nothing about the messages or the permutation (the
-shares are uniformly random and some all-honest coalition's permutation is unknown to them).
-A server that deviates from the protocol is outside the model: it can change the output
-without detection. Nothing here is a proof of correct shuffling (contrast the mix-net).
+Trust model: m >= 3 servers, Shamir threshold t < m/2, honest majority. Any coalition of at
+most t servers learns nothing about the messages or the permutation (the shares are uniformly
+random and some all-honest coalition's permutation is unknown to them). Security mode
+``malicious-abort`` (the default): up to t servers may deviate arbitrarily; client sharings are
+checked for degree <= t, every value carries 3 MAC tags through the shuffle, and the MAC and
+multiset checks run before anything is opened (``parties.mpc_shuffle.malicious``,
+``mpc.mac_check``): a deviation makes the run abort, naming the check, with nothing opened.
+Mode ``semi-honest`` (``--param security=semi-honest``): no checks, faster; a server that
+deviates can change the output without detection. Nothing here is a publicly verifiable proof
+of correct shuffling (contrast the mix-net): the checks' soundness rests on the honest majority.
 
 Flow:
 1. ``client_submit``: each client population Shamir-shares its messages over GF(2^31-1)
@@ -19,7 +24,9 @@ Flow:
    - ``open``: each server sends its shares of the shuffled messages to the analyzer, who
      reconstructs them (and checks the m shares lie on one degree-t polynomial). The analyzer
      sees exactly what a trusted shuffler would give it: the shuffled multiset, so the
-     shuffle-model DP guarantee of the protocol applies. No server sees any message.
+     shuffle-model DP guarantee of the protocol applies. No server sees any message. In
+     malicious-abort mode, batches with a bound of at most ``max_domain`` first go through the
+     masked domain check on shares and out-of-domain rows are left out (never opened).
    - ``histogram``: the servers compute per-component histograms of the shuffled messages in
      MPC (power sums + Lagrange basis, all values must have a domain of at most ``max_domain``)
      and open only the counts to the analyzer. The analyzer learns the statistic, not even the
@@ -70,7 +77,7 @@ from parties.mpc_shuffle.mpyc_runtime import (
     start_runtime,
 )
 from parties.mpc_shuffle.reshare_exchange import agree_coalition_seeds, mpyc_permute_reshare
-from parties.mpc_shuffle.secure_ops import mpc_histogram
+from parties.mpc_shuffle.secure_ops import mpc_domain_check, mpc_histogram
 from parties.mpc_shuffle.wire import (
     MSG_OUTPUT,
     MSG_SHARES,
@@ -256,34 +263,42 @@ async def server_run(
         "users": users,
         "server_stats": dict(stats),
     }
-    if malicious:  # this server's shares of the opened coins and check values (public)
-        extra["checks"] = log.as_meta()
+    bounds = {k: s.bound for k, s in sp.items()}
+    kwargs: dict[str, Any] = {}
+    if malicious:  # the products after the shuffle carry tags, MAC-checked before any opening
+        tags = {k: t for k, (_, t) in split.items()}
+        kwargs = {
+            "alpha": alpha,
+            "check": lambda name, items: mal.check_tagged(rt, alpha, items, cfg.label, log, name),
+        }
     if cfg.mode == "open":
         out_arrays = shuffled
-    else:
-        bounds = {k: s.bound for k, s in sp.items()}
-        if malicious:  # the counting's products carry tags, MAC-checked before any opening
-            counts, invalid = await guarded(
+        small = {k: b for k, b in bounds.items() if b <= cfg.max_domain}
+        if malicious and small:  # out-of-domain rows are found on shares and never opened
+            found = await guarded(
                 rt,
                 cfg,
-                "histogram",
-                mpc_histogram(
+                "domain check",
+                mpc_domain_check(
                     rt,
-                    shuffled,
-                    bounds,
-                    alpha=alpha,
-                    tags={k: t for k, (_, t) in split.items()},
-                    check=lambda name, items: mal.check_tagged(
-                        rt, alpha, items, cfg.label, log, name
-                    ),
+                    {k: shuffled[k] for k in small},
+                    small,
+                    tags={k: tags[k] for k in small},
+                    **kwargs,
                 ),
             )
-        else:
-            counts, invalid = await guarded(
-                rt, cfg, "histogram", mpc_histogram(rt, shuffled, bounds)
-            )
+            out_arrays = {k: v[~found[k][0]] if k in found else v for k, v in shuffled.items()}
+            extra["invalid_rows"] = {k: int(found[k][0].sum()) for k in found}
+    else:
+        if malicious:
+            kwargs["tags"] = tags
+        counts, invalid = await guarded(
+            rt, cfg, "histogram", mpc_histogram(rt, shuffled, bounds, **kwargs)
+        )
         extra["invalid_rows"] = invalid
         out_arrays = counts
+    if malicious:  # this server's shares of the opened coins and check values (public)
+        extra["checks"] = log.as_meta()
     # public: the output shares enter this server's signed transcript, so that ``sdp verify``
     # can reconstruct them and compare with what the analyzer publishes (issue 16, item 9).
     # They reveal nothing beyond the output: any t shares plus the secret fix the polynomial.
@@ -404,7 +419,7 @@ async def analyzer_collect(
         if cfg.mode == "open":
             bad = ((vals < 0) | (vals >= sp[k].bound)).any(axis=1)
             out[k] = vals[~bad]
-            invalid[k] = int(bad.sum()) + rej
+            invalid[k] = int(bad.sum()) + rej + int(metas[0].get("invalid_rows", {}).get(k, 0))
         else:
             out[k] = vals
             invalid[k] = int(metas[0].get("invalid_rows", {}).get(k, 0)) + rej

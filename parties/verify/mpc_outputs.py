@@ -9,7 +9,8 @@ compares, round by round, with the ``shuffled`` artifact the analyzer published:
 
 * open mode: the published rows of each batch are, as a multiset, exactly the reconstructed
   rows inside the batch's domain [0, bound), and the published invalid count is the number of
-  the other rows plus the rejected submissions' rows;
+  the other rows plus the rejected submissions' rows (plus, in malicious-abort mode, the rows
+  the servers' domain check removed before output, ``invalid_rows``);
 * histogram mode: the published multiset is the one the reconstructed counts describe, and
   the invalid count is the servers' opened count plus the rejected rows.
 
@@ -161,7 +162,10 @@ def compare_round(
         rej = int(rejected.get(k, 0))
         if mode == "open":
             bad = ((vals < 0) | (vals >= bounds[k])).any(axis=1)
-            want_rows, want_invalid = vals[~bad], int(bad.sum()) + rej
+            # malicious-abort: rows found out of the domain on shares are not in the output;
+            # the servers report their number (opened only as pass/fail per shuffled row)
+            want_rows = vals[~bad]
+            want_invalid = int(bad.sum()) + rej + int(opened_invalid.get(k, 0))
         else:
             if vals.shape[0] != 1 or (vals >= shamir.PRIME // 2).any():
                 raise OutputMismatch(
