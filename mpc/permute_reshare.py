@@ -1,8 +1,10 @@
 """O(n) secret-shared shuffle by permute-and-reshare (Laur-Willemson-Zhang style).
 
-Model: m servers, Shamir threshold t < m/2, semi-honest adversary corrupting at most t servers
-(MPyC's model: honest majority, passive corruption; a deviating server is out of scope and can
-change the output undetected).
+Model: m servers, Shamir threshold t < m/2, at most t corrupted. On its own the protocol is
+secure against semi-honest servers only (a deviating member can add an offset to any row it
+reshares); the malicious-abort mode of the MPC shuffler shuffles every value together with its
+MAC tags and checks them afterwards (``mpc.mac_check``), which turns any such deviation into an
+abort.
 
 For every coalition A of t+1 servers, in a fixed order:
 1. members of A agree on a secret seed (X25519 key exchange inside A; the leader A[0] draws the
@@ -211,7 +213,7 @@ def combine_reshares(
             s = shapes[k]
             size = 4 * (int(np.prod(s)) if s else 1)
             part = shamir.from_wire(data[off : off + size], s, f"reshare from server {a}")
-            new[k] = (new[k] + part) % PRIME
+            shamir.add_mod(new[k], part, out=new[k])
             off += size
         if off != len(data):
             raise ValueError(f"reshare: server {a} sent {len(data)} bytes, expected {off}")

@@ -10,8 +10,9 @@ degree-``t`` polynomial ``f`` with ``f(0) = secret`` at the point ``x = i + 1``.
 array can be wrapped as ``mpc.SecFld(PRIME).array(...)`` and used by MPyC's secure arithmetic
 directly (see ``mpc.permute_reshare.to_secfld``).
 
-Randomness: share polynomials use the OS CSPRNG (``os.urandom``) or a keyed ChaCha20 stream
-(``keyed_field_elements``), with exact rejection sampling (no modular bias).
+Randomness: share polynomials use a keyed ChaCha20 stream (``keyed_field_elements``), keyed by
+a fresh 256-bit key from the OS CSPRNG (``random_field_elements``) or by a given key, with
+exact rejection sampling (no modular bias).
 """
 
 from __future__ import annotations
@@ -32,16 +33,11 @@ def _field_from_words(words: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def random_field_elements(shape: int | tuple[int, ...]) -> np.ndarray:
-    """Uniform elements of GF(PRIME) from the OS CSPRNG (exact, by rejection)."""
+    """Uniform elements of GF(PRIME): a fresh 256-bit key from the OS CSPRNG expanded by
+    ChaCha20 (``keyed_field_elements``, exact rejection sampling)."""
     shape = (shape,) if isinstance(shape, int) else tuple(shape)
     count = int(np.prod(shape)) if shape else 1
-    out, bad = _field_from_words(np.frombuffer(os.urandom(4 * count), dtype="<u4"))
-    while bad.any():  # probability 2^-31 per element
-        k = int(bad.sum())
-        redo, rbad = _field_from_words(np.frombuffer(os.urandom(4 * k), dtype="<u4"))
-        out[np.flatnonzero(bad)[~rbad]] = redo[~rbad]
-        bad[np.flatnonzero(bad)[~rbad]] = False
-    return out.reshape(shape)
+    return keyed_field_elements(os.urandom(32), bytes(16), count).reshape(shape)
 
 
 def chacha20_stream(key: bytes, nonce: bytes, nbytes: int) -> bytes:
@@ -77,6 +73,15 @@ def check_field(values: np.ndarray, where: str) -> np.ndarray:
     return a
 
 
+def add_mod(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """(a + b) mod PRIME for int64 field arrays (values in [0, PRIME)), without a division:
+    the sum is below 2 PRIME, and in uint64 ``min(s, s - PRIME)`` picks the reduced one."""
+    s = np.add(a, b, out=out)
+    u = s.view(np.uint64)
+    np.minimum(u, u - np.uint64(PRIME), out=u)
+    return s
+
+
 def eval_points(m: int) -> np.ndarray:
     """The evaluation points 1..m of parties 0..m-1 (MPyC convention)."""
     return np.arange(1, m + 1, dtype=np.int64)
@@ -100,6 +105,11 @@ def share(
     if c.shape != (t, *s.shape):
         raise ValueError(f"shamir.share: coefficients shape {c.shape} != {(t, *s.shape)}")
     out = np.empty((m, *s.shape), dtype=np.int64)
+    if t == 1:  # f(x + 1) = f(x) + c0: one modular addition per party
+        add_mod(s, c[0], out=out[0])
+        for i in range(1, m):
+            add_mod(out[i - 1], c[0], out=out[i])
+        return out
     for i, x in enumerate(eval_points(m)):  # m is small; Horner per party, vectorized over data
         y = np.zeros(s.shape, dtype=np.int64)
         for d in range(t - 1, -1, -1):  # f(x) = s + c0 x + ... + c_{t-1} x^t

@@ -1,6 +1,13 @@
-"""Benchmark: permute-and-reshare shuffle on MPyC vs ``mpyc.random.shuffle``.
+"""Benchmark: the MPC shuffle on MPyC, malicious-abort vs semi-honest, and ``mpyc.random.shuffle``.
 
     python scripts/bench_mpc_shuffle.py [--json] [--ns 10000,100000,1000000] [--baseline-n 200]
+
+Both security modes run at every n, side by side: ``semi-honest`` is seed agreement +
+permute-and-reshare; ``malicious-abort`` adds what ``server_run`` adds (the client-sharing
+check, MAC keys, the tags, the shuffle of value and tags together, the MAC and multiset
+checks; ``parties.mpc_shuffle.malicious``). Times are per server: wall seconds and CPU seconds
+(``time.process_time``, the number to compare on a loaded machine); the ratio is of the
+largest per-server CPU time.
 
 Runs m = 3 servers (t = 1) as separate processes on loopback, launched by MPyC's own ``-M3``
 mechanism (party 0 spawns parties 1 and 2). For every n: one Shamir-shared vector of n field
@@ -43,8 +50,10 @@ async def _worker(args: argparse.Namespace) -> None:
     import numpy as np
     from mpyc.runtime import mpc
 
+    from mpc import mac_check as mc
     from mpc import permute_reshare as pr
     from mpc import shamir
+    from parties.mpc_shuffle import malicious as mal
     from parties.mpc_shuffle.mpyc_runtime import mpyc_bytes_sent
     from parties.mpc_shuffle.reshare_exchange import agree_coalition_seeds, mpyc_permute_reshare
 
@@ -55,16 +64,29 @@ async def _worker(args: argparse.Namespace) -> None:
     async def sync() -> None:
         await mpc.transfer(None)
 
-    async def one_run(n: int, label: bytes) -> dict:
+    async def one_run(n: int, label: bytes, security: str = "semi-honest") -> dict:
         rng = np.random.default_rng(n)
         x = rng.integers(0, shamir.PRIME, size=(n, 1))
         coef = rng.integers(0, shamir.PRIME, size=(t, n, 1))
         mine = shamir.share(x, m, t, coefficients=coef)[me]
         await sync()
-        b0, t0 = mpyc_bytes_sent(mpc), time.perf_counter()
+        b0, t0, c0 = mpyc_bytes_sent(mpc), time.perf_counter(), time.process_time()
         seeds = await agree_coalition_seeds(mpc, coals, label)
-        out = await mpyc_permute_reshare(mpc, {"x": mine}, seeds, label)
+        if security == "malicious-abort":
+            log = mal.CheckLog()
+            bad = await mal.check_inputs(mpc, {"client": {"x": mine}}, ["client"], label, log)
+            assert not bad, "bench: the honest client's sharing was refused"
+            alpha = await mal.draw_mac_keys(mpc)
+            tags = await mal.tag_batches(mpc, alpha, {"x": mine})
+            stacked = {"x": mc.stack_tags(mine, tags["x"])}
+            shuffled = await mpyc_permute_reshare(mpc, stacked, seeds, label)
+            y, ytags = mc.split_tags(shuffled["x"], 1)
+            await mal.verify_shuffle(mpc, alpha, {"x": mine}, {"x": y}, {"x": ytags}, label, log)
+            out = {"x": y}
+        else:
+            out = await mpyc_permute_reshare(mpc, {"x": mine}, seeds, label)
         elapsed = time.perf_counter() - t0
+        cpu = time.process_time() - c0
         sent = mpyc_bytes_sent(mpc) - b0
         await sync()
         # verification (not timed): open to party 0, compare multisets
@@ -75,22 +97,41 @@ async def _worker(args: argparse.Namespace) -> None:
             y = shamir.reconstruct(allsh[: t + 1], list(range(t + 1)))
             ok = bool(np.array_equal(np.sort(y[:, 0]), np.sort(x[:, 0])))
             ok = ok and bool(shamir.consistent(allsh, t).all())
-        per = await mpc.transfer({"seconds": elapsed, "bytes_sent": sent}, receivers=0)
+        per = await mpc.transfer(
+            {"seconds": elapsed, "cpu_seconds": cpu, "bytes_sent": sent}, receivers=0
+        )
         return {"n": n, "verified": ok, "servers": per}
+
+    def summary(reps: list[dict]) -> dict:
+        best = min(reps, key=lambda r: max(s["cpu_seconds"] for s in r["servers"]))
+        return {
+            "seconds": max(s["seconds"] for s in best["servers"]),
+            "cpu_seconds": max(s["cpu_seconds"] for s in best["servers"]),
+            "all_runs_cpu_seconds": [max(s["cpu_seconds"] for s in r["servers"]) for r in reps],
+            "cpu_seconds_per_server": [round(s["cpu_seconds"], 4) for s in best["servers"]],
+            "seconds_per_server": [round(s["seconds"], 4) for s in best["servers"]],
+            "bytes_sent_per_server": [s["bytes_sent"] for s in best["servers"]],
+            "verified": all(r["verified"] for r in reps),
+        }
 
     results = []
     for n in [int(v) for v in args.ns.split(",") if v]:
-        reps = [await one_run(n, f"bench-{n}-{r}".encode()) for r in range(args.reps)]
+        modes = {}
+        for security in ("semi-honest", "malicious-abort"):
+            reps = [
+                await one_run(n, f"bench-{n}-{security}-{r}".encode(), security)
+                for r in range(args.reps)
+            ]
+            modes[security] = summary(reps) if me == 0 else None
         if me == 0:
-            best = min(reps, key=lambda r: max(s["seconds"] for s in r["servers"]))
+            sh, ma = modes["semi-honest"], modes["malicious-abort"]
             results.append(
                 {
                     "n": n,
-                    "seconds": max(s["seconds"] for s in best["servers"]),
-                    "all_runs_seconds": [max(s["seconds"] for s in r["servers"]) for r in reps],
-                    "bytes_sent_per_server": [s["bytes_sent"] for s in best["servers"]],
-                    "seconds_per_server": [round(s["seconds"], 4) for s in best["servers"]],
-                    "verified": all(r["verified"] for r in reps),
+                    **modes,
+                    "cpu_ratio_malicious_over_semi_honest": ma["cpu_seconds"] / sh["cpu_seconds"]
+                    if sh["cpu_seconds"] > 0
+                    else None,
                 }
             )
 
@@ -119,6 +160,11 @@ async def _worker(args: argparse.Namespace) -> None:
             "threshold": t,
             "field": "GF(2^31-1)",
             "rounds": len(coals),
+            "mac_keys": mc.MAC_KEYS,
+            "multiset_repetitions": mc.MULTISET_REPETITIONS,
+            "input_check_repetitions": mc.INPUT_CHECK_REPETITIONS,
+            "timing": "per server; cpu_seconds = time.process_time() of the server process, "
+            "max over the servers; the three servers share this machine's cores",
             "permute_and_reshare": results,
             "baseline": {
                 "name": "mpyc.random.shuffle",
@@ -130,7 +176,11 @@ async def _worker(args: argparse.Namespace) -> None:
                 "ours_bytes_same_n": [s["bytes_sent"] for s in ours["servers"]],
                 "speed_ratio": b_s / ours_s if ours_s > 0 else None,
             },
-            "targets": {"n=1e4_seconds": 0.5, "n=1e6_seconds": 10.0},
+            "targets": {
+                "n=1e4_seconds": 0.5,
+                "n=1e6_seconds": 10.0,
+                "malicious_over_semi_honest": 3.0,
+            },
             "max_rss_kb_per_server": rss,
             "python": sys.version.split()[0],
             "cpu_count": os.cpu_count(),
@@ -190,9 +240,11 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(report, indent=2))
     else:
         for r in report["permute_and_reshare"]:
+            sh, ma = r["semi-honest"], r["malicious-abort"]
             print(
-                f"n={r['n']:>8}: {r['seconds']:.3f} s, bytes/server {r['bytes_sent_per_server']}"
-                f", verified={r['verified']}"
+                f"n={r['n']:>8}: semi-honest {sh['cpu_seconds']:.3f} s CPU, malicious-abort "
+                f"{ma['cpu_seconds']:.3f} s CPU ({r['cpu_ratio_malicious_over_semi_honest']:.2f}x)"
+                f", verified={sh['verified'] and ma['verified']}"
             )
         b = report["baseline"]
         print(

@@ -206,8 +206,11 @@ def _fake_serve_rounds(rts):
     return fake
 
 
-@pytest.mark.parametrize("mode", ["open", "histogram"])
-async def test_roles_run_grr_end_to_end(tmp_path, monkeypatch, mode):
+@pytest.mark.parametrize(
+    "mode,security",
+    [("open", "malicious-abort"), ("histogram", "malicious-abort"), ("open", "semi-honest")],
+)
+async def test_roles_run_grr_end_to_end(tmp_path, monkeypatch, mode, security):
     import json
 
     from parties.runtime.cluster import Cluster, PartySpec
@@ -219,7 +222,14 @@ async def test_roles_run_grr_end_to_end(tmp_path, monkeypatch, mode):
         protocol="grr",
         shuffler="mpc",
         parties=[PartySpec(n, r, "127.0.0.1", 1000 + i) for i, (n, r) in enumerate(layout)],
-        params={"users": 3000, "domain": 5, "epsilon": 1.0, "seed": 1, "mpc_mode": mode},
+        params={
+            "users": 3000,
+            "domain": 5,
+            "epsilon": 1.0,
+            "seed": 1,
+            "mpc_mode": mode,
+            "security": security,
+        },
     )
     assert plan.peers(cluster, "client-1") == {"mpc-1", "mpc-2", "mpc-3", "analyzer"}
     net = MemoryNetwork([n for n, _ in layout], timeout=20)
@@ -231,6 +241,8 @@ async def test_roles_run_grr_end_to_end(tmp_path, monkeypatch, mode):
     await asyncio.gather(*(plan.run(nodes[n], cluster) for n, _ in layout))
     res = json.loads((tmp_path / "result.json").read_text())
     assert res["messages"] == {"reports": 3000} and res["mpc"]["mode"] == mode
+    assert res["mpc"]["security"] == security and security in res["mpc"]["trust"]
+    assert res["privacy"]["shuffler_security"] == res["mpc"]["trust"]
     assert abs(sum(res["estimate"]["frequencies"]) - 1) < 1e-9
     from parties.clients.roles import load_batches
 

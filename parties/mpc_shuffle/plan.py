@@ -10,7 +10,9 @@ Cluster parameters: ``mpc_ports`` (one MPyC port per server, in the order of the
 parties: a list, "p1,p2,p3" or a base port; the MPyC host is the party's host), ``mpc_tls_dir``
 (directory holding ``.config/`` from ``write_mpyc_tls_files``; without it MPyC's mesh runs
 without TLS and the result says so), ``mpc_threshold`` (default (m-1)//2), ``mpc_mode``
-(``open`` or ``histogram``). The launcher sets the first two.
+(``open`` or ``histogram``), ``security`` (``malicious-abort``, the default: MAC-checked
+shuffle secure with abort against a malicious minority; or ``semi-honest``, faster, no
+checks). The launcher sets the first two.
 """
 
 from __future__ import annotations
@@ -104,6 +106,7 @@ def config_from_cluster(cluster: Any) -> MPCShufflerConfig:
         clients=tuple(p.name for p in cluster.by_role("client")),
         threshold=int(params.get("mpc_threshold", (m - 1) // 2)),
         mode=str(params.get("mpc_mode", "open")),
+        security=str(params.get("security", "malicious-abort")),
         timeout=float(getattr(cluster, "phase_timeout", 120.0)),
         run_label=f"sdp-mpc|{getattr(cluster, 'session', '')}".encode(),
     )
@@ -200,6 +203,22 @@ def histogram_to_multiset(counts: np.ndarray) -> np.ndarray:
     return np.repeat(np.arange(c.size, dtype=np.int64), c).reshape(-1, 1)
 
 
+def security_statement(security: str) -> str:
+    """What the MPC shuffler guarantees in ``security`` mode (result.json, privacy statement)."""
+    if security == "semi-honest":
+        return (
+            "MPC shuffler, semi-honest mode: honest majority (t < m/2) of servers that follow "
+            "the protocol; a deviating server can change or tag the output undetected"
+        )
+    return (
+        "MPC shuffler, malicious-abort mode: secure with abort against a malicious minority "
+        "(t < m/2): client sharings are checked for degree <= t, the shuffle is checked by "
+        "information-theoretic MACs (3 keys, forgery <= 2^-89.99) and a multiset check before "
+        "anything is opened (histogram mode: the counting's products too); a deviating server "
+        "can make the run abort, not change or read the shuffled output"
+    )
+
+
 def _jsonable(x: Any) -> Any:
     if isinstance(x, dict):
         return {str(k): _jsonable(v) for k, v in x.items()}
@@ -276,9 +295,10 @@ async def run_analyzer_role(node: Any, cluster: Any) -> None:
                 "threshold": cfg.threshold,
                 "mpyc_tls": bool(cluster.params.get("mpc_tls")),
                 "rounds": rounds,
-                "trust": "semi-honest, honest majority (t < m/2); output correctness is not "
-                "provable",
+                "security": cfg.security,
+                "trust": security_statement(cfg.security),
             }
         },
         released,
+        {"shuffler_security": security_statement(cfg.security)},
     )

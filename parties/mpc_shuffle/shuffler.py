@@ -1,10 +1,15 @@
 """The MPC secret-shared shuffler: clients, servers (on MPyC's runtime) and the analyzer.
 
-Trust model (MPyC's): m >= 3 servers, Shamir threshold t < m/2, semi-honest honest majority.
-Any coalition of at most t servers learns nothing about the messages or the permutation (the
-shares are uniformly random and some all-honest coalition's permutation is unknown to them).
-A server that deviates from the protocol is outside the model: it can change the output
-without detection. Nothing here is a proof of correct shuffling (contrast the mix-net).
+Trust model: m >= 3 servers, Shamir threshold t < m/2, honest majority. Any coalition of at
+most t servers learns nothing about the messages or the permutation (the shares are uniformly
+random and some all-honest coalition's permutation is unknown to them). Security mode
+``malicious-abort`` (the default): up to t servers may deviate arbitrarily; client sharings are
+checked for degree <= t, every value carries 3 MAC tags through the shuffle, and the MAC and
+multiset checks run before anything is opened (``parties.mpc_shuffle.malicious``,
+``mpc.mac_check``): a deviation makes the run abort, naming the check, with nothing opened.
+Mode ``semi-honest`` (``--param security=semi-honest``): no checks, faster; a server that
+deviates can change the output without detection. Nothing here is a publicly verifiable proof
+of correct shuffling (contrast the mix-net): the checks' soundness rests on the honest majority.
 
 Flow:
 1. ``client_submit``: each client population Shamir-shares its messages over GF(2^31-1)
@@ -19,7 +24,9 @@ Flow:
    - ``open``: each server sends its shares of the shuffled messages to the analyzer, who
      reconstructs them (and checks the m shares lie on one degree-t polynomial). The analyzer
      sees exactly what a trusted shuffler would give it: the shuffled multiset, so the
-     shuffle-model DP guarantee of the protocol applies. No server sees any message.
+     shuffle-model DP guarantee of the protocol applies. No server sees any message. In
+     malicious-abort mode, batches with a bound of at most ``max_domain`` first go through the
+     masked domain check on shares and out-of-domain rows are left out (never opened).
    - ``histogram``: the servers compute per-component histograms of the shuffled messages in
      MPC (power sums + Lagrange basis, all values must have a domain of at most ``max_domain``)
      and open only the counts to the analyzer. The analyzer learns the statistic, not even the
@@ -58,8 +65,9 @@ from typing import Any
 
 import numpy as np
 
+from mpc import mac_check, shamir
 from mpc import permute_reshare as pr
-from mpc import shamir
+from parties.mpc_shuffle import malicious as mal
 from parties.mpc_shuffle.mpyc_runtime import (
     MPCServerError,
     _dead_peers,
@@ -69,7 +77,7 @@ from parties.mpc_shuffle.mpyc_runtime import (
     start_runtime,
 )
 from parties.mpc_shuffle.reshare_exchange import agree_coalition_seeds, mpyc_permute_reshare
-from parties.mpc_shuffle.secure_ops import mpc_histogram
+from parties.mpc_shuffle.secure_ops import mpc_domain_check, mpc_histogram
 from parties.mpc_shuffle.wire import (
     MSG_OUTPUT,
     MSG_SHARES,
@@ -179,6 +187,21 @@ async def server_run(
         for i, c in enumerate(cfg.clients)
         if all(s[i] is not None and s[i] == all_status[0][i] for s in all_status)
     ]
+    malicious = cfg.security == "malicious-abort"
+    log = mal.CheckLog()
+    inconsistent: list[str] = []
+    if malicious:  # a client's sharing must have degree <= t before it is used
+        inconsistent = await guarded(
+            rt, cfg, "input check", mal.check_inputs(rt, got, accepted, cfg.label, log)
+        )
+        for c in inconsistent:
+            logging.warning(
+                "MPC server %s: refusing %s: its sharing is not of degree <= %d",
+                ctx.name,
+                c,
+                cfg.threshold,
+            )
+        accepted = [c for c in accepted if c not in inconsistent]
     rejected_rows = {k: 0 for k in names}
     for i, c in enumerate(cfg.clients):
         if c not in accepted:
@@ -195,6 +218,7 @@ async def server_run(
     users = sum(int(all_status[0][i][-1]) for i, c in enumerate(cfg.clients) if c in accepted)
     stats["accepted_clients"] = len(accepted)
     stats["rejected_clients"] = [c for c in cfg.clients if c not in accepted]
+    stats["inconsistent_clients"] = inconsistent
     stats["t_receive_s"] = time.perf_counter() - t0
 
     ctx.phase("mpc-shuffle", cfg.round)
@@ -202,9 +226,27 @@ async def server_run(
     mpyc_before = mpyc_bytes_sent(rt)
     coals = pr.coalitions(cfg.m, cfg.threshold)
     seeds = await guarded(rt, cfg, "seed agreement", agree_coalition_seeds(rt, coals, cfg.label))
-    shuffled = await guarded(
-        rt, cfg, "permute-and-reshare", mpyc_permute_reshare(rt, arrays, seeds, cfg.label)
-    )
+    if malicious:  # value and tags travel in the same rows through the shuffle
+        alpha = await guarded(rt, cfg, "MAC keys", mal.draw_mac_keys(rt))
+        tags = await guarded(rt, cfg, "MAC tags", mal.tag_batches(rt, alpha, arrays))
+        stacked = {k: mac_check.stack_tags(arrays[k], tags[k]) for k in names}
+        out = await guarded(
+            rt, cfg, "permute-and-reshare", mpyc_permute_reshare(rt, stacked, seeds, cfg.label)
+        )
+        split = {k: mac_check.split_tags(out[k], sp[k].width) for k in names}
+        shuffled = {k: v for k, (v, _) in split.items()}
+        await guarded(
+            rt,
+            cfg,
+            "MAC and multiset checks",
+            mal.verify_shuffle(
+                rt, alpha, arrays, shuffled, {k: t for k, (_, t) in split.items()}, cfg.label, log
+            ),
+        )
+    else:
+        shuffled = await guarded(
+            rt, cfg, "permute-and-reshare", mpyc_permute_reshare(rt, arrays, seeds, cfg.label)
+        )
     stats["t_shuffle_s"] = time.perf_counter() - t1
     ledger = getattr(ctx, "ledger", None)
     if ledger is not None:  # MPyC's mesh traffic is not on our transport: count it here
@@ -215,19 +257,48 @@ async def server_run(
     stats["mpyc_bytes_through_shuffle"] = mpyc_bytes_sent(rt)
     extra: dict[str, Any] = {
         "mode": cfg.mode,
+        "security": cfg.security,
         "rejected_rows": rejected_rows,
         "rejected_clients": stats["rejected_clients"],
         "users": users,
         "server_stats": dict(stats),
     }
+    bounds = {k: s.bound for k, s in sp.items()}
+    kwargs: dict[str, Any] = {}
+    if malicious:  # the products after the shuffle carry tags, MAC-checked before any opening
+        tags = {k: t for k, (_, t) in split.items()}
+        kwargs = {
+            "alpha": alpha,
+            "check": lambda name, items: mal.check_tagged(rt, alpha, items, cfg.label, log, name),
+        }
     if cfg.mode == "open":
         out_arrays = shuffled
+        small = {k: b for k, b in bounds.items() if b <= cfg.max_domain}
+        if malicious and small:  # out-of-domain rows are found on shares and never opened
+            found = await guarded(
+                rt,
+                cfg,
+                "domain check",
+                mpc_domain_check(
+                    rt,
+                    {k: shuffled[k] for k in small},
+                    small,
+                    tags={k: tags[k] for k in small},
+                    **kwargs,
+                ),
+            )
+            out_arrays = {k: v[~found[k][0]] if k in found else v for k, v in shuffled.items()}
+            extra["invalid_rows"] = {k: int(found[k][0].sum()) for k in found}
     else:
+        if malicious:
+            kwargs["tags"] = tags
         counts, invalid = await guarded(
-            rt, cfg, "histogram", mpc_histogram(rt, shuffled, {k: s.bound for k, s in sp.items()})
+            rt, cfg, "histogram", mpc_histogram(rt, shuffled, bounds, **kwargs)
         )
         extra["invalid_rows"] = invalid
         out_arrays = counts
+    if malicious:  # this server's shares of the opened coins and check values (public)
+        extra["checks"] = log.as_meta()
     # public: the output shares enter this server's signed transcript, so that ``sdp verify``
     # can reconstruct them and compare with what the analyzer publishes (issue 16, item 9).
     # They reveal nothing beyond the output: any t shares plus the secret fix the polynomial.
@@ -331,6 +402,9 @@ async def analyzer_collect(
     modes = {m.get("mode") for m in metas}
     if modes != {cfg.mode}:
         raise ValueError(f"analyzer: servers report modes {modes}, expected {cfg.mode!r}")
+    secs = {m.get("security") for m in metas}
+    if secs != {cfg.security}:
+        raise ValueError(f"analyzer: servers report security {secs}, expected {cfg.security!r}")
     out: Batches = {}
     invalid: dict[str, int] = {}
     for k in sorted(sp):
@@ -345,7 +419,7 @@ async def analyzer_collect(
         if cfg.mode == "open":
             bad = ((vals < 0) | (vals >= sp[k].bound)).any(axis=1)
             out[k] = vals[~bad]
-            invalid[k] = int(bad.sum()) + rej
+            invalid[k] = int(bad.sum()) + rej + int(metas[0].get("invalid_rows", {}).get(k, 0))
         else:
             out[k] = vals
             invalid[k] = int(metas[0].get("invalid_rows", {}).get(k, 0)) + rej

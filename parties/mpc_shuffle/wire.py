@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from mpc import shamir
+from mpc.mac_check import SECURITY_MODES
 from mpc.shamir import PRIME
 from parties.runtime import codec
 from parties.runtime.link import PartyContext
@@ -37,6 +38,7 @@ class MPCShufflerConfig:
     clients: tuple[str, ...]
     threshold: int = 1
     mode: str = "open"
+    security: str = "malicious-abort"  # or "semi-honest" (faster, no checks)
     timeout: float = 120.0
     max_domain: int = 64
     run_label: bytes = field(default=b"sdp-mpc")
@@ -48,6 +50,10 @@ class MPCShufflerConfig:
             raise ValueError(f"MPC shuffler: need m >= 3 servers and 0 < t < m/2, got m={m}, t={t}")
         if self.mode not in MODES:
             raise ValueError(f"MPC shuffler: mode must be one of {MODES}, got {self.mode!r}")
+        if self.security not in SECURITY_MODES:
+            raise ValueError(
+                f"MPC shuffler: security must be one of {SECURITY_MODES}, got {self.security!r}"
+            )
         if len(set(self.servers)) != m:
             raise ValueError(f"MPC shuffler: duplicate server names in {self.servers}")
 

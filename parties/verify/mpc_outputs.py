@@ -9,9 +9,21 @@ compares, round by round, with the ``shuffled`` artifact the analyzer published:
 
 * open mode: the published rows of each batch are, as a multiset, exactly the reconstructed
   rows inside the batch's domain [0, bound), and the published invalid count is the number of
-  the other rows plus the rejected submissions' rows;
+  the other rows plus the rejected submissions' rows (plus, in malicious-abort mode, the rows
+  the servers' domain check removed before output, ``invalid_rows``);
 * histogram mode: the published multiset is the one the reconstructed counts describe, and
   the invalid count is the servers' opened count plus the rejected rows.
+
+Malicious-abort runs (cluster parameter ``security``, default ``malicious-abort``): the last
+chunk's meta also holds ``security`` and ``checks``, the server's shares of everything the
+servers opened to check the run (``parties.mpc_shuffle.malicious.CheckLog``): ``coins`` (the
+joint coin openings), ``inputs`` with ``input_clients`` (masked random combinations of each
+client's sharing, 3 per client), ``mac`` (per batch, the 3 MAC check values) and ``multiset``
+(per batch, the masked multiset check value). ``check_abort_checks`` re-checks them: the m
+servers' shares of every opened value lie on one polynomial of degree t, the MAC and multiset
+values reconstruct to 0, and every client whose combination was inconsistent is among the
+rejected clients. This shows an auditor that the checks ran and passed; their soundness rests
+on an honest majority of servers (t < m/2), as the run's does (``docs/security.md``).
 
 Payload schema of one chunk (CBOR map): ``batches``: {name: {``shape``: [rows, width],
 ``data``: little-endian uint32 field elements of GF(2^31 - 1)}}, plus the meta fields. Server i
@@ -150,7 +162,10 @@ def compare_round(
         rej = int(rejected.get(k, 0))
         if mode == "open":
             bad = ((vals < 0) | (vals >= bounds[k])).any(axis=1)
-            want_rows, want_invalid = vals[~bad], int(bad.sum()) + rej
+            # malicious-abort: rows found out of the domain on shares are not in the output;
+            # the servers report their number (opened only as pass/fail per shuffled row)
+            want_rows = vals[~bad]
+            want_invalid = int(bad.sum()) + rej + int(opened_invalid.get(k, 0))
         else:
             if vals.shape[0] != 1 or (vals >= shamir.PRIME // 2).any():
                 raise OutputMismatch(
@@ -172,6 +187,83 @@ def compare_round(
     return checked
 
 
+def check_abort_checks(
+    rd: int, metas: list[dict[str, Any]], servers: list[str], t: int, security: str
+) -> int:
+    """Re-check round ``rd``'s opened check values from the servers' signed shares; returns
+    how many values were checked. OutputMismatch names the check that fails."""
+    where = f"round {rd}"
+    if _agree(metas, "security", servers, where) != security:
+        raise OutputMismatch(
+            f"{where}: the servers ran security {metas[0].get('security')!r}, the cluster "
+            f"asks for {security!r}"
+        )
+    if security != "malicious-abort":
+        return 0
+    checks = [m.get("checks") for m in metas]
+    if not all(isinstance(c, dict) for c in checks):
+        lacking = [s for s, c in zip(servers, checks, strict=True) if not isinstance(c, dict)]
+        raise OutputMismatch(f"{where}: no malicious-abort check values from {lacking}")
+
+    def stack(path: tuple[str, ...], what: str) -> np.ndarray:
+        rows = []
+        for s, c in zip(servers, checks, strict=True):
+            v: Any = c
+            for key in path:
+                v = v.get(key) if isinstance(v, dict) else None
+            if not (isinstance(v, list) and all(isinstance(x, int) for x in v)):
+                raise OutputMismatch(f"{where}: {s} gives no shares of the {what}")
+            rows.append(v)
+        if len({len(r) for r in rows}) != 1:
+            raise OutputMismatch(f"{where}: the servers give different numbers of {what} shares")
+        try:
+            a = shamir.check_field(np.array(rows, dtype=np.int64), f"{where} {what}")
+        except (ValueError, OverflowError) as exc:
+            raise OutputMismatch(str(exc)) from None
+        return a
+
+    checked = 0
+    for name in sorted(checks[0].get("coins", {})):
+        coin = stack(("coins", name), f"coin opening {name!r}")
+        if not shamir.consistent(coin, t).all():
+            raise OutputMismatch(f"{where}: the coin opening {name!r} is inconsistent")
+        checked += coin.shape[1]
+    clients = _agree(checks, "input_clients", servers, where) or []
+    inputs = stack(("inputs",), "client-sharing checks")
+    if clients and inputs.shape[1] % len(clients):
+        raise OutputMismatch(f"{where}: client-sharing checks do not match the clients checked")
+    if clients:
+        ok = shamir.consistent(inputs, t).reshape(len(clients), -1).all(axis=1)
+        rejected = set(_agree(metas, "rejected_clients", servers, where) or [])
+        accepted_bad = [
+            c for c, good in zip(clients, ok, strict=True) if not good and c not in rejected
+        ]
+        if accepted_bad:
+            raise OutputMismatch(
+                f"{where}: the sharing of {', '.join(accepted_bad)} failed the degree check "
+                f"but was used"
+            )
+        checked += inputs.shape[1]
+    for key, what in (("mac", "MAC check"), ("multiset", "multiset check")):
+        batches = checks[0].get(key)
+        if not isinstance(batches, dict) or not batches:
+            raise OutputMismatch(f"{where}: no {what} values")
+        for b in sorted(batches):
+            v = stack((key, b), f"{what} of batch {b!r}")
+            if not shamir.consistent(v, t).all():
+                raise OutputMismatch(
+                    f"{where}: the servers' shares of the {what} of batch {b!r} do not lie on "
+                    f"one polynomial of degree {t}"
+                )
+            if (shamir.reconstruct(v[: t + 1], list(range(t + 1))) != 0).any():
+                raise OutputMismatch(
+                    f"{where}: the {what} of batch {b!r} opens to a non-zero value (a server "
+                    f"deviated) but the run was published"
+                )
+            checked += v.shape[1]
+    return checked
+
+
 def check_mpc_outputs(
     run_dir: Path,
     cluster: dict[str, Any],
@@ -187,7 +279,9 @@ def check_mpc_outputs(
     m = len(servers)
     t = int(params.get("mpc_threshold", (m - 1) // 2))
     mode = str(params.get("mpc_mode", "open"))
+    security = str(params.get("security", "malicious-abort"))
     name = "MPC output vs servers' shares"
+    abort_checked = 0
     try:
         if m < 3 or not (0 < t and 2 * t < m):
             raise OutputMismatch(f"the cluster has {m} MPC servers with threshold {t}")
@@ -217,6 +311,7 @@ def check_mpc_outputs(
                 bounds,
                 pub,
             )
+            abort_checked += check_abort_checks(rd, [o[rd][1] for o in outs], servers, t, security)
     except OutputMismatch as exc:
         report.add(
             Check(
@@ -231,5 +326,20 @@ def check_mpc_outputs(
             checked,
             f"{len(published)} round(s): the analyzer's published input equals the multiset "
             f"reconstructed from the {m} servers' signed output shares",
+        )
+    )
+    report.add(
+        Check(
+            "MPC abort checks",
+            True,
+            abort_checked,
+            f"security {security}: "
+            + (
+                "the MAC and multiset checks open to 0 and every opened coin and client-sharing "
+                f"check is consistent in the {m} servers' signed shares (sound while at most "
+                f"{t} servers deviate)"
+                if security == "malicious-abort"
+                else "no checks (semi-honest mode: a deviating server can change the output)"
+            ),
         )
     )

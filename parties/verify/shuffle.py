@@ -320,8 +320,14 @@ def check_mpc_run(
         users=mpc_users(run_dir, cluster, transcripts, analyzer.party),
         transcripts=transcripts,
     )
-    report.warnings.append(
-        "MPC shuffler (semi-honest, honest majority): the transcripts prove who "
-        "sent what and that the analyzer published the servers' output, not that the "
-        "servers permuted correctly"
-    )
+    if str(run.get("params", {}).get("security", "malicious-abort")) == "semi-honest":
+        report.warnings.append(
+            "MPC shuffler (semi-honest, honest majority): the transcripts prove who "
+            "sent what and that the analyzer published the servers' output, not that the "
+            "servers permuted correctly"
+        )
+    else:
+        report.warnings.append(
+            "MPC shuffler (malicious-abort): the checks that the servers permuted correctly "
+            "are sound only while an honest majority of servers (t < m/2) follows the protocol"
+        )

@@ -1,0 +1,238 @@
+"""The malicious-abort layer of the MPC shuffler (honest majority, t < m/2), over a runtime's
+``transfer`` (MPyC's ``Runtime`` or ``LocalRuntime``). The arithmetic is ``mpc.mac_check``.
+
+Steps a server runs in mode ``malicious-abort`` (``parties.mpc_shuffle.shuffler.server_run``):
+
+1. ``check_inputs``: after every submission arrived, coins are drawn jointly and each accepted
+   client's sharing is tested for degree <= t by opening masked random combinations; a client
+   whose sharing is inconsistent is refused (named, its rows counted as rejected).
+2. ``draw_mac_keys`` and ``tag_batches``: secret MAC keys and the tags alpha_j x of every value;
+   the caller shuffles value and tags in the same rows (``mac_check.stack_tags``).
+3. ``verify_shuffle``: after the shuffle, new joint coins; the MAC check and the multiset check
+   are opened (only their check values: 0 when honest). Any non-zero value raises
+   ``MaliciousAbort`` naming the check and the batch: nothing else is opened or sent.
+
+``CheckLog`` keeps this server's shares of every opened check value and coin, which go into
+its signed transcript (the public meta of its output), so ``sdp verify`` reconstructs them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from mpc import mac_check as mc
+from mpc import shamir
+from mpc.shamir import PRIME
+from parties.mpc_shuffle.mpyc_runtime import MPCServerError
+from parties.mpc_shuffle.secure_ops import secure_mul, share_from
+
+
+class MaliciousAbort(MPCServerError):
+    """A malicious-abort check failed: the run stops and nothing is opened (message names it)."""
+
+
+@dataclass
+class CheckLog:
+    """This server's shares of the opened coins and check values (public, for ``sdp verify``)."""
+
+    coins: dict[str, list[int]] = field(default_factory=dict)
+    inputs: list[int] = field(default_factory=list)
+    input_clients: list[str] = field(default_factory=list)
+    mac: dict[str, list[int]] = field(default_factory=dict)
+    multiset: dict[str, list[int]] = field(default_factory=dict)
+
+    def as_meta(self) -> dict[str, Any]:
+        return {
+            "coins": self.coins,
+            "inputs": self.inputs,
+            "input_clients": self.input_clients,
+            "mac": self.mac,
+            "multiset": self.multiset,
+        }
+
+
+async def open_all(rt: Any, share_i: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Open to all servers: (values, mask of the elements whose m shares are consistent)."""
+    got = await rt.gather(rt.transfer(shamir.to_wire(share_i)))
+    allsh = np.stack(
+        [shamir.from_wire(g, share_i.shape, f"opening from server {j}") for j, g in enumerate(got)]
+    )
+    ok = shamir.consistent(allsh, rt.threshold)
+    vals = shamir.reconstruct(allsh[: rt.threshold + 1], list(range(rt.threshold + 1)))
+    return vals, ok
+
+
+async def joint_coin_seed(rt: Any, label: bytes, log: CheckLog, name: str) -> bytes:
+    """A seed no coalition of t servers can predict or bias: the sum of random sharings input
+    by every server, opened (consistency checked) after they are all fixed."""
+    m = len(rt.parties)
+    shape = (mc.COIN_ELEMENTS,)
+    mine = await share_from(rt, list(range(m)), shamir.random_field_elements(shape), shape)
+    vals, ok = await open_all(rt, mine)
+    if not ok.all():
+        raise MaliciousAbort(f"coin opening {name!r}: the servers' shares are inconsistent")
+    log.coins[name] = mine.tolist()
+    return mc.coin_seed(vals, label + b"|" + name.encode())
+
+
+async def _random_shared(rt: Any, shape: tuple[int, ...]) -> np.ndarray:
+    """Shares of uniform secret values (input by the first t+1 servers)."""
+    t = rt.threshold
+    senders = list(range(t + 1))
+    value = shamir.random_field_elements(shape) if rt.pid in senders else None
+    return await share_from(rt, senders, value, shape)
+
+
+async def check_inputs(
+    rt: Any,
+    per_client: dict[str, dict[str, np.ndarray]],
+    clients: Sequence[str],
+    label: bytes,
+    log: CheckLog,
+) -> list[str]:
+    """The clients (among ``clients``, in order) whose sharing is NOT of degree <= t.
+
+    Every server calls this with its own shares of the same clients' batches."""
+    if not clients:
+        return []
+    seed = await joint_coin_seed(rt, label, log, "inputs")
+    reps = mc.INPUT_CHECK_REPETITIONS
+    combo = np.zeros((len(clients), reps), dtype=np.int64)
+    for ci, c in enumerate(clients):
+        names = sorted(per_client[c])
+        arrays = [per_client[c][k] for k in names]
+        for rep in range(reps):
+            rho = [mc.coins(seed, f"input|{ci}|{k}|{rep}", per_client[c][k].shape) for k in names]
+            combo[ci, rep] = mc.input_combinations(arrays, rho)
+    masked = (combo + await _random_shared(rt, combo.shape)) % PRIME
+    _, ok = await open_all(rt, masked)
+    log.inputs = masked.reshape(-1).tolist()
+    log.input_clients = list(clients)
+    return [c for ci, c in enumerate(clients) if not ok[ci].all()]
+
+
+async def draw_mac_keys(rt: Any) -> np.ndarray:
+    """Shares of ``MAC_KEYS`` secret uniform keys."""
+    return await _random_shared(rt, (mc.MAC_KEYS,))
+
+
+async def tag_batches(
+    rt: Any, alpha: np.ndarray, arrays: dict[str, np.ndarray]
+) -> dict[str, np.ndarray]:
+    """Shares of the tags alpha_j x of every value: ``{name: (K, n, w)}`` (one round)."""
+    names = sorted(arrays)
+    k = alpha.shape[0]
+    flat = np.concatenate([arrays[n].reshape(-1) for n in names]) if names else np.zeros(0)
+    x = np.broadcast_to(flat.astype(np.int64), (k, flat.size))
+    a = np.broadcast_to(alpha.reshape(k, 1), (k, flat.size))
+    prod = await secure_mul(rt, x, a)
+    out, off = {}, 0
+    for n in names:
+        size = arrays[n].size
+        out[n] = prod[:, off : off + size].reshape(k, *arrays[n].shape)
+        off += size
+    return out
+
+
+async def _product_tree(rt: Any, factors: np.ndarray) -> np.ndarray:
+    """Shares of the product of each row of ``factors`` (rows, L), in log2(L) rounds."""
+    cur = factors
+    while cur.shape[1] > 1:
+        if cur.shape[1] % 2:
+            cur = np.concatenate([cur, np.ones((cur.shape[0], 1), dtype=np.int64)], axis=1)
+        h = cur.shape[1] // 2
+        cur = await secure_mul(rt, cur[:, :h], cur[:, h:])
+    if cur.shape[1] == 0:
+        return np.ones(cur.shape[0], dtype=np.int64)
+    return cur[:, 0]
+
+
+async def verify_shuffle(
+    rt: Any,
+    alpha: np.ndarray,
+    before: dict[str, np.ndarray],
+    after: dict[str, np.ndarray],
+    tags: dict[str, np.ndarray],
+    label: bytes,
+    log: CheckLog,
+) -> None:
+    """MAC check and multiset check on the shuffled batches; MaliciousAbort names a failure.
+
+    ``before``/``after``: this server's shares of the batches before and after the shuffle;
+    ``tags``: its shares of the shuffled tags (K, n, w). Coins are drawn here, after the
+    outputs are fixed."""
+    names = sorted(after)
+    seed = await joint_coin_seed(rt, label, log, "checks")
+    k = alpha.shape[0]
+    # MAC check: c_j = sum r [alpha_j y] - [alpha_j] sum r [y], per batch and key
+    s_val = np.zeros((len(names), k), dtype=np.int64)
+    s_tag = np.zeros((len(names), k), dtype=np.int64)
+    for b, n in enumerate(names):
+        r = mc.coins(seed, f"mac|{n}", (k, *after[n].shape))
+        s_val[b], s_tag[b] = mc.mac_check_sums(after[n], tags[n], r)
+    prod = await secure_mul(rt, s_val, np.broadcast_to(alpha, s_val.shape).copy())
+    mac_share = (s_tag - prod) % PRIME
+    # multiset check: rho (prod (z - d(x_i)) - prod (z - d(y_i))) per batch and repetition
+    reps = mc.MULTISET_REPETITIONS
+    factors, lengths = [], []
+    for n in names:
+        w = after[n].shape[1]
+        for rep in range(reps):
+            beta = mc.coins(seed, f"multiset-beta|{n}|{rep}", (w,))
+            z = int(mc.coins(seed, f"multiset-z|{n}|{rep}", (1,))[0])
+            for rows in (before[n], after[n]):
+                factors.append((z - mc.row_digests(rows, beta)) % PRIME)
+                lengths.append(rows.shape[0])
+    diff = np.zeros((len(names), reps), dtype=np.int64)
+    if factors:
+        width = max(lengths)
+        padded = np.ones((len(factors), width), dtype=np.int64)  # pad with the constant 1
+        for i, f in enumerate(factors):
+            padded[i, : f.size] = f
+        prods = (await _product_tree(rt, padded)).reshape(len(names), reps, 2)
+        diff = (prods[:, :, 0] - prods[:, :, 1]) % PRIME
+    rho = await _random_shared(rt, diff.shape)
+    ms_share = await secure_mul(rt, diff, rho)
+    opened, ok = await open_all(rt, np.concatenate([mac_share, ms_share], axis=1))
+    for b, n in enumerate(names):
+        log.mac[n] = mac_share[b].tolist()
+        log.multiset[n] = ms_share[b].tolist()
+    failed = []
+    for b, n in enumerate(names):
+        if not ok[b, :k].all() or (opened[b, :k] != 0).any():
+            failed.append(f"MAC check on batch {n!r}")
+        if not ok[b, k:].all() or (opened[b, k:] != 0).any():
+            failed.append(f"multiset check on batch {n!r}")
+    if failed:
+        raise MaliciousAbort(
+            "MPC abort: " + "; ".join(failed) + " failed (a server deviated in the shuffle or "
+            "in a tag multiplication); nothing is opened"
+        )
+
+
+async def check_tagged(
+    rt: Any, alpha: np.ndarray, items: list[np.ndarray], label: bytes, log: CheckLog, name: str
+) -> None:
+    """MAC check of products computed after the shuffle (histogram counting): ``items`` are
+    tagged arrays (1 + K, ...), value then tags; coins are drawn here, after they are fixed.
+    MaliciousAbort names ``name`` if a value or tag was changed."""
+    seed = await joint_coin_seed(rt, label, log, f"counting {name}")
+    k = alpha.shape[0]
+    s_val = np.zeros(k, dtype=np.int64)
+    s_tag = np.zeros(k, dtype=np.int64)
+    for i, item in enumerate(items):
+        r = mc.coins(seed, f"count|{name}|{i}", (k, *item.shape[1:]))
+        v, tg = mc.mac_check_sums(item[0], item[1:], r)
+        s_val, s_tag = (s_val + v) % PRIME, (s_tag + tg) % PRIME
+    share_c = (s_tag - await secure_mul(rt, s_val, alpha.copy())) % PRIME
+    opened, ok = await open_all(rt, share_c)
+    log.mac[f"counting {name}"] = share_c.tolist()
+    if not ok.all() or (opened != 0).any():
+        raise MaliciousAbort(
+            f"MPC abort: MAC check of the histogram counting on batch {name!r} failed (a server "
+            "deviated in a multiplication); nothing is opened"
+        )
