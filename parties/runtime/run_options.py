@@ -88,6 +88,12 @@ RUNTIME_PARAMS: dict[str, Param] = {
         Param("mpc_ports", "str", "MPC: one MPyC port per server (list, 'p1,p2,p3' or a base)"),
         Param("mpc_threshold", "int", "MPC: Shamir threshold t < m/2 (default (m-1)//2)", low=0),
         Param(
+            "security",
+            "choice",
+            "MPC: malicious-abort (MACs, default) or the faster semi-honest mode",
+            choices=("malicious-abort", "semi-honest"),
+        ),
+        Param(
             "mpc_mode",
             "choice",
             "MPC: open the shuffled rows or only their histogram",
