@@ -24,8 +24,6 @@ import asyncio
 import hashlib
 import json
 import math
-import os
-import signal
 import ssl
 import sys
 import time
@@ -34,6 +32,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from parties.runtime import fault_hooks
 from parties.runtime import netem as _netem
 from parties.runtime.channel import Channel, log
 from parties.runtime.cluster import Cluster, cluster_digest
@@ -52,22 +51,6 @@ CHUNK = 4 << 20
 # what a party keeps, per silent peer, to send again if it rejoins; beyond this the peer can no
 # longer rejoin (a server's mixed lists are not held twice in memory for a rare restart)
 REJOIN_BUFFER = 64 << 20
-# Fault injection for tests: SDP_FAULT_KILL=PARTY:PHASE[,PARTY:PHASE...] kills PARTY (SIGKILL,
-# with its process group) on entering PHASE; PARTY:sent:TYPE once it has written the frames of
-# a TYPE message, before their seal. SDP_FAULT_DELAY=PARTY:PHASE:SECONDS[,...] stalls PARTY for
-# SECONDS on entering PHASE (a host under load: what it sends next is late).
-FAULT = set(filter(None, os.environ.get("SDP_FAULT_KILL", "").split(",")))
-DELAY = {
-    d.rsplit(":", 1)[0]: float(d.rsplit(":", 1)[1])
-    for d in filter(None, os.environ.get("SDP_FAULT_DELAY", "").split(","))
-}
-
-
-def _die() -> None:
-    """Test hook: the party's host dies (SIGKILL, with its process group)."""
-    if os.getpgid(0) == os.getpid():  # started by the launcher as its own group
-        os.killpg(os.getpid(), signal.SIGKILL)
-    os.kill(os.getpid(), signal.SIGKILL)
 
 
 class Node:
@@ -270,11 +253,7 @@ class Node:
             self._shown_phase = (name, round)
             self.on_phase(name, round)
         self.ledger.enter(name, round)
-        if FAULT and f"{self.name}:{name}" in FAULT:  # test hook: the party's host dies
-            _die()
-        if DELAY and f"{self.name}:{name}" in DELAY:
-            self.transcript.checkpoint()
-            time.sleep(DELAY[f"{self.name}:{name}"])
+        fault_hooks.entering(self.name, name, self.transcript.checkpoint)
 
     def progress(self, label: str, done: int, total: int) -> None:
         """Report progress of a long step to the launcher (if any)."""
@@ -343,8 +322,7 @@ class Node:
                     await ch.drain()
                 finally:
                     self.ledger.end("send_s")
-        if FAULT and f"{self.name}:sent:{msg_type}" in FAULT:  # dies before the seal
-            _die()
+        fault_hooks.sent(self.name, msg_type)
 
     def _keep(
         self, peer: str, msg_type: str, payload: Any, public: bool, ph: str, rd: int, pr: int

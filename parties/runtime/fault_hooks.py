@@ -1,0 +1,42 @@
+"""Fault injection for tests, read from the environment once (no effect when unset).
+
+``SDP_FAULT_KILL=PARTY:PHASE[,PARTY:PHASE...]`` kills PARTY (SIGKILL, with its process group) on
+entering PHASE; ``PARTY:sent:TYPE`` once it has written the frames of a TYPE message, before
+their seal. ``SDP_FAULT_DELAY=PARTY:PHASE:SECONDS[,...]`` stalls PARTY for SECONDS on entering
+PHASE (a host under load: what it sends next is late).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from collections.abc import Callable
+
+FAULT = set(filter(None, os.environ.get("SDP_FAULT_KILL", "").split(",")))
+DELAY = {
+    d.rsplit(":", 1)[0]: float(d.rsplit(":", 1)[1])
+    for d in filter(None, os.environ.get("SDP_FAULT_DELAY", "").split(","))
+}
+
+
+def die() -> None:
+    """The party's host dies (SIGKILL, with its process group)."""
+    if os.getpgid(0) == os.getpid():  # started by the launcher as its own group
+        os.killpg(os.getpid(), signal.SIGKILL)
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def entering(party: str, phase: str, checkpoint: Callable[[], None]) -> None:
+    """Hook of ``Node.phase``: die or stall on entering ``phase`` if asked to."""
+    if FAULT and f"{party}:{phase}" in FAULT:
+        die()
+    if DELAY and f"{party}:{phase}" in DELAY:
+        checkpoint()  # what was sent before the stall is on disk
+        time.sleep(DELAY[f"{party}:{phase}"])
+
+
+def sent(party: str, msg_type: str) -> None:
+    """Hook of ``Node.send`` after a message's frames, before its seal."""
+    if FAULT and f"{party}:sent:{msg_type}" in FAULT:
+        die()
