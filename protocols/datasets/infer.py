@@ -71,6 +71,7 @@ class _Column:
     rows: int = 0
     numbers: int = 0  # values (not missing) that parse as finite numbers
     others: int = 0  # values (not missing) that do not
+    missing_rows: int = 0  # rows whose value is a missing token
 
 
 def _sample_lines(path: str) -> list[bytes]:
@@ -88,6 +89,11 @@ def sniff(path: str) -> tuple[str, str | None, bool]:
     lines = [x for x in _sample_lines(path) if x.strip()]
     if not lines:
         raise DataFileError(f"{path}: no data lines to infer a schema from")
+    tokens = [x.split() for x in lines]
+    if len({len(t) for t in tokens}) > 1 and all(
+        f.isdigit() for t in tokens for f in t
+    ):  # lines of integers of varying length: transactions (the FIMI .dat format)
+        return "setvalued", None, False
     best, best_score, present = None, 0.0, {}
     for d in DELIMITERS:
         counts = Counter(x.count(d.encode()) for x in lines)
@@ -163,6 +169,7 @@ def _observe(c: _Column, col: pa.Array, max_values: int) -> None:
     c.rows += len(col)
     miss = pc.is_in(col, value_set=pa.array([m.encode() for m in COMMON_MISSING], pa.binary()))
     miss_np = np.asarray(pc.fill_null(miss, False).to_numpy(zero_copy_only=False), dtype=bool)
+    c.missing_rows += int(miss_np.sum())
     for v in pc.unique(col.filter(miss)).to_pylist():
         c.missing.add(v.decode("utf-8", "replace"))
     vals = col.filter(pa.array(~miss_np))
@@ -217,6 +224,12 @@ def _attribute(
         )
     if not seen:
         return None, f"{name}: only missing values: left out"
+    if seen == 1 and not c.missing_rows:
+        (only,) = c.values
+        return None, (
+            f"{name}: the single value {only!r} in every row: left out (a constant tells "
+            "nothing; if other values are possible, add the attribute with its documented list)"
+        )
     if c.all_int:
         ints = sorted(int(v) for v in c.values)
         if ints[-1] - ints[0] + 1 <= max_values:
@@ -229,9 +242,19 @@ def _attribute(
     note = f"{name}: the {seen} values present"
     if rare:
         note += f" ({rare} held by fewer than 5 rows: each one discloses those rows)"
-    return Attribute(
-        name, col, ValuesDomain(tuple(values)), missing
-    ), note + ": replace by the documented list"
+    note += ": replace by the documented list"
+    if c.missing_rows:
+        other = next(o for o in ("missing", "unknown", "missing_") if o not in c.values)
+        share = c.missing_rows / max(c.rows, 1)
+        note += (
+            f'; {c.missing_rows} rows ({share:.1%}) are missing: on_missing = "reject" would '
+            "exclude them (each excluded row then takes part as a random dummy record, losing "
+            f'all its answers), so on_missing = "other" is proposed: they count as {other!r}'
+        )
+        return Attribute(
+            name, col, ValuesDomain(tuple(values)), missing, "other", "reject", other
+        ), note
+    return Attribute(name, col, ValuesDomain(tuple(values)), missing), note
 
 
 def infer_schema(
