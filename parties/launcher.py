@@ -31,6 +31,7 @@ from parties.runtime.party import publish_public_files, write_atomic
 from parties.runtime.plans import plan_for
 from parties.runtime.processes import Monitor, free_ports, launch
 from parties.runtime.run_options import add_run_options, netem_table, protocol_help, resolve_job
+from parties.summary import estimate_table, labelled_marginals, privacy_lines, schema_labels
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -198,16 +199,11 @@ def print_summary(
                 for k, v in scalars.items()
             )
         )
-    priv = result.get("privacy", {})
-    if priv:
-        con.print(
-            "privacy: "
-            + ", ".join(
-                f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
-                for k, v in priv.items()
-                if v not in (None, "")
-            )
-        )
+    labelled = result.get("estimate_labelled")
+    if labelled and not tab:  # an own-data run: the published estimate, with its labels
+        con.print(estimate_table(labelled))
+    for line in privacy_lines(result.get("privacy", {})):
+        con.print(line, markup=False, highlight=False)
     from parties.costs import cost_table
 
     con.print(cost_table(costs, by_round=False))
@@ -378,6 +374,10 @@ def _run(
     if evaluation is not None:
         write_evaluation(run_dir, evaluation)
     result["wall_s"] = wall
+    labels = schema_labels(params)  # public: the schema's value labels
+    labelled = labelled_marginals(result.get("estimate") or {}, labels) if labels else None
+    if labelled:
+        result["estimate_labelled"] = labelled
     from mpc.ristretto import backend, backend_line
 
     result["group_backend"] = backend()  # parties inherit this process's environment

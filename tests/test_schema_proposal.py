@@ -59,3 +59,32 @@ def test_a_schema_of_the_wrong_kind_names_the_kind_needed(tmp_path):
                str(here / "baskets.toml"), "--out", str(tmp_path / "r"), "--quiet")  # fmt: skip
     assert proc.returncode == 2
     assert "psrr-ss needs a categorical schema, got a setvalued one" in proc.stderr
+
+
+def test_own_data_output_is_readable(tmp_path):
+    """Issue 30 item 7: the schema's labels in the printed table and in result.json, the privacy
+    statement as readable lines (no Python dict), the data report on the operator's console."""
+    import json
+
+    data = tmp_path / "survey.csv"
+    _survey(data, rows=1200)
+    schema = tmp_path / "survey.toml"
+    schema.write_text(sdp("data", "schema", str(data), check=True).stdout)
+    out = tmp_path / "run"
+    proc = sdp("run", "psrr-ss", "--data", str(data), "--schema", str(schema), "--out", str(out),
+               check=True)  # fmt: skip
+    result = json.loads((out / "result.json").read_text())
+    lab = result["estimate_labelled"]
+    assert set(lab) == {"age", "colour", "answer"} and set(lab["answer"]) == {
+        "no",
+        "yes",
+        "missing",
+    }
+    assert abs(sum(lab["age"].values()) - 1) < 0.2
+    text = proc.stdout
+    assert "published estimate" in text and "missing" in text and "young" in text
+    privacy = [x for x in text.splitlines() if x.startswith("privacy:") or "release:" in x]
+    assert privacy and not any("{" in x or "[{" in x for x in privacy)
+    assert (
+        "rows kept" in proc.stdout + proc.stderr or "kept, 0 excluded" in proc.stdout + proc.stderr
+    )

@@ -1,0 +1,98 @@
+"""What ``sdp run`` prints of a finished run: the published estimate with the schema's labels,
+the privacy statement as readable lines, and the value labels ``result.json`` carries."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+
+def schema_labels(params: dict[str, Any]) -> dict[str, list[str]] | None:
+    """{attribute: value labels} of a categorical run on own data (from the public schema in
+    the run's parameters), else None."""
+    text = params.get("schema")
+    if not text:
+        return None
+    from protocols.datasets.schema import parse_schema
+    from protocols.datasets.schema_model import CategoricalSchema
+
+    schema = parse_schema(str(text), "the run's schema")
+    if not isinstance(schema, CategoricalSchema):
+        return None
+    return {a.name: list(a.labels()) for a in schema.attributes}
+
+
+def labelled_marginals(
+    estimate: dict[str, Any], labels: dict[str, list[str]]
+) -> dict[str, dict[str, float]] | None:
+    """The published 1-way marginals as {attribute: {value label: frequency}} (None when the
+    estimate has no marginals in the schema's attribute order)."""
+    attrs, margs = estimate.get("attributes"), estimate.get("marginals")
+    if not attrs or margs is None or len(attrs) != len(margs):
+        return None
+    out: dict[str, dict[str, float]] = {}
+    for name, m in zip(attrs, margs):
+        names = labels.get(name)
+        if m is None or names is None or len(names) != len(m):
+            return None
+        out[name] = {lab: float(v) for lab, v in zip(names, m)}
+    return out
+
+
+def estimate_table(labelled: dict[str, dict[str, float]], top: int = 12) -> Any:
+    """A rich table of the labelled marginals (each attribute's values, largest first)."""
+    from rich.table import Table
+
+    t = Table(title="published estimate (1-way marginals, schema labels)")
+    for c in ("attribute", "value", "estimated frequency"):
+        t.add_column(c, justify="left" if c != "estimated frequency" else "right")
+    for name, freqs in labelled.items():
+        order = np.argsort([-v for v in freqs.values()])[:top]
+        items = list(freqs.items())
+        for i, j in enumerate(order):
+            lab, v = items[int(j)]
+            t.add_row(name if i == 0 else "", lab, f"{v:.4f}")
+        if len(freqs) > top:
+            t.add_row("", f"... {len(freqs) - top} more", "")
+    return t
+
+
+def privacy_lines(priv: dict[str, Any]) -> list[str]:
+    """The privacy statement as plain lines: the total, then each release."""
+    lines = []
+    total = priv.get("total") or {}
+    if total:
+        lines.append(
+            f"privacy: total (eps = {_num(total.get('eps'))}, delta = {_num(total.get('delta'))})"
+            f" [{total.get('kind', '')}] over {total.get('releases', 0)} release(s); "
+            f"{total.get('composition', '')}"
+        )
+    elif "eps_c" in priv or "eps" in priv:
+        lines.append(
+            f"privacy: eps = {_num(priv.get('eps_c', priv.get('eps')))}, "
+            f"delta = {_num(priv.get('delta'))}"
+        )
+    for r in priv.get("releases") or []:
+        n = r.get("n_received")
+        lines.append(
+            f"  release: {r.get('what', '')}: (eps = {_num(r.get('eps'))}, delta = "
+            f"{_num(r.get('delta'))}) [{r.get('kind', '')}, {r.get('bound', '')}] by "
+            f"{r.get('mechanism', '')}; accounted for {r.get('n_accounted')} users"
+            + (f", {n} received" if n is not None else "")
+            + (" (re-accounted)" if r.get("reaccounted") else "")
+        )
+    params = [
+        f"{k} = {_num(v)}"
+        for k, v in priv.items()
+        if k not in ("total", "releases")
+        and v not in (None, "")
+        and not isinstance(v, (dict, list))
+    ]
+    if params:
+        lines.append("  parameters: " + ", ".join(params))
+    return lines
+
+
+def _num(v: Any) -> str:
+    return f"{v:.4g}" if isinstance(v, float) else str(v)
