@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from parties.runtime.cluster import ClusterError, dump_cluster
+from parties.runtime.cluster import ClusterError, dump_cluster, write_local_data
 from parties.runtime.cluster_init import layout_cluster
 from parties.runtime.keys import TRUST, make_party_dirs
 from parties.runtime.party import publish_public_files, write_atomic
@@ -105,10 +105,9 @@ def _give_clients_their_data(cluster: Any, data: Path, keys_root: Path) -> tuple
     for c in clients:
         (keys_root / c).mkdir(mode=0o700, parents=True, exist_ok=True)
     kept, reports = split_for_clients(data, schema, clients, dest)
-    parties = [
-        replace(p, data=str(dest[p.name]), users=kept[p.name]) if p.name in dest else p
-        for p in cluster.parties
-    ]
+    parties = [replace(p, users=kept[p.name]) if p.name in dest else p for p in cluster.parties]
+    for c in clients:  # the path stays in the client's own directory, out of the public file
+        write_local_data(keys_root / c, str(dest[c]))
     return replace(cluster, parties=parties), [f"{c}: {r.summary()}" for c, r in reports.items()]
 
 

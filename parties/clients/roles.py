@@ -35,14 +35,15 @@ def load_workload(cluster: Cluster, name: str | None = None) -> Workload:
     In a run on its owners' data, client party ``name`` builds it with its own records file
     (its ``data`` in the cluster file); every other party holds no records."""
     params = dict(cluster.params)
-    if name is not None and cluster.party(name).data:
-        params[DATA_PARAM] = cluster.party(name).data
+    if name is not None and cluster.data_of(name):
+        params[DATA_PARAM] = cluster.data_of(name)
     return get_workload(cluster.protocol, params)
 
 
 def own_data(cluster: Cluster) -> bool:
-    """A run on the data owners' own files (client parties name their files)."""
-    return any(p.data for p in cluster.by_role("client"))
+    """A run on the data owners' own files: the client parties declare their users (public);
+    each one's file is named in its own directory only."""
+    return any(p.users is not None or p.data for p in cluster.by_role("client"))
 
 
 def client_rng(cluster: Cluster, index: int) -> np.random.Generator:
@@ -93,7 +94,7 @@ class ClientPopulation:
             records = workload.records
             if records.shape[0] > me.users:
                 raise ValueError(
-                    f"{name}: {records.shape[0]} records kept from {me.data}, but the cluster "
+                    f"{name}: {records.shape[0]} records kept from {cluster.data_of(name)}, but the cluster "
                     f"declares {me.users} users for this party"
                 )
             first = sum(int(p.users or 0) for p in clients[:index])

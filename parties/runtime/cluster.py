@@ -69,6 +69,14 @@ class Cluster:
     phase_timeout: float = 60.0
     max_frame: int = 16 << 20
     rejoin_window: float = 0.0  # seconds a restarted party may take to rejoin (0: never)
+    # this host's own records file per party (from its party directory's local.toml): never in
+    # the public cluster file nor in its digest
+    local_data: dict[str, str] = field(default_factory=dict)
+
+    def data_of(self, name: str) -> str:
+        """The records file of party ``name`` on this host ("" when none)."""
+        return self.local_data.get(name) or self.party(name).data
+
     netem: dict[str, Any] = field(default_factory=dict)  # [netem] table (parties.runtime.netem)
 
     def party(self, name: str) -> PartySpec:
@@ -223,6 +231,27 @@ def _netem_table(raw: Any, where: str) -> dict[str, Any]:
     return dict(raw or {})
 
 
+LOCAL_FILE = "local.toml"
+
+
+def write_local_data(party_dir: Path, data: str) -> None:
+    """A client party's own records file, in its own directory only (``local.toml``)."""
+    (party_dir / LOCAL_FILE).write_text(f"data = {_toml_value(str(data))}\n")
+
+
+def read_local_data(party_dir: Path, name: str) -> dict[str, str]:
+    """{name: records file} from the party directory's ``local.toml`` ({} when absent)."""
+    path = Path(party_dir) / LOCAL_FILE
+    if not path.exists():
+        return {}
+    try:
+        doc = tomllib.loads(path.read_text())
+    except tomllib.TOMLDecodeError as exc:
+        raise ClusterError(f"{path}: invalid TOML: {exc}") from None
+    _check_keys(doc, ("data",), str(path))
+    return {name: str(doc["data"])} if doc.get("data") else {}
+
+
 def rejoin_window_seconds(value: Any, where: str) -> float:
     """A rejoin window in seconds, in [0, 86400]; ClusterError naming ``where`` otherwise."""
     try:
@@ -277,7 +306,7 @@ def dump_cluster(cluster: Cluster) -> str:
             f"host = {_toml_value(p.host)}",
             f"port = {p.port}",
         ]
-        if p.data:
+        if p.data:  # a hand-written file's path: sdp cluster init moves it to local.toml
             lines.append(f"data = {_toml_value(p.data)}")
         if p.users is not None:
             lines.append(f"users = {int(p.users)}")

@@ -34,6 +34,7 @@ from parties.runtime.cluster import (
     load_cluster,
     new_session_id,
     rejoin_window_seconds,
+    write_local_data,
 )
 from parties.runtime.keys import PER_HOST, TRUST, collected_certificates, make_party_dirs
 from parties.runtime.plans import check_roles, plan_for
@@ -104,8 +105,16 @@ def write_cluster(cluster: Cluster, out: Path, certs_dir: Path | None = None) ->
     if out.exists() and any(out.iterdir()):
         raise ClusterError(f"{out} exists and is not empty; choose another --out")
     check_roles(cluster)  # before any file is written
+    from dataclasses import replace
+
+    # a client's records file goes to its own directory only (local.toml), never into the
+    # cluster file every party and the published run directory hold
+    local = {**{p.name: p.data for p in cluster.parties if p.data}, **cluster.local_data}
+    cluster = replace(cluster, parties=[replace(p, data="") for p in cluster.parties])
     certs = collected_certificates(cluster, certs_dir) if certs_dir is not None else None
     dirs = make_party_dirs(cluster, out, certs)
+    for name, path in local.items():
+        write_local_data(dirs[name], path)
     plan = plan_for(cluster.protocol, cluster.shuffler)
     if hasattr(plan, "prepare_party_dirs"):
         plan.prepare_party_dirs(cluster, dirs)
@@ -137,11 +146,8 @@ def _with_client_data(cluster: Cluster, data: dict[str, tuple[str, int]]) -> Clu
             f"--client-data must name every client party ({', '.join(clients)}); "
             + (f"missing {missing}" if missing else f"unknown {unknown}")
         )
-    parties = [
-        replace(p, data=data[p.name][0], users=data[p.name][1]) if p.name in data else p
-        for p in cluster.parties
-    ]
-    return replace(cluster, parties=parties)
+    parties = [replace(p, users=data[p.name][1]) if p.name in data else p for p in cluster.parties]
+    return replace(cluster, parties=parties, local_data={n: d for n, (d, _) in data.items()})
 
 
 def _parse_hosts(items: list[str], default: str | None) -> dict[str, str]:

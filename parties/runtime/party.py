@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from mpc.pools import kill_pool_workers, stop_pools
-from parties.runtime.cluster import Cluster, ClusterError, load_cluster
+from parties.runtime.cluster import Cluster, ClusterError, load_cluster, read_local_data
 from parties.runtime.frames import FrameError
 from parties.runtime.keys import CERTS, KeyError_
 from parties.runtime.link import PeerError
@@ -320,6 +320,7 @@ def main(argv: list[str]) -> int:
         check_roles(cluster)  # a typo in a role is refused here, in one line
         name = party_name(party_dir, args.name)
         cluster.party(name)
+        cluster.local_data = read_local_data(party_dir, name)  # this host's own file, if any
         why = restart_refusal(run_dir, name, cluster.session)
         if why:  # before anything is written
             print(f"sdp party: error: {why}", file=sys.stderr)
