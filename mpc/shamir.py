@@ -56,7 +56,8 @@ def keyed_field_elements(key: bytes, nonce: bytes, count: int) -> np.ndarray:
     extra = 64 + count // 1_000_000  # spare words for the rare rejections
     words = np.frombuffer(chacha20_stream(key, nonce, 4 * (count + extra)), dtype="<u4")
     v, bad = _field_from_words(words)
-    v = v[~bad]
+    if bad.any():  # probability 2^-31 per word: filter only then (a full copy otherwise)
+        v = v[~bad]
     if v.size < count:
         raise RuntimeError("keyed_field_elements: keystream exhausted (probability < 2^-1000)")
     return v[:count]
@@ -99,9 +100,10 @@ def share(
     if not (m >= 1 and 0 <= t < m):
         raise ValueError(f"shamir.share: need 0 <= t < m, got m={m}, t={t}")
     s = check_field(secrets, "shamir.share secrets")
-    if coefficients is None:
-        coefficients = random_field_elements((t, *s.shape))
-    c = check_field(coefficients, "shamir.share coefficients")
+    if coefficients is None:  # field elements by construction
+        c = random_field_elements((t, *s.shape))
+    else:
+        c = check_field(coefficients, "shamir.share coefficients")
     if c.shape != (t, *s.shape):
         raise ValueError(f"shamir.share: coefficients shape {c.shape} != {(t, *s.shape)}")
     out = np.empty((m, *s.shape), dtype=np.int64)
@@ -178,5 +180,7 @@ def from_wire(data: bytes, shape: tuple[int, ...], where: str) -> np.ndarray:
             f"{where}: expected {4 * count} bytes for shape {shape}, "
             f"got {len(data) if isinstance(data, (bytes, bytearray)) else type(data)}"
         )
-    a = np.frombuffer(data, dtype="<u4").astype(np.int64).reshape(shape)
-    return check_field(a, where)
+    words = np.frombuffer(data, dtype="<u4")
+    if words.size and words.max() >= PRIME:
+        raise ValueError(f"{where}: values must lie in [0, {PRIME})")
+    return words.astype(np.int64).reshape(shape)

@@ -193,10 +193,12 @@ def check_abort_checks(
     """Re-check round ``rd``'s opened check values from the servers' signed shares; returns
     how many values were checked. OutputMismatch names the check that fails."""
     where = f"round {rd}"
-    if _agree(metas, "security", servers, where) != security:
+    ran = _agree(metas, "security", servers, where)
+    if ran != security:
         raise OutputMismatch(
-            f"{where}: the servers ran security {metas[0].get('security')!r}, the cluster "
-            f"asks for {security!r}"
+            f"{where}: the servers ran security "
+            + (repr(ran) if ran is not None else "semi-honest (no mode recorded: before issue 25)")
+            + f", the cluster asks for {security!r}"
         )
     if security != "malicious-abort":
         return 0
