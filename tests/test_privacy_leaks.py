@@ -92,10 +92,19 @@ def _run(path: Path, out: Path, *extra: str) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def runs(files, tmp_path_factory) -> dict[str, Path]:
+    """Networked runs on two neighbouring files (as an operator runs them: no evaluation)."""
     root = tmp_path_factory.mktemp("runs")
     out = {"present": root / "present", "missing": root / "missing"}
-    _run(files["present"], out["present"])
-    _run(files["missing"], out["missing"], "--evaluate-not-private")
+    for k, path in out.items():
+        _run(files[k], path)
+    return out
+
+
+@pytest.fixture(scope="module")
+def evaluated(files, tmp_path_factory) -> Path:
+    """A run whose operator asked for the (non-private) evaluation."""
+    out = tmp_path_factory.mktemp("evaluated") / "malformed"
+    _run(files["malformed"], out, "--evaluate-not-private")
     return out
 
 
@@ -143,14 +152,11 @@ def test_public_user_counts_and_ledger_agree_on_neighbours(runs):
         assert "data" not in json.loads((run / "result.json").read_text())
 
 
-def test_no_true_statistic_is_published(files, runs):
-    """Finding 1: no value of result.json or of any public transcript entry of a --data run is a
-    true marginal of the file (as counts or frequencies), nor the number of rows kept or excluded;
-    the true statistics asked for with --evaluate-not-private are in the operator's file beside
-    the run directory, and a run without the flag writes none."""
-    run = runs["missing"]
+def _assert_nothing_true_published(run: Path, path: Path) -> None:
+    """No value of result.json or of any public transcript entry of ``run`` is a true marginal
+    of ``path`` (as counts or frequencies), nor the number of rows the schema kept."""
     schema = parse_schema(SCHEMA.read_text(), "survey")
-    data = read_dataset(files["missing"], schema)
+    data = read_dataset(path, schema)
     rep = data.report
     truth: list[float] = []
     vectors = []
@@ -173,10 +179,22 @@ def test_no_true_statistic_is_published(files, runs):
     # no published list is a true count vector either
     lists = [np.asarray(v, float) for v in _walk_lists(public)]
     assert not any(v.shape == t.shape and np.array_equal(v, t) for v in lists for t in vectors)
-    ev = json.loads(evaluation_path(run).read_text())
-    assert "NOT PRIVATE" in ev["NOT_PRIVATE"] and "sse_total" in ev["evaluation"]
-    assert not evaluation_path(runs["present"]).exists()
     assert not list(run.rglob("*evaluation*"))
+
+
+def test_no_true_statistic_is_published(files, runs):
+    """Finding 1: nothing true about the file in result.json or a public transcript entry."""
+    for k, run in runs.items():
+        _assert_nothing_true_published(run, files[k])
+    assert not any(evaluation_path(run).exists() for run in runs.values())
+
+
+def test_the_evaluation_is_the_operators_alone(files, evaluated):
+    """With --evaluate-not-private the true statistics are in the operator's file beside the
+    run directory, marked NOT PRIVATE; the published run holds none of them."""
+    _assert_nothing_true_published(evaluated, files["malformed"])
+    ev = json.loads(evaluation_path(evaluated).read_text())
+    assert "NOT PRIVATE" in ev["NOT_PRIVATE"] and "sse_total" in ev["evaluation"]
 
 
 def _keys(obj: Any) -> list[str]:

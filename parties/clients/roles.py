@@ -170,10 +170,16 @@ def gate_round(
     try:
         return gate(protocol, rnd, counts, previous=released)
     except PrivacyRefusal as exc:
-        msg = f"privacy gate refused to publish round {rnd}: {exc}"
-        if released:  # earlier rounds' results already went out: the launcher lists them
-            msg += RELEASED_MARK + json.dumps(ledger_json(released), separators=(",", ":"))
-        raise PrivacyRefusal(msg) from None
+        raise refusal(rnd, str(exc), released) from None
+
+
+def refusal(rnd: int, why: str, released: list[Release]) -> PrivacyRefusal:
+    """The analyzer's refusal of round ``rnd``, carrying the ledger of the releases that passed
+    the gate before it (earlier rounds' results already went out; the launcher lists them)."""
+    msg = f"privacy gate refused to publish round {rnd}: {why}"
+    if released:
+        msg += RELEASED_MARK + json.dumps(ledger_json(released), separators=(",", ":"))
+    return PrivacyRefusal(msg)
 
 
 RELEASED_MARK = " || released before the refusal: "

@@ -24,6 +24,7 @@ from parties.clients.roles import (
     load_batches,
     load_workload,
     publish_result,
+    refusal,
 )
 from parties.runtime import codec
 from parties.runtime.cluster import Cluster
@@ -244,10 +245,11 @@ async def run_analyzer(node: Any, cluster: Cluster) -> None:
             shuffled, meta = load_batches(payload)
             if "withheld" in meta:
                 w = meta["withheld"]
-                raise PrivacyRefusal(
-                    f"privacy gate refused to publish round {rnd}: the shuffler withheld the "
-                    f"batch (noisy size {w['noisy_users']} below the threshold {w['threshold']} "
-                    f"for min_batch {w['n_min']})"
+                raise refusal(
+                    rnd,
+                    f"the shuffler withheld the batch (noisy size {w['noisy_users']} below the "
+                    f"threshold {w['threshold']} for min_batch {w['n_min']})",
+                    released,
                 )
             validate_batches(protocol, shuffled, protocol.batch_specs_round(rnd, public))
             users = int(meta["users"])
