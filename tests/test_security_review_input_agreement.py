@@ -58,14 +58,14 @@ class Rewriting:
         return await self.ctx.recv(peer, msg_type)
 
 
-def _run(session, wrap_server=None, wrap_client=None):
+def _run(session, wrap_server=None, wrap_client=None, mix_patience=2):
     cfg = MixnetConfig(
         session,
         SERVERS,
         [BatchSpec("attr0", 1, 8)],
         clients="client-1",
         client_parties=CLIENTS,
-        mix_patience=2,
+        mix_patience=mix_patience,
     )
     net = MemoryNetwork(SERVERS + CLIENTS + [cfg.analyzer], timeout=2.0)
 
@@ -114,6 +114,9 @@ def test_a_server_lying_in_the_input_agreement_is_named_not_the_party() -> None:
     assert ok and "server 3 (mix3) lied" in detail and "client-1" in detail, detail
     shuffled, users = res[-1]
     assert sorted(shuffled["attr0"][:, 0].tolist()) == [1, 2, 3, 4, 5] and users == 5
+    forged = {**rec, "inputs": [{**rec["inputs"][0], "users": 9}, rec["inputs"][1]]}
+    ok, detail = input_agreement(forged, SERVERS, net.public_keys)
+    assert not ok and "client-1" in detail  # a list its party did not sign is caught
 
 
 def test_a_party_that_signs_two_lists_is_left_out_on_that_evidence() -> None:
@@ -140,3 +143,24 @@ def test_a_party_that_signs_two_lists_is_left_out_on_that_evidence() -> None:
     assert ok and "client party client-1 equivocated" in detail, detail
     assert verify_record(rec).ok
     assert sorted(res[-1][0]["attr0"][:, 0].tolist()) == [4, 5]
+
+
+class Dropping(Rewriting):
+    """A client party that dies mid-send: its list never reaches ``mix3``."""
+
+    async def send(self, peer, msg_type, payload, *, public=False) -> None:
+        if msg_type == "mix.submissions" and peer == "mix3":
+            return
+        await self.ctx.send(peer, msg_type, payload, public=public)
+
+
+def test_a_list_one_server_missed_is_forwarded_not_dropped() -> None:
+    # (the analyzer waits past the servers' wait for the missing list)
+    res, _ = _run("forwarded-list", wrap_client=lambda c: Dropping(c, None, None), mix_patience=8)
+    states = [r for r in res[:3] if isinstance(r, ServerState)]
+    assert len(states) == 3, res[:3]
+    for st in states:
+        assert [p["party"] for p in st.inputs] == CLIENTS, st.faults
+    rec = public_record(next(st for st in states if st.delegated is None and st.plaintexts))
+    assert verify_record(rec).ok
+    assert sorted(res[-1][0]["attr0"][:, 0].tolist()) == [1, 2, 3, 4, 5]
