@@ -37,7 +37,8 @@ class Equivocating:
 
     def __init__(self, ctx, second) -> None:
         self.ctx, self.second, self.name = ctx, second, ctx.name
-        self.signer, self.public_keys = getattr(ctx, "signer", None), ctx.net.public_keys
+        self.signer = getattr(ctx, "signer", None)
+        self.public_keys = getattr(ctx.net, "public_keys", {})
 
     def phase(self, name, round=0) -> None:
         self.ctx.phase(name, round)

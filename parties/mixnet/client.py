@@ -12,10 +12,12 @@ from mpc.mixnet.proof_checks import verify_dkg
 from mpc.mixnet.schema import VerifyError
 from mpc.mixnet.submission import make_submissions
 from mpc.pools import process_pool
+from parties.mixnet.evidence import sign
 from parties.mixnet.state import MixnetAbort, MixnetConfig, session_of
 from parties.runtime import codec
 from parties.runtime.link import PartyContext, PeerError
 from parties.runtime.receive import recv_all
+from parties.verify.evidence import digest
 
 
 async def receive_key(ctx: PartyContext, cfg: MixnetConfig) -> tuple[bytes, bytes, dict[str, Any]]:
@@ -69,7 +71,9 @@ async def run_clients(
         subs = tamper(subs, sess, pk)
     if users is None:
         users = len({s["client"] for s in subs})
-    payload = codec.dumps({"users": int(users), "submissions": subs})
+    body = {"users": int(users), "submissions": subs}
+    sig = sign(ctx, "inputs", cfg.session_id, digest(body))
+    payload = codec.dumps({**body, "sig": sig})
     for s in cfg.servers:
         try:
             await ctx.send(s, "mix.submissions", payload, public=True)

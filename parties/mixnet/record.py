@@ -27,7 +27,10 @@ def public_record(state: ServerState) -> dict[str, Any]:
       rejected submission (``mpc.mixnet.params.users_whole``, the count the privacy gate uses);
     - ``mixes``: ``[{server, batches: {name: {output: Ciphertexts.to_obj(), proof:
       shuffle proof (see mpc.mixnet.schema) | None for < 2 messages}}}]`` in mixing order;
-      ``faults``: skipped servers with reasons;
+      ``faults``: skipped servers with reasons; ``evidence``: the signed proofs behind a
+      fault of the input agreement (``parties.mixnet.inputs``): ``{server, report: {report,
+      sig}}`` for a server that lied, ``{party, equivocation: [2 signed entries]}`` for a client
+      party that signed two lists; ``inputs`` entries carry the party's ``sig`` of its list;
     - ``decryption_set``: the ``t`` servers whose shares decrypted (ascending);
       ``decryption``: ``{batch: {server in the set: {d: [w blobs of n elements], proof: {e,
       s}}}}`` with ``d = (lambda_j x_j) b`` (``lambda_j`` its Lagrange coefficient in the set);
@@ -51,6 +54,7 @@ def public_record(state: ServerState) -> dict[str, Any]:
         "rejected": state.rejected,
         "mixes": state.mixes,
         "faults": state.faults,
+        "evidence": state.evidence,
         "decryption_set": state.dec_set,
         "decryption": state.decryption,
         "plaintexts": state.plaintexts,

@@ -8,10 +8,10 @@ Flow (message types, all public except ``dkg.share``):
 1. Servers run the DKG (``parties.mixnet.dkg``) and send ``mix.key`` (joint key + DKG record)
    to the client party, which checks that all live servers agree.
 2. Each client party sends ``mix.submissions`` (its users' encrypted messages with proofs) to
-   every server. The servers agree on the input (``mix.inputs``: each tells the others the
-   digest of what it received from every client party; a party's list is used only if every
-   live server received the same one, so a client that dies mid-send or equivocates is left out
-   by all of them, not by some), concatenate the included lists in cluster order, and screen
+   every server, signed. The servers agree on the input (``parties.mixnet.inputs``: signed
+   reports, evidence echoed, lists forwarded; a party is left out only on proof of its own
+   equivocation or if nobody holds a list it signed, a server proven to have lied takes no
+   further part), concatenate the included lists in cluster order, and screen
    them with the verifier's rules
    (``mpc.mixnet.proof_checks.screen_submissions``: invalid element, proof for another client
    id, replayed/duplicate ciphertext, wrong batch) and logs every rejection with its reason.
@@ -52,69 +52,15 @@ from mpc.mixnet.schema import Ciphertexts, VerifyError, users_whole
 from mpc.pools import process_pool
 from parties.mixnet.decrypt import threshold_decrypt
 from parties.mixnet.dkg import run_dkg
-from parties.mixnet.evidence import sign_step, step_header, step_signed
+from parties.mixnet.evidence import sign_step
+from parties.mixnet.inputs import collect_inputs
 from parties.mixnet.state import MixnetAbort, MixnetConfig, ServerState, session_of
 from parties.runtime import codec
 from parties.runtime.link import PartyContext, PeerError
-from parties.runtime.receive import recv_all, recv_patient, send_public
+from parties.runtime.receive import recv_patient, send_public
+from parties.verify.evidence import step_header, step_signed
 
 log = logging.getLogger("parties.mixnet")
-
-
-async def _collect_inputs(
-    ctx: PartyContext, cfg: MixnetConfig, state: ServerState, live: list[str]
-) -> None:
-    """Every client party's submissions, agreed with the other live servers (module docstring,
-    step 2): ``state.submissions``, ``state.inputs`` and, for a party left out, a fault."""
-    clients = cfg.client_names
-    got = await recv_all(ctx, clients, "mix.submissions", 2 * cfg.patience)
-    lists: dict[str, list[Any]] = {}
-    declared: dict[str, int] = {}
-    digest: dict[str, str | None] = {}
-    for c in clients:
-        raw = got[c]
-        obj = None if isinstance(raw, PeerError) else _load_submission(raw)
-        lists[c], declared[c] = obj or ([], 0)
-        digest[c] = None if obj is None else hashlib.sha256(raw).hexdigest()  # type: ignore[arg-type]
-    mine = codec.dumps(digest)
-    for s in live:
-        await send_public(ctx, s, "mix.inputs", mine)
-    reports = await recv_all(ctx, live, "mix.inputs", cfg.patience)
-    views = [digest]
-    for s, raw in reports.items():
-        if isinstance(raw, PeerError):
-            continue  # a server that died since the DKG: its view does not count
-        try:
-            view = codec.loads(raw)
-        except ValueError:
-            view = None
-        if not isinstance(view, dict):
-            raise MixnetAbort(f"{ctx.name}: malformed input report from {s}")
-        views.append(view)
-    for c in clients:
-        if digest[c] is not None and all(v.get(c) == digest[c] for v in views):
-            state.inputs.append({"party": c, "count": len(lists[c]), "users": declared[c]})
-            state.submissions += lists[c]
-        else:
-            why = "sent nothing" if digest[c] is None else "was not received identically by all"
-            state.faults.append(f"client party {c} left out: its submissions {why}")
-            log.warning("%s: %s", ctx.name, state.faults[-1])
-    if not state.inputs:
-        raise MixnetAbort(f"{ctx.name}: no client party's submissions were received by all")
-
-
-def _load_submission(raw: bytes) -> tuple[list[Any], int] | None:
-    """``{users, submissions}`` of one client party, or None if malformed."""
-    try:
-        obj = codec.loads(raw)
-    except ValueError:
-        return None
-    if not isinstance(obj, dict) or not isinstance(obj.get("submissions"), list):
-        return None
-    users = obj.get("users")
-    if not isinstance(users, int) or users < 0:
-        return None
-    return obj["submissions"], users
 
 
 async def run_mix_server(
@@ -157,7 +103,7 @@ async def _mix_server(
     for c in cfg.client_names:
         await send_public(ctx, c, "mix.key", codec.dumps({"dkg": state.dkg.record}))
     ctx.phase("mix.submit")
-    await _collect_inputs(ctx, cfg, state, [s for j, s in others if j not in dead])
+    dead |= await collect_inputs(ctx, cfg, state, [s for j, s in others if j not in dead])
     t0 = time.perf_counter()
     spec_map = cfg.spec_map()
     # CPU-bound work runs off the event loop, which keeps reading frames meanwhile: a peer's

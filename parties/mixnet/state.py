@@ -82,6 +82,7 @@ class ServerState:
     rejected: list[dict[str, Any]] = field(default_factory=list)
     mixes: list[dict[str, Any]] = field(default_factory=list)
     faults: list[str] = field(default_factory=list)
+    evidence: list[dict[str, Any]] = field(default_factory=list)  # signed proofs of faults
     decryption: dict[str, dict[int, Any]] = field(default_factory=dict)
     dec_set: list[int] = field(default_factory=list)  # the t servers whose shares decrypted
     plaintexts: dict[str, list[list[int] | None]] = field(default_factory=dict)

@@ -24,8 +24,9 @@ from typing import Any
 import numpy as np
 
 from parties.runtime import codec
+from parties.verify.evidence import entry_signed, list_digest, proves_equivocation, proves_lie
 from parties.verify.shuffle import _blob, recompute_estimate
-from parties.verify.transcripts import Check, Report, Transcript
+from parties.verify.transcripts import Check, Report, Transcript, public_key
 
 RECORD_TYPE = "mixnet.record"
 
@@ -58,6 +59,7 @@ def _tie_to_wire(
         piece = {
             "users": part.get("users"),
             "submissions": rec["submissions"][start : start + count],
+            "sig": part.get("sig"),
         }
         start += count
         if _digest(piece) not in {e["dg"] for e in _sent(transcripts[party], "mix.submissions")}:
@@ -111,6 +113,56 @@ def _tie_to_wire(
         if mine != [None if p is None else [int(x) for x in p] for p in plain]:
             return f"batch {batch!r}: the analyzer's plaintexts differ from the record's"
     return None
+
+
+def _keys(run_dir: Path, names: list[str]) -> dict[str, bytes]:
+    """Raw Ed25519 public keys from the run's certificates (pinned by the transcript checks)."""
+    from cryptography.hazmat.primitives import serialization
+
+    raw = serialization.Encoding.Raw, serialization.PublicFormat.Raw
+    return {
+        n: public_key(run_dir / "certs" / f"{n}.crt", n).public_bytes(*raw)
+        for n in names
+        if (run_dir / "certs" / f"{n}.crt").exists()
+    }
+
+
+def input_agreement(
+    rec: dict[str, Any], servers: list[str], keys: dict[str, bytes]
+) -> tuple[bool, str]:
+    """Every included list is signed by its client party, and every piece of evidence of the
+    input agreement proves what it claims; the detail names each party the evidence convicts
+    (a server that lied, a client party that equivocated)."""
+    sid = str(rec["session_id"])
+    start = 0
+    for part in rec.get("inputs", []):
+        count = int(part["count"])
+        subs = rec["submissions"][start : start + count]
+        start += count
+        entry = {"digest": list_digest(subs, part.get("users")), "sig": part.get("sig")}
+        if not entry_signed(keys, sid, part["party"], entry):
+            return False, f"the list of {part['party']} in the record is not signed by it"
+    named = []
+    for ev in rec.get("evidence", []):
+        if "server" in ev:
+            j = ev["server"]
+            name = servers[j - 1] if isinstance(j, int) and 1 <= j <= len(servers) else None
+            report = ev.get("report")
+            told = report.get("report", {}) if isinstance(report, dict) else {}
+            victim = name and proves_lie(keys, sid, sorted(told), name, report)
+            if not victim:
+                return False, f"the evidence against server {j!r} does not prove a lie"
+            named.append(
+                f"server {j} ({name}) lied in the input agreement: its signed report gives "
+                f"{victim} a list {victim} never signed"
+            )
+        elif not proves_equivocation(keys, sid, ev.get("party"), ev.get("equivocation")):
+            return False, f"the evidence against client party {ev.get('party')!r} proves nothing"
+        else:
+            named.append(f"client party {ev['party']} equivocated: it signed two different lists")
+    if named:
+        return True, "; ".join(named)
+    return True, "every included list is signed by its client party; no party was convicted"
 
 
 def check_mixnet_run(
@@ -224,6 +276,10 @@ def _check_round(
         )
     )
     if problem:
+        return None
+    ok, detail = input_agreement(rec, servers, _keys(run_dir, servers + clients))
+    report.add(Check(f"{label} input agreement", ok, len(rec.get("inputs", [])), detail))
+    if not ok:
         return None
     bar, progress = None, None
     if sys.stderr.isatty():
