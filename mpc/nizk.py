@@ -5,7 +5,9 @@ Verification lives only in ``mpc.mixnet.proof_checks`` (independent of this file
 - Client proof: knowledge of the randomness ``r_j`` of every component ``b_j = r_j G`` of a
   submitted ciphertext, bound to the session, the client id, the batch and the message index, so
   a ciphertext copied (or re-randomized) from another client cannot be submitted.
-  Proof ``{"e": c, "s": [s_j]}`` with ``T_j = w_j G``, ``s_j = w_j + c r_j``.
+  Proof ``{"t": [T_j], "s": [s_j]}`` (commitment form, so that a verifier can check many
+  proofs in one random linear combination) with ``T_j = w_j G``, ``c = client_challenge(...,
+  T)``, ``s_j = w_j + c r_j``.
 - Chaum-Pedersen DLEQ ``log_g1 y1 = log_g2 y2``: ``(e, s)`` with ``T1 = w g1, T2 = w g2``.
 - Batched decryption-share proof: with ``rho = scalar_vector(dec_share_seed(...))``,
   ``B = sum rho_k b_k`` and ``D = sum rho_k d_k = x B``, one DLEQ of ``log_G (x G) = log_B D``
@@ -52,7 +54,7 @@ def client_prove(
     ws = random_scalars(len(r))
     ts = smul_base_many(ws)
     c = client_challenge(sess, client, batch, index, list(a), list(b), ts)
-    return {"e": scalar_bytes(c), "s": [scalar_bytes(w + c * ri) for w, ri in zip(ws, r)]}
+    return {"t": ts, "s": [scalar_bytes(w + c * ri) for w, ri in zip(ws, r)]}
 
 
 def dleq_prove(label: str, ctx: bytes, g1: bytes, g2: bytes, x: int) -> tuple[int, int]:

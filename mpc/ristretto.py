@@ -29,7 +29,7 @@ import functools
 import hashlib
 import os
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import Executor
+from concurrent.futures import Executor, ThreadPoolExecutor
 
 from rbcl.rbcl import _sodium
 
@@ -410,10 +410,14 @@ def msm_parallel(
 ) -> bytes:
     """``sum_t sum_i k_t[i] P_t[i]`` with every term list split across ``workers`` processes.
 
+    With the native extension the chunks run in ``workers`` threads of this process instead
+    (its MSM releases the GIL), so no point or scalar is pickled; ``pool`` is then unused.
     ``tick(fraction)`` (optional) is called as chunks complete (for progress displays).
     """
-    own = None
-    if pool is None and workers > 1:
+    own: Executor | None = None
+    if _native is not None and workers > 1:
+        pool = own = ThreadPoolExecutor(workers)
+    elif pool is None and workers > 1:
         pool = own = process_pool(workers)
     try:
         nchunks = (workers if pool is not None else 1) * (8 if tick else 1)

@@ -287,3 +287,40 @@ def test_prover_helpers_agree_across_backends(group_backend: str) -> None:
     got = R.smul_fixed_many([(xs, R.G), (ys, q)], adds, "t")
     assert got == [_ref_msm([x, y, 1], [R.G, q, a]) for x, y, a in zip(xs, ys, adds)]
     assert R.msm_secret(xs, adds, "s") == _ref_msm(xs, adds)
+
+
+def test_client_proofs_batched_and_bad_ones_found(group_backend: str) -> None:
+    """Many client proofs in one random linear combination; halving names each bad one."""
+    import numpy as np
+
+    from mpc.elgamal import encode_rows, encrypt_points, keygen
+    from mpc.mixnet.proof_checks import screen_submissions, verify_client_proof
+    from mpc.nizk import client_prove
+
+    sess, n = b"\x05" * 64, 24
+    _, pk = keygen()
+    cols = encode_rows(np.arange(n).reshape(n, 1), n)
+    ct, rs = encrypt_points(pk, [cols[0], cols[0]])  # width 2: two components per proof
+    subs = []
+    for i in range(n):
+        a, b = ct.row(i)
+        proof = client_prove(sess, "c", "v", i, a, b, [r[i] for r in rs])
+        subs.append(
+            {"client": "c", "batch": "v", "index": i, "ct": {"a": a, "b": b}, "proof": proof}
+        )
+    specs = {"v": {"components": 2}}
+    acc, rej = screen_submissions(sess, specs, subs)
+    assert acc == {"v": list(range(n))} and rej == []
+    assert verify_client_proof(sess, "c", "v", 0, *ct.row(0), subs[0]["proof"]) is None
+    # wrong response in one component of two proofs; another proof bound to another index
+    for k in (3, 17):
+        s1 = R.scalar_from_bytes(subs[k]["proof"]["s"][1])
+        subs[k]["proof"]["s"][1] = R.scalar_bytes(s1 + 1)
+    subs[9]["index"] = 99
+    acc, rej = screen_submissions(sess, specs, subs)
+    assert sorted(r["index"] for r in rej) == [3, 9, 17]
+    assert all("does not verify" in r["reason"] for r in rej)
+    assert acc["v"] == [i for i in range(n) if i not in (3, 9, 17)]
+    subs[5]["proof"]["t"][0] = R.IDENTITY  # malformed: named without batching
+    _, rej = screen_submissions(sess, specs, subs)
+    assert next(r for r in rej if r["index"] == 5)["reason"].startswith("invalid element")
