@@ -162,3 +162,28 @@ def test_mpyc_peer_connections_are_wrapped(monkeypatch):
 
     n, written, delayed = asyncio.run(go())
     assert n == 1 and written == [b"abc"] and delayed
+
+
+def test_sdp_run_under_emulation_verifies_and_states_its_network(tmp_path):
+    out = tmp_path / "r"
+    sdp(
+        "run",
+        "grr",
+        "--users",
+        "500",
+        "--netem",
+        "rtt=40ms,rate=50mbit",
+        "--out",
+        str(out),
+        "--quiet",
+        check=True,
+        timeout=600,
+    )
+    assert json.loads((out / "result.json").read_text())["verified"]
+    for t in (out / "transcripts").glob("*.jsonl"):
+        net = json.loads(t.open().readline())["network"]
+        assert net["rtt_ms"] == pytest.approx(40.0) and net["rate_mbit"] == pytest.approx(50.0)
+    costs = json.loads(sdp("costs", str(out), "--json", check=True).stdout)
+    assert costs["network"]["rtt_ms"] == pytest.approx(40.0)
+    # every message crossed a 20 ms one-way delay: the chain of hops took at least that long
+    assert costs["critical_path"]["network_s"] >= 0.020 * costs["critical_path"]["one_way_hops"]

@@ -142,8 +142,8 @@ class Channel(asyncio.Protocol):
 
     @property
     def backlogged(self) -> bool:
-        """Whether ``send`` should wait (transport above its high-water mark, or the emulated
-        link holding more than ``netem.SHAPER_HIGH`` bytes)."""
+        """Whether ``send`` should wait (transport above its high-water mark, or a rate-limited
+        emulated link holding more than its bytes in flight plus ``netem.SHAPER_HIGH``)."""
         return self._paused or (self.shaper is not None and self.shaper.backlog > self.shaper.high)
 
     def _write_hello(self) -> None:
