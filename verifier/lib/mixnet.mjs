@@ -1,10 +1,10 @@
 // Mix-net checks of docs/spec/05-mixnet.md (V-10 .. V-18, spec version 1).
 import crypto from 'node:crypto';
-import { sha256 } from '@noble/hashes/sha2.js';
+import { sha256, sha512 } from '@noble/hashes/sha2.js';
 import * as cbor from './cbor.mjs';
 import {
   G, L, ZERO, VerifyError, concat, eqBytes, fsHash, fsScalar, generators, hashToPoint, hex, inv,
-  leInt, mod, msm, mul, mulBase, point, points, scalar, scalarVector, scalars, splitBlob, utf8,
+  le8, leInt, mod, msm, mul, mulBase, point, points, scalar, scalarVector, scalars, splitBlob, utf8,
 } from './group.mjs';
 import { blob } from './transcripts.mjs';
 
@@ -72,8 +72,6 @@ class Cts {
     return new Cts(A.map((x, j) => split(x, `${where}.a[${j}]`)), B.map((x, j) => split(x, `${where}.b[${j}]`)));
   }
 }
-import { sha512 } from '@noble/hashes/sha2.js';
-import { le8 } from './group.mjs';
 const le8n = (x) => le8(x);
 const hashBytes = (parts) => sha512(concat(parts));
 

@@ -12,7 +12,13 @@ const TOLERATED = { trusted: ['client'], mpc: ['client'], mixnet: ['client', 'mi
 
 export function runChecks(runDir, trust) {
   const report = { checks: [], warnings: [], notChecked: [], unconfirmed: new Set() };
-  const add = (id, name, ok, detail, count = 0) => { report.checks.push({ id, name, ok, count, detail }); return ok; };
+  let cpu = process.cpuUsage();
+  const add = (id, name, ok, detail, count = 0) => {
+    const now = process.cpuUsage(cpu);  // CPU seconds spent since the previous check
+    cpu = process.cpuUsage();
+    report.checks.push({ id, name, ok, count, detail, cpu_s: Math.round((now.user + now.system) / 1e4) / 100 });
+    return ok;
+  };
   // V-1 cluster file
   let cluster;
   try { cluster = loadCluster(runDir); } catch (e) { add('V-1', 'run directory', false, `cluster.toml unreadable: ${e.message}`); return report; }
