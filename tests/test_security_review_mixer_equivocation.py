@@ -26,8 +26,9 @@ from protocols.base import BatchSpec
 
 try:
     from parties.mixnet.evidence import sign_step
+    from parties.verify.evidence import proves_step_equivocation
 except ImportError:  # 27f5c45: mix steps were not signed
-    sign_step = None
+    sign_step = proves_step_equivocation = None
 
 SERVERS = ["mix1", "mix2", "mix3"]
 
@@ -87,6 +88,8 @@ def test_equivocating_mixer_is_named_not_the_honest_next_mixer(monkeypatch, capl
     assert not [f for f in blamed if "server 2 mix rejected" in f], f"server 2 blamed: {blamed}"
     assert isinstance(three, Exception), three  # server 3 decrypts nothing
     assert "server 1 equivocated" in str(three), three
+    # the abort carries server 1's two signed step headers: sdp verify's check names server 1
+    assert proves_step_equivocation(net.public_keys, SERVERS, cfg.session_id, three.evidence) == 1
     if isinstance(two, ServerState) and two.plaintexts and two.delegated is None:
         # servers 1 and 2 may still finish on the chain server 2 verified: it verifies, and
         # the analyzer got each row exactly once

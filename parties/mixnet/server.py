@@ -76,7 +76,8 @@ async def run_mix_server(
         return await _mix_server(ctx, cfg, me, pool or own)
     except MixnetAbort as exc:
         log.error("%s", exc)
-        await send_public(ctx, cfg.analyzer, "mix.result", codec.dumps({"abort": str(exc)}))
+        msg = {"abort": str(exc), **({"evidence": exc.evidence} if exc.evidence else {})}
+        await send_public(ctx, cfg.analyzer, "mix.result", codec.dumps(msg))
         raise
     finally:
         if own is not None:
@@ -222,7 +223,8 @@ def _chain_check(
     if seen[i]["digest"] != prev["digest"]:
         raise MixnetAbort(
             f"{ctx.name}: server {i} equivocated: it signed two different mix steps, one sent "
-            f"here and another that server {j} built on; nothing is decrypted"
+            f"here and another that server {j} built on; nothing is decrypted",
+            {"equivocation": [seen[i], prev]},
         )
 
 

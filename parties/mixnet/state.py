@@ -22,7 +22,15 @@ from protocols.base import BatchSpec
 
 
 class MixnetAbort(RuntimeError):
-    """The run cannot complete under the dead-server policy; nothing is published."""
+    """The run cannot complete under the dead-server policy; nothing is published.
+
+    ``evidence``: signed proof of the fault that caused it (e.g. two different mix steps
+    signed by one mixer), sent to the analyzer with the abort so that ``sdp verify`` can check
+    whom it names."""
+
+    def __init__(self, message: str, evidence: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.evidence = evidence
 
 
 @dataclass

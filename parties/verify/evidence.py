@@ -83,3 +83,19 @@ def proves_equivocation(keys: dict[str, bytes], session: str, party: str, pair: 
         and all(entry_signed(keys, session, party, e) for e in pair)
         and pair[0]["digest"] != pair[1]["digest"]
     )
+
+
+def proves_step_equivocation(
+    keys: dict[str, bytes], servers: list[str], session: str, ev: Any
+) -> int | None:
+    """If ``ev`` (``{"equivocation": [header, header]}``) holds two different mix-step headers
+    both signed by one server: that server's index; else None."""
+    pair = ev.get("equivocation") if isinstance(ev, dict) else None
+    if not (isinstance(pair, list) and len(pair) == 2):
+        return None
+    if not all(step_signed(keys, servers, session, h) for h in pair):
+        return None
+    a, b = pair
+    if a["server"] != b["server"] or a["digest"] == b["digest"]:
+        return None
+    return int(a["server"])

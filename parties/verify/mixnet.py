@@ -24,7 +24,13 @@ from typing import Any
 import numpy as np
 
 from parties.runtime import codec
-from parties.verify.evidence import entry_signed, list_digest, proves_equivocation, proves_lie
+from parties.verify.evidence import (
+    entry_signed,
+    list_digest,
+    proves_equivocation,
+    proves_lie,
+    proves_step_equivocation,
+)
 from parties.verify.shuffle import _blob, recompute_estimate
 from parties.verify.transcripts import Check, Report, Transcript, public_key
 
@@ -203,6 +209,7 @@ def check_mixnet_run(
         if batches is None:
             return
         inputs.append(batches)
+    _aborts_with_evidence(run_dir, servers, analyzer, transcripts, rounds, report)
     recompute_estimate(
         run_dir,
         cluster,
@@ -213,6 +220,44 @@ def check_mixnet_run(
         users=[int(rec.get("users", -1)) for _, rec in rounds],
         transcripts=transcripts,
     )
+
+
+def _aborts_with_evidence(
+    run_dir: Path,
+    servers: list[str],
+    analyzer: str,
+    transcripts: dict[str, Transcript],
+    rounds: list[tuple[str, dict[str, Any]]],
+    report: Report,
+) -> None:
+    """A server that aborted with signed evidence (``mix.result`` to the analyzer): the check
+    names whom the evidence convicts (e.g. a mixer that signed two different steps), or fails
+    if it proves nothing."""
+    sessions = [str(rec.get("session_id")) for _, rec in rounds]
+    keys = _keys(run_dir, servers)
+    for s in servers:
+        for e in transcripts[analyzer].entries:
+            if not (e["dir"] == "recv" and e["ty"] == "mix.result" and e.get("peer") == s):
+                continue
+            msg = codec.loads(_blob(run_dir, analyzer, e["dg"]))
+            if not (isinstance(msg, dict) and "abort" in msg and "evidence" in msg):
+                continue
+            ev = msg["evidence"]
+            who = next(
+                (j for sid in sessions if (j := proves_step_equivocation(keys, servers, sid, ev))),
+                None,
+            )
+            report.add(
+                Check(
+                    "mix-net abort evidence",
+                    who is not None,
+                    1,
+                    f"{s} aborted: server {who} ({servers[who - 1]}) equivocated, two different "
+                    "mix steps signed by it"
+                    if who
+                    else f"{s} aborted with evidence that proves nothing: {msg['abort']}",
+                )
+            )
 
 
 def _round_records(
