@@ -34,7 +34,6 @@ publishes nothing.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import logging
 import time
 from concurrent.futures import Executor
