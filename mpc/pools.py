@@ -71,15 +71,20 @@ def stop_pools() -> None:
             pass
 
 
-def _start_time(pid: int) -> int | None:
-    """Start time of ``pid`` in clock ticks (``/proc``), None when it is gone or a zombie."""
+def _stat(pid: int) -> list[bytes] | None:
+    """Fields 3.. of ``/proc/PID/stat`` (proc(5)), None when the process is gone."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as fh:
             data = fh.read()
     except OSError:
         return None
-    fields = data[data.rindex(b")") + 2 :].split()  # fields 3.. of proc(5)
-    if fields[0] in (b"Z", b"X"):
+    return data[data.rindex(b")") + 2 :].split()
+
+
+def _start_time(pid: int) -> int | None:
+    """Start time of ``pid`` in clock ticks (``/proc``), None when it is gone or a zombie."""
+    fields = _stat(pid)
+    if fields is None or fields[0] in (b"Z", b"X"):
         return None
     return int(fields[19])
 
@@ -100,13 +105,8 @@ def _watch_owner(owner: int, started: int | None, period: float = 0.5) -> None:
 
 def _process_cpu(pid: int) -> float | None:
     """User + system CPU seconds of a live process (Linux ``/proc``), else ``None``."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            data = fh.read()
-    except OSError:
-        return None
-    fields = data[data.rindex(b")") + 2 :].split()  # fields 3.. of proc(5)
-    return (int(fields[11]) + int(fields[12])) / _TICKS
+    fields = _stat(pid)
+    return None if fields is None else (int(fields[11]) + int(fields[12])) / _TICKS
 
 
 class WorkerCpu:
