@@ -35,6 +35,25 @@ def sdp(
     return proc
 
 
+def start_parties(
+    parties: Path, run: Path, extra: dict[str, list[str]] | None = None, stdout: int | None = None
+) -> dict[str, subprocess.Popen[str]]:
+    """``sdp party --dir D --out RUN`` for every party directory D under ``parties`` (one
+    process each, as on separate hosts); ``extra`` adds options per party name."""
+    return {
+        d.name: subprocess.Popen(
+            [sys.executable, "-m", "parties.cli", "party", "--dir", str(d), "--out", str(run)]
+            + (extra or {}).get(d.name, []),
+            cwd=ROOT,
+            stdout=subprocess.PIPE if stdout is None else stdout,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for d in sorted(parties.iterdir())
+        if d.is_dir()
+    }
+
+
 @pytest.fixture(scope="session")
 def datasets_dir() -> Path:
     if not DATASETS.exists():

@@ -4,10 +4,8 @@ default, nothing with ``--quiet`` (on 27f5c45 it printed nothing unless asked)."
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 
-from conftest import ROOT, sdp
+from conftest import sdp, start_parties
 
 
 def test_sdp_party_prints_its_phases_and_a_final_line(tmp_path):
@@ -18,18 +16,7 @@ def test_sdp_party_prints_its_phases_and_a_final_line(tmp_path):
         check=True,
     )  # fmt: skip
     run = tmp_path / "run"
-    procs = {
-        d.name: subprocess.Popen(
-            [sys.executable, "-m", "parties.cli", "party", "--dir", str(d), "--out", str(run)]
-            + (["--quiet"] if d.name == "client-2" else []),
-            cwd=ROOT,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for d in sorted(out.iterdir())
-        if d.is_dir()
-    }
+    procs = start_parties(out, run, extra={"client-2": ["--quiet"]})
     outs = {n: p.communicate(timeout=300) for n, p in procs.items()}
     assert all(p.returncode == 0 for p in procs.values()), outs
     assert outs["client-2"][0] == ""  # --quiet

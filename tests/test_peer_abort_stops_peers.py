@@ -9,10 +9,9 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 
-from conftest import ROOT, sdp
+from conftest import sdp, start_parties
 
 LIVENESS_S = 120  # a liveness bound for the test, not a performance target
 
@@ -25,17 +24,7 @@ def test_sigint_to_the_analyzer_stops_busy_mix_servers_with_its_reason(tmp_path)
         check=True,
     )  # fmt: skip
     run = tmp_path / "run"
-    procs = {
-        d.name: subprocess.Popen(
-            [sys.executable, "-m", "parties.cli", "party", "--dir", str(d), "--out", str(run)],
-            cwd=ROOT,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for d in sorted(out.iterdir())
-        if d.is_dir()
-    }
+    procs = start_parties(out, run, stdout=subprocess.DEVNULL)
     path = run / "transcripts" / "mix-1.jsonl"
     deadline = time.monotonic() + LIVENESS_S
     while time.monotonic() < deadline:  # both clients have submitted and left: the mix
