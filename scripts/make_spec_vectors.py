@@ -285,6 +285,40 @@ def c_bad_decryption_proof(run: Path) -> None:
     _rewrite_record(run, rec_change)
 
 
+def c_publisher_truncated(run: Path) -> None:
+    """The combining server's transcript cut after its last checkpoint: it published but did
+    not close cleanly (a mix server may fail, so V-4 passes; its publication may not)."""
+    publisher, _, _ = _record(run)
+    path = run / "transcripts" / f"{publisher}.jsonl"
+    lines = path.read_text().splitlines()
+    path.write_text("\n".join(lines[:-1]) + "\n")
+
+
+def c_two_records_round0(run: Path) -> None:
+    """Round 1's record relabelled as round 0: two records for round 0, none for round 1."""
+
+    def change(rec: dict[str, Any]) -> None:
+        rec["round"] = 0
+
+    _rewrite_record(run, change, rnd=1)
+
+
+def c_bad_params(run: Path) -> None:
+    def change(rec: dict[str, Any]) -> None:
+        rec["params"]["k"] = 1
+
+    _rewrite_record(run, change)
+
+
+def c_bad_decryption_set(run: Path) -> None:
+    """A decryption set of k (not t) servers."""
+
+    def change(rec: dict[str, Any]) -> None:
+        rec["decryption_set"] = [m["server"] for m in rec["mixes"]]
+
+    _rewrite_record(run, change)
+
+
 CORRUPTIONS: dict[str, tuple[Callable[[Path], None], str, str]] = {
     "cluster-edited": (c_cluster_edited, "V-1", "cluster.toml changed after the run"),
     "cert-swapped": (c_cert_swapped, "V-2", "a certificate replaced by another party's"),
@@ -301,12 +335,23 @@ CORRUPTIONS: dict[str, tuple[Callable[[Path], None], str, str]] = {
         "V-5",
         "analyzer re-signs a receive entry with another phase",
     ),
+    "publisher-truncated": (
+        c_publisher_truncated,
+        "V-6",
+        "the record's publisher did not close cleanly",
+    ),
     "no-result": (c_no_result, "V-7", "result.json removed"),
+    "two-records-round0": (
+        c_two_records_round0,
+        "V-10",
+        "two records for round 0, none for round 1",
+    ),
     "record-off-wire": (
         c_record_off_wire,
         "V-11",
         "record's submission differs from what the client sent",
     ),
+    "bad-params": (c_bad_params, "V-12", "record parameters name a single mix server"),
     "bad-dkg-key": (c_bad_dkg_key, "V-13", "published joint key is not the qualified dealers' sum"),
     "bad-client-proof": (
         c_bad_client_proof,
@@ -315,6 +360,7 @@ CORRUPTIONS: dict[str, tuple[Callable[[Path], None], str, str]] = {
     ),
     "bad-mix-proof": (c_bad_mix_proof, "V-16", "mix-2's shuffle proof has a wrong response s1"),
     "bad-decryption-proof": (c_bad_decryption_proof, "V-18", "a decryption-share proof fails"),
+    "bad-decryption-set": (c_bad_decryption_set, "V-17", "a decryption set of k servers, not t"),
     "result-edited": (c_result_edited, "V-22", "result.json estimate differs from the signed one"),
 }
 

@@ -81,6 +81,15 @@ export function runChecks(runDir, trust) {
   // V-8 privacy marking (informative)
   const seed = cluster.params.seed;
   add('V-8', 'privacy', true, seed === undefined ? 'client randomness private (CSPRNG-seeded at each client)' : `SIMULATION WITHOUT PRIVACY: seed ${seed} is in the public cluster file`);
+  try {
+    protocolChecks(runDir, cluster, transcripts, add, report);
+  } catch (e) {  // a malformed artifact must not crash the verifier (spec: the check fails)
+    add('V-20', 'protocol checks', false, `malformed artifact: ${e.message}`);
+  }
+  return report;
+}
+
+function protocolChecks(runDir, cluster, transcripts, add, report) {
   const analyzer = cluster.parties.find((p) => p.role === 'analyzer')?.name;
   let multisets = null;
   if (cluster.shuffler === 'mixnet' && cluster.protocol !== 'txpub') {
