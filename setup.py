@@ -11,6 +11,7 @@ setup(
         Extension(
             "mpc._ristretto",
             sources=["mpc/_ristretto.c"],
+            depends=["mpc/_ristretto_group.h"],
             extra_compile_args=["-O3"],
             optional=True,
         )
