@@ -82,18 +82,18 @@ export function runChecks(runDir, trust) {
   const seed = cluster.params.seed;
   add('V-8', 'privacy', true, seed === undefined ? 'client randomness private (CSPRNG-seeded at each client)' : `SIMULATION WITHOUT PRIVACY: seed ${seed} is in the public cluster file`);
   try {
-    protocolChecks(runDir, cluster, transcripts, add, report);
+    protocolChecks(runDir, cluster, transcripts, add, report, keys);
   } catch (e) {  // a malformed artifact must not crash the verifier (spec: the check fails)
     add('V-20', 'protocol checks', false, `malformed artifact: ${e.message}`);
   }
   return report;
 }
 
-function protocolChecks(runDir, cluster, transcripts, add, report) {
+function protocolChecks(runDir, cluster, transcripts, add, report, keys) {
   const analyzer = cluster.parties.find((p) => p.role === 'analyzer')?.name;
   let multisets = null;
   if (cluster.shuffler === 'mixnet' && cluster.protocol !== 'txpub') {
-    const outs = checkMixnetRun(runDir, cluster, transcripts, add);
+    const outs = checkMixnetRun(runDir, cluster, transcripts, add, keys);
     if (outs === null) return report;
     multisets = outs.map((o) => new Map([...o.plain].map(([name, rows]) => [name, rows.filter((r) => r !== null)])));
   } else if (cluster.protocol === 'txpub') {
