@@ -426,6 +426,31 @@ export function inputAgreement(rec, servers, keys) {
   return [true, 'every included list is signed by its client party; no party was convicted'];
 }
 
+// a mix step's header {server, digest, sig} signed by the server it names ('mix' statement)
+function stepSigned(keys, servers, session, head) {
+  const j = get(head, 'server');
+  if (!(head instanceof Map) || !(typeof j === 'number' && Number.isInteger(j)) || j < 1 || j > servers.length) return false;
+  return signedBy(keys, servers[j - 1], 'mix', session, get(head, 'digest'), get(head, 'sig'));
+}
+// evidence {equivocation: [header, header]}: two different steps signed by one server -> its index
+function provesStepEquivocation(keys, servers, session, ev) {
+  const pair = get(ev, 'equivocation');
+  if (!(Array.isArray(pair) && pair.length === 2) || !pair.every((h) => stepSigned(keys, servers, session, h))) return null;
+  if (get(pair[0], 'server') !== get(pair[1], 'server') || get(pair[0], 'digest') === get(pair[1], 'digest')) return null;
+  return get(pair[0], 'server');
+}
+// V-19 (abort evidence): a server that aborted with evidence sent to the analyzer
+function abortsWithEvidence(runDir, servers, analyzer, transcripts, sessions, keys, add) {
+  for (const e of transcripts[analyzer].entries) {
+    if (!(e.dir === 'recv' && e.ty === 'mix.result' && servers.includes(e.peer) && e.pub)) continue;
+    const msg = cbor.decode(blob(runDir, analyzer, e.dg));
+    if (!(msg instanceof Map && msg.has('abort') && msg.has('evidence'))) continue;
+    let who = null;
+    for (const sid of sessions) { who = provesStepEquivocation(keys, servers, sid, msg.get('evidence')); if (who) break; }
+    add('V-19', 'mix-net abort evidence', who !== null, who !== null ? `${e.peer} aborted: server ${who} (${servers[who - 1]}) equivocated, two different mix steps signed by it` : `${e.peer} aborted with evidence that proves nothing: ${msg.get('abort')}`);
+  }
+}
+
 // ------------------------------------------------------------------ V-12 .. V-18 on one record
 function verifyRecord(rec, add, label) {
   const run = (id, name, fn) => {
@@ -602,5 +627,6 @@ export function checkMixnetRun(runDir, cluster, transcripts, add, keys) {
     if (plain === null) return null;
     outs.push({ plain, rec });
   }
+  abortsWithEvidence(runDir, servers, analyzer, transcripts, rounds.map((r) => String(get(byRound.get(r)[0][1], 'session_id'))), keys, add);
   return outs;
 }
