@@ -4,7 +4,8 @@
 servers, threshold 2, seeded: a simulation without privacy) and stores under
 ``tests/vectors/spec/``:
 
-- ``run/``: the honest run directory (cluster.toml, certs/, transcripts/, result.json), which
+- ``run/``: the honest run directory (the LDP GFIM, ``shuffle=false``, whose estimate both
+  verifiers recompute) (cluster.toml, certs/, transcripts/, result.json), which
   must verify (``expected.json``);
 - ``run.trust.json``: its trust anchor;
 - ``grr-run/``, ``grr-run.trust.json``: a one-round grr run (60 users), also honest;
@@ -203,7 +204,7 @@ def c_result_edited(run: Path) -> None:
 
 def c_record_off_wire(run: Path) -> None:
     def change(rec: dict[str, Any]) -> None:
-        rec["submissions"][0]["proof"]["e"] = _flip(rec["submissions"][0]["proof"]["e"])
+        rec["submissions"][0]["proof"]["t"][0] = _flip(rec["submissions"][0]["proof"]["t"][0])
 
     _rewrite_record(run, change)
 
@@ -224,23 +225,59 @@ def c_bad_mix_proof(run: Path) -> None:
     _rewrite_record(run, rec_change)
 
 
+def _sign_list(run: Path, party: str, session: str, msg: dict[str, Any]) -> None:
+    """``party`` re-signs its submission list (spec I-1; it controls its own key)."""
+    from cryptography.hazmat.primitives.serialization import load_pem_private_key
+
+    from mpc.mixnet.schema import signed_statement
+    from parties.verify.evidence import list_digest
+
+    key = load_pem_private_key((KEYS / party / f"{party}.key").read_bytes(), None)
+    dg = list_digest(msg["submissions"], msg["users"])
+    msg["sig"] = key.sign(signed_statement("inputs", session, party, dg))  # type: ignore[union-attr]
+
+
 def c_bad_client_proof(run: Path) -> None:
-    """client-1's first submission carries a wrong proof the record still lists as accepted."""
+    """client-1's first submission carries a wrong proof (in a list client-1 signed) that the
+    record still lists as accepted."""
+    _, _, rec0 = _record(run)
 
     def change(msg: dict[str, Any]) -> dict[str, Any]:
         s = msg["submissions"][0]
         s["proof"]["s"][0] = _flip(s["proof"]["s"][0])
+        _sign_list(run, "client-1", str(rec0["session_id"]), msg)
         return msg
 
     old, new = _rewrite_message(run, "client-1", "mix.submissions", change)
 
     def rec_change(rec: dict[str, Any]) -> None:
         n = len(old["submissions"])
+        for part in rec["inputs"]:
+            if part["party"] == "client-1":
+                part["sig"] = new["sig"]
         for i in range(len(rec["submissions"]) - n + 1):
             if rec["submissions"][i : i + n] == old["submissions"]:
                 rec["submissions"][i : i + n] = new["submissions"]
                 return
         raise LookupError("client-1's submissions are not in the record")
+
+    _rewrite_record(run, rec_change)
+
+
+def c_list_unsigned(run: Path) -> None:
+    """client-1's submission list carries a signature that is not client-1's (on the wire and
+    in the record alike): the record includes a list its party did not sign."""
+
+    def change(msg: dict[str, Any]) -> dict[str, Any]:
+        msg["sig"] = _flip(msg["sig"], 7)
+        return msg
+
+    _, new = _rewrite_message(run, "client-1", "mix.submissions", change)
+
+    def rec_change(rec: dict[str, Any]) -> None:
+        for part in rec["inputs"]:
+            if part["party"] == "client-1":
+                part["sig"] = new["sig"]
 
     _rewrite_record(run, rec_change)
 
@@ -351,6 +388,11 @@ CORRUPTIONS: dict[str, tuple[Callable[[Path], None], str, str]] = {
         "V-11",
         "record's submission differs from what the client sent",
     ),
+    "list-unsigned": (
+        c_list_unsigned,
+        "V-19",
+        "a client party's submission list is not signed by it",
+    ),
     "bad-params": (c_bad_params, "V-12", "record parameters name a single mix server"),
     "bad-dkg-key": (c_bad_dkg_key, "V-13", "published joint key is not the qualified dealers' sum"),
     "bad-client-proof": (
@@ -439,6 +481,8 @@ def generate(users: int = 100) -> None:
         str(users),
         "--seed",
         "1",
+        "--param",
+        "shuffle=false",  # the LDP GFIM: its estimate is recomputed by both verifiers (V-21)
         "--out",
         str(tmp / "run"),
         "--keep-keys",

@@ -71,6 +71,7 @@ _PREFIXES = [
 ]
 _SUFFIXES = [
     ("record matches the wire", "V-11"),
+    ("input agreement", "V-19"),
     (": record", "V-12"),
     (": dkg", "V-13"),
     (": client submissions", "V-14"),
@@ -127,7 +128,7 @@ def test_honest_vector_verifies_in_both():
     ids = {c["id"] for c in json.loads(out)["checks"]}
     # transcript layer, every mix-net check for both rounds, and the published artifacts
     assert {
-        f"V-{k}" for k in (1, 2, 3, 4, 5, 8, 10, 11, 12, 13, 14, 15, 16, 17, 18, 20, 21, 22)
+        f"V-{k}" for k in (1, 2, 3, 4, 5, 8, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22)
     } <= ids
 
 
@@ -172,6 +173,8 @@ def test_honest_trusted_and_mpc_runs_verify_in_both(tmp_path, shuffler):
     report = json.loads(proc.stdout)
     assert proc.returncode == 0 and report["ok"], proc.stdout
     assert any(c["id"] == "V-21" and c["ok"] for c in report["checks"])
+    if shuffler == "mpc":  # the MAC checks are not implemented: said, never counted as passed
+        assert any(x.startswith("V-30") for x in report["not_checked"]), report["not_checked"]
 
 
 @pytest.mark.slow

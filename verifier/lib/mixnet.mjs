@@ -145,21 +145,23 @@ function verifyDkg(sid, k, t, dkg) {
 
 // ------------------------------------------------------------------ V-14 client submissions (spec P-1)
 function clientProof(sess, client, batch, index, a, b, proof) {
+  // spec P-1: proof {t: [T_j], s: [s_j]}; e = H(client-pok, ..., T); s_j G = T_j + e b_j
   try {
     a.forEach((x, j) => point(x, `a[${j}]`));
     const bp = b.map((x, j) => point(x, `b[${j}]`));
-    const s = get(proof, 's');
-    if (!(proof instanceof Map) || !Array.isArray(s) || s.length !== b.length) return 'malformed proof';
-    const e = scalar(get(proof, 'e'), 'proof.e');
+    const s = get(proof, 's'), t = get(proof, 't');
+    if (!(proof instanceof Map) || !Array.isArray(s) || !Array.isArray(t) || s.length !== b.length || t.length !== b.length) return 'malformed proof';
+    const tp = t.map((x, j) => point(x, `proof.t[${j}]`));
     const ss = s.map((x, j) => scalar(x, `proof.s[${j}]`));
-    const T = ss.map((sj, j) => mulBase(sj).subtract(mul(bp[j], e)).toBytes());
-    if (fsScalar('client-pok', sess, client, batch, index, concat(a), concat(b), concat(T)) !== e) return 'proof of knowledge does not verify for this client id, batch and index';
+    const e = fsScalar('client-pok', sess, client, batch, index, concat(a), concat(b), concat(t));
+    if (!ss.every((sj, j) => mulBase(sj).equals(tp[j].add(mul(bp[j], e))))) return 'proof of knowledge does not verify for this client id, batch and index';
     return null;
   } catch (err) {
     return `invalid element or scalar: ${err.message}`;
   }
 }
-function screen(sess, specs, subs) {
+function screen(sess, specs, subs, parties) {
+  if (parties.length !== subs.length) throw new VerifyError(`${parties.length} submitting parties for ${subs.length} submissions`);
   const accepted = new Map([...specs.keys()].map((n) => [n, []]));
   const rejected = [];
   const seen = new Set();
@@ -181,17 +183,21 @@ function screen(sess, specs, subs) {
       }
     }
     if (reason === null) {
-      client = String(client);
+      client = boundClientId(parties[idx], String(client));
       const key = JSON.stringify([client, batch, String(index)]);
       if (keys.has(key)) reason = 'replayed message index';
       else if (b.some((x) => seen.has(hex(x)))) reason = 'replayed or duplicate ciphertext';
       else reason = clientProof(sess, client, batch, index, a, b, get(s, 'proof'));
       if (reason === null) { accepted.get(batch).push(idx); keys.add(key); b.forEach((x) => seen.add(hex(x))); return; }
     }
-    rejected.push({ index: idx, client, batch, reason });
+    rejected.push({ index: idx, party: parties[idx], client: s instanceof Map ? get(s, 'client') : null, batch, reason });
   });
   return { accepted, rejected };
 }
+
+// spec P-2: a submission's client id is namespaced by the client party that sent it
+export const boundClientId = (party, client) => `${party}/${client}`;
+const submitters = (parts) => parts.flatMap((p) => Array(Number(get(p, 'count'))).fill(String(get(p, 'party'))));
 
 // ------------------------------------------------------------------ V-16 shuffle proofs (spec S-1..S-6)
 const PROOF_KEYS = ['c', 'chat', 'that', 't1', 't2', 't3', 't4a', 't4b', 's1', 's2', 's3', 's4', 'shat', 'sprime'];
@@ -317,7 +323,7 @@ function tieToWire(runDir, rec, publisher, servers, clients, analyzer, transcrip
   for (const part of get(rec, 'inputs', [])) {
     const party = get(part, 'party'), count = Number(get(part, 'count', -1));
     if (!clients.includes(party) || !(party in transcripts)) return `the record names client party ${party}, not one whose transcript is here`;
-    const piece = M([['users', get(part, 'users', null)], ['submissions', subs.slice(start, start + count)]]);
+    const piece = M([['users', get(part, 'users', null)], ['submissions', subs.slice(start, start + count)], ['sig', get(part, 'sig', null)]]);
     start += count;
     if (!sentBy(transcripts[party], 'mix.submissions').some((e) => e.dg === digest(piece))) return `the record's submissions from ${party} are not what ${party} sent`;
   }
@@ -361,6 +367,90 @@ function tieToWire(runDir, rec, publisher, servers, clients, analyzer, transcrip
   return null;
 }
 
+// ------------------------------------------------------------------ V-19 input agreement (spec 05, I-1..I-3)
+// the bytes a party signs to vouch for a mix-net message: each field length-prefixed (4 bytes, big endian)
+function signedStatement(kind, session, party, dg) {
+  const parts = [utf8('sdp-mixnet-evidence-v1')];
+  for (const f of [kind, session, party, dg]) {
+    const raw = utf8(f);
+    const len = new Uint8Array(4);
+    new DataView(len.buffer).setUint32(0, raw.length, false);
+    parts.push(len, raw);
+  }
+  return concat(parts);
+}
+function signedBy(keys, party, kind, session, dg, sig) {
+  const key = keys[party];
+  if (key === undefined || typeof dg !== 'string' || !(sig instanceof Uint8Array)) return false;
+  try { return crypto.verify(null, signedStatement(kind, session, party, dg), key, sig); } catch { return false; }
+}
+const entrySigned = (keys, session, party, entry) => entry instanceof Map && signedBy(keys, party, 'inputs', session, get(entry, 'digest'), get(entry, 'sig'));
+const listDigest = (subs, users) => digest(M([['users', users], ['submissions', subs]]));
+function provesLie(keys, session, server, signed) {
+  const report = get(signed, 'report');
+  if (!(report instanceof Map)) return null;
+  if (!signedBy(keys, server, 'report', session, digest(report), get(signed, 'sig'))) return null;
+  for (const c of [...report.keys()].map(String).sort()) {
+    const v = report.get(c);
+    if (v !== null && v !== undefined && !entrySigned(keys, session, c, v)) return c;
+  }
+  return null;
+}
+function provesEquivocation(keys, session, party, pair) {
+  return Array.isArray(pair) && pair.length === 2 && pair.every((e) => entrySigned(keys, session, party, e)) && get(pair[0], 'digest') !== get(pair[1], 'digest');
+}
+export function inputAgreement(rec, servers, keys) {
+  const sid = String(get(rec, 'session_id'));
+  const subs = get(rec, 'submissions');
+  let start = 0;
+  for (const part of get(rec, 'inputs', [])) {
+    const count = Number(get(part, 'count'));
+    const piece = subs.slice(start, start + count);
+    start += count;
+    const entry = M([['digest', listDigest(piece, get(part, 'users', null))], ['sig', get(part, 'sig', null)]]);
+    if (!entrySigned(keys, sid, String(get(part, 'party')), entry)) return [false, `the list of ${get(part, 'party')} in the record is not signed by it`];
+  }
+  const named = [];
+  for (const ev of get(rec, 'evidence', [])) {
+    if (ev instanceof Map && ev.has('server')) {
+      const j = ev.get('server');
+      const name = typeof j === 'number' && Number.isInteger(j) && j >= 1 && j <= servers.length ? servers[j - 1] : null;
+      const victim = name && provesLie(keys, sid, name, get(ev, 'report'));
+      if (!victim) return [false, `the evidence against server ${j} does not prove a lie`];
+      named.push(`server ${j} (${name}) lied in the input agreement: its signed report gives ${victim} a list ${victim} never signed`);
+    } else if (!provesEquivocation(keys, sid, get(ev, 'party'), get(ev, 'equivocation'))) {
+      return [false, `the evidence against client party ${get(ev, 'party')} proves nothing`];
+    } else named.push(`client party ${get(ev, 'party')} equivocated: it signed two different lists`);
+  }
+  if (named.length) return [true, named.join('; ')];
+  return [true, 'every included list is signed by its client party; no party was convicted'];
+}
+
+// a mix step's header {server, digest, sig} signed by the server it names ('mix' statement)
+function stepSigned(keys, servers, session, head) {
+  const j = get(head, 'server');
+  if (!(head instanceof Map) || !(typeof j === 'number' && Number.isInteger(j)) || j < 1 || j > servers.length) return false;
+  return signedBy(keys, servers[j - 1], 'mix', session, get(head, 'digest'), get(head, 'sig'));
+}
+// evidence {equivocation: [header, header]}: two different steps signed by one server -> its index
+function provesStepEquivocation(keys, servers, session, ev) {
+  const pair = get(ev, 'equivocation');
+  if (!(Array.isArray(pair) && pair.length === 2) || !pair.every((h) => stepSigned(keys, servers, session, h))) return null;
+  if (get(pair[0], 'server') !== get(pair[1], 'server') || get(pair[0], 'digest') === get(pair[1], 'digest')) return null;
+  return get(pair[0], 'server');
+}
+// V-19 (abort evidence): a server that aborted with evidence sent to the analyzer
+function abortsWithEvidence(runDir, servers, analyzer, transcripts, sessions, keys, add) {
+  for (const e of transcripts[analyzer].entries) {
+    if (!(e.dir === 'recv' && e.ty === 'mix.result' && servers.includes(e.peer) && e.pub)) continue;
+    const msg = cbor.decode(blob(runDir, analyzer, e.dg));
+    if (!(msg instanceof Map && msg.has('abort') && msg.has('evidence'))) continue;
+    let who = null;
+    for (const sid of sessions) { who = provesStepEquivocation(keys, servers, sid, msg.get('evidence')); if (who) break; }
+    add('V-19', 'mix-net abort evidence', who !== null, who !== null ? `${e.peer} aborted: server ${who} (${servers[who - 1]}) equivocated, two different mix steps signed by it` : `${e.peer} aborted with evidence that proves nothing: ${msg.get('abort')}`);
+  }
+}
+
 // ------------------------------------------------------------------ V-12 .. V-18 on one record
 function verifyRecord(rec, add, label) {
   const run = (id, name, fn) => {
@@ -395,9 +485,11 @@ function verifyRecord(rec, add, label) {
   const subs = get(rec, 'submissions');
   if (!run('V-14', 'client submissions', () => {
     if (!Array.isArray(subs)) return 'submissions must be a list';
-    const { accepted, rejected } = screen(st.sess, specs, subs);
+    const parts = get(rec, 'inputs');
+    if (!Array.isArray(parts) || parts.reduce((s, p) => s + Number(get(p, 'count')), 0) !== subs.length) return "the client parties' input slices do not add up to the submissions";
+    const { accepted, rejected } = screen(st.sess, specs, subs, submitters(parts));
     const pubRej = get(rec, 'rejected', []).map((r) => Number(get(r, 'index')));
-    if (JSON.stringify(pubRej) !== JSON.stringify(rejected.map((r) => r.index))) return 'published rejections differ from the recomputed ones';
+    if (JSON.stringify(pubRej) !== JSON.stringify(rejected.map((r) => r.index))) return `published rejections differ from the recomputed ones (first recomputed: ${rejected.length ? `#${rejected[0].index} ${rejected[0].reason}` : "none"})`;
     for (const [name, spec] of specs) {
       const idx = accepted.get(name);
       const claimed = (get(get(rec, 'accepted'), name, [])).map(Number);
@@ -408,10 +500,8 @@ function verifyRecord(rec, add, label) {
         Array.from({ length: comps }, (_, j) => cts.map((c) => get(c, 'a')[j])),
         Array.from({ length: comps }, (_, j) => cts.map((c) => get(c, 'b')[j]))));
     }
-    const parts = get(rec, 'inputs');
-    if (!Array.isArray(parts) || parts.reduce((s, p) => s + Number(get(p, 'count')), 0) !== subs.length) return "the client parties' input slices do not add up to the submissions";
     const declared = parts.reduce((s, p) => s + Number(get(p, 'users')), 0);
-    const users = Math.max(0, declared - new Set(rejected.map((r) => String(r.client))).size);
+    const users = Math.max(0, declared - new Set(rejected.map((r) => JSON.stringify([r.party, String(r.client)]))).size);
     if (!deepEqual(get(rec, 'users'), users)) return `published user count ${get(rec, 'users')}, recomputed ${users}`;
     return null;
   })) return null;
@@ -500,7 +590,7 @@ function verifyRecord(rec, add, label) {
 }
 
 // ------------------------------------------------------------------ V-10 and per round
-export function checkMixnetRun(runDir, cluster, transcripts, add) {
+export function checkMixnetRun(runDir, cluster, transcripts, add, keys) {
   const servers = cluster.parties.filter((p) => p.role === 'mix-server').map((p) => p.name);
   const clients = cluster.parties.filter((p) => p.role === 'client').map((p) => p.name);
   const analyzer = cluster.parties.find((p) => p.role === 'analyzer').name;
@@ -530,9 +620,13 @@ export function checkMixnetRun(runDir, cluster, transcripts, add) {
     try { problem = tieToWire(runDir, rec, publisher, servers, clients, analyzer, transcripts, rnd); } catch (err) { problem = `malformed record or message: ${err.message}`; }
     add('V-11', `${label} record matches the wire`, !problem, problem || `record published by ${publisher}: DKG, submissions, mix steps, decryption shares and plaintexts are the logged messages`);
     if (problem) return null;
+    let agreed;
+    try { agreed = inputAgreement(rec, servers, keys); } catch (err) { agreed = [false, `malformed record: ${err.message}`]; }
+    if (!add('V-19', `${label} input agreement`, agreed[0], agreed[1])) return null;
     const plain = verifyRecord(rec, add, label);
     if (plain === null) return null;
     outs.push({ plain, rec });
   }
+  abortsWithEvidence(runDir, servers, analyzer, transcripts, rounds.map((r) => String(get(byRound.get(r)[0][1], 'session_id'))), keys, add);
   return outs;
 }

@@ -162,6 +162,9 @@ export function checkConsistency(transcripts, report, clean) {
     }
   }
   const fields = ['ty', 'ph', 'rd', 'len', 'dg', 'pub'];
+  // receives a party signed it gave up on ('missed' entries, spec T-4): the sender was late
+  const missed = new Map();
+  for (const [party, t] of Object.entries(transcripts)) for (const e of t.entries) if (e.dir === 'missed') missed.set(JSON.stringify([String(e.peer), party, e.ty]), e);
   const order = [...recvs.entries()].sort((x, y) => {
     const a = JSON.parse(x[0])[1], b = JSON.parse(y[0])[1];
     return a < b ? -1 : a > b ? 1 : x[1].i - y[1].i;
@@ -188,6 +191,8 @@ export function checkConsistency(transcripts, report, clean) {
     if (recvs.has(key) || !(receiver in transcripts) || CONTROL_TYPES.has(s.ty)) continue;
     const msg = `${sender} entry ${s.i}: message '${s.ty}' to ${receiver} was never logged as received`;
     if (rInc < (ownInc[receiver] ?? 0)) { report.warnings.push(`${msg} (by a crashed incarnation)`); continue; }
+    const gaveUp = missed.get(JSON.stringify([sender, receiver, s.ty]));
+    if (gaveUp !== undefined) { report.warnings.push(`${sender} was late: its '${s.ty}' (entry ${s.i}) never reached ${receiver} before ${receiver} stopped waiting for it (${receiver} entry ${gaveUp.i}, phase ${gaveUp.ph})`); continue; }
     if (clean.has(receiver)) return { ok: false, count: sends.size, detail: msg };
     report.warnings.push(`${msg} (${receiver} did not finish)`);
   }
