@@ -295,6 +295,7 @@ def test_client_proofs_batched_and_bad_ones_found(group_backend: str) -> None:
 
     from mpc.elgamal import encode_rows, encrypt_points, keygen
     from mpc.mixnet.proof_checks import screen_submissions, verify_client_proof
+    from mpc.mixnet.schema import bound_client_id
     from mpc.nizk import client_prove
 
     sess, n = b"\x05" * 64, 24
@@ -304,23 +305,25 @@ def test_client_proofs_batched_and_bad_ones_found(group_backend: str) -> None:
     subs = []
     for i in range(n):
         a, b = ct.row(i)
-        proof = client_prove(sess, "c", "v", i, a, b, [r[i] for r in rs])
+        proof = client_prove(sess, bound_client_id("p", "c"), "v", i, a, b, [r[i] for r in rs])
         subs.append(
             {"client": "c", "batch": "v", "index": i, "ct": {"a": a, "b": b}, "proof": proof}
         )
     specs = {"v": {"components": 2}}
-    acc, rej = screen_submissions(sess, specs, subs)
+    parties = ["p"] * n  # the submitting party (the TLS peer) namespaces the ids
+    acc, rej = screen_submissions(sess, specs, subs, parties=parties)
     assert acc == {"v": list(range(n))} and rej == []
-    assert verify_client_proof(sess, "c", "v", 0, *ct.row(0), subs[0]["proof"]) is None
+    bound = bound_client_id("p", "c")
+    assert verify_client_proof(sess, bound, "v", 0, *ct.row(0), subs[0]["proof"]) is None
     # wrong response in one component of two proofs; another proof bound to another index
     for k in (3, 17):
         s1 = R.scalar_from_bytes(subs[k]["proof"]["s"][1])
         subs[k]["proof"]["s"][1] = R.scalar_bytes(s1 + 1)
     subs[9]["index"] = 99
-    acc, rej = screen_submissions(sess, specs, subs)
+    acc, rej = screen_submissions(sess, specs, subs, parties=parties)
     assert sorted(r["index"] for r in rej) == [3, 9, 17]
     assert all("does not verify" in r["reason"] for r in rej)
     assert acc["v"] == [i for i in range(n) if i not in (3, 9, 17)]
     subs[5]["proof"]["t"][0] = R.IDENTITY  # malformed: named without batching
-    _, rej = screen_submissions(sess, specs, subs)
+    _, rej = screen_submissions(sess, specs, subs, parties=parties)
     assert next(r for r in rej if r["index"] == 5)["reason"].startswith("invalid element")
