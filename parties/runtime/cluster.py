@@ -160,7 +160,7 @@ def load_cluster(path: str | Path, session_optional: bool = False) -> Cluster:
         raise ClusterError(f"cluster file {path} not found") from None
     except tomllib.TOMLDecodeError as exc:
         raise ClusterError(f"cluster file {path}: invalid TOML: {exc}") from None
-    _check_keys(data, ("run", "party"), f"cluster file {path}")
+    _check_keys(data, ("run", "party", "netem"), f"cluster file {path}")
     run = data.get("run", {})
     if not isinstance(run, dict):
         raise ClusterError(f"cluster file {path}: [run] must be a table")

@@ -30,6 +30,7 @@ from parties.runtime.link import PeerError
 from parties.runtime.plans import check_roles, get_plan
 from parties.runtime.transcript import SPEAK
 from parties.runtime.transport import Node, log, progress_printer
+from protocols.privacy.ledger import PrivacyRefusal
 
 EXPECTED = (PeerError, ClusterError, KeyError_, FrameError, ValueError, OSError)
 SIGNAL_EXIT = {signal.SIGINT: 130, signal.SIGTERM: 143}
@@ -150,7 +151,9 @@ def _on_peer_abort(reason: str) -> None:
     if _STATE["closing"] or _STATE["signal"] is not None or _STATE["peer_abort"] is not None:
         return
     _STATE["peer_abort"] = reason
-    _cancel_unless_closing()
+    task = _STATE["task"]
+    if task is not None:  # after the task has taken what arrived before the abort
+        task.get_loop().call_soon(_cancel_unless_closing)
 
 
 def _on_signal(signum: int, frame: Any) -> None:
@@ -250,7 +253,10 @@ async def run_party(
     except EXPECTED as exc:
         _STATE["closing"] = True
         # a failure that follows a peer's abort is that abort (not, say, "too few servers left")
-        reason = _STATE["peer_abort"] or str(exc)
+        # a failure that follows a peer's abort is that abort, unless it is this party's own
+        # privacy refusal of what the peer sent before aborting (its ledger matters)
+        own = isinstance(exc, PrivacyRefusal)
+        reason = str(exc) if own else (_STATE["peer_abort"] or str(exc))
         log(name, f"error: {reason}")
         write_status(run_dir, name, {"status": "failed", "error": reason})
         if node is not None:

@@ -65,7 +65,7 @@ RUNTIME_PARAMS: dict[str, Param] = {
             "refused by the mix-net plan: every server verifies the whole mix chain",
         ),
         Param("mix_workers", "int", "worker processes per mix server", low=1),
-        Param("fakes", "int", "trusted shuffler: uniform fake messages added per batch", low=0),
+        Param("fakes", "int", "trusted shuffler: uniform fake messages added per batch"),
         Param(
             "min_batch", "int", "trusted shuffler: noisy crowd threshold on the batch size", low=1
         ),
