@@ -43,16 +43,20 @@ def _windows(n: np.ndarray, p: float, tail: float) -> tuple[np.ndarray, np.ndarr
     lo = np.clip(np.floor(mean - z * sd), 0, n).astype(np.int64)
     hi = np.clip(np.ceil(mean + z * sd), 0, n).astype(np.int64)
     step = np.maximum(1, (sd / 2).astype(np.int64))
+    # widen each end until its outside mass is <= tail; only the entries still failing are
+    # re-evaluated (an entry that passed keeps its end)
+    act = np.flatnonzero(lo > 0)
     for _ in range(400):
-        bad = (lo > 0) & (_cdf(lo - 1, n, p) > tail)
-        if not bad.any():
+        act = act[(lo[act] > 0) & (_cdf(lo[act] - 1, n[act], p) > tail)]
+        if act.size == 0:
             break
-        lo = np.where(bad, np.maximum(lo - step, 0), lo)
+        lo[act] = np.maximum(lo[act] - step[act], 0)
+    act = np.flatnonzero(hi < n)
     for _ in range(400):
-        bad = (hi < n) & (_sf(hi + 1, n, p) > tail)
-        if not bad.any():
+        act = act[(hi[act] < n[act]) & (_sf(hi[act] + 1, n[act], p) > tail)]
+        if act.size == 0:
             break
-        hi = np.where(bad, np.minimum(hi + step, n), hi)
+        hi[act] = np.minimum(hi[act] + step[act], n[act])
     return lo, hi
 
 
@@ -97,13 +101,16 @@ def _bucket(
     window F <= F(hi) (kept at hi, upper only). Returns (s, r, mass, parent, below) with
     ``below[i]`` the mass of state i's count under its window (the caller charges it).
     """
-    lo, hi = _windows(r, p, tail)
-    g = _neutral_grid(lo, hi, points)
+    # everything but the partial sums depends only on r: evaluate it once per distinct r
+    ur, inv = np.unique(r, return_inverse=True)
+    ulo, uhi = _windows(ur, p, tail)
+    ug = _neutral_grid(ulo, uhi, points)
+    ubefore = _cdf(ug - 1, ur[:, None], p)
+    uabove = _sf(uhi + 1, ur, p)
+    unxt = np.concatenate([ubefore[:, 1:], (1.0 - uabove)[:, None]], axis=1)
+    mass = np.maximum(unxt - ubefore, 0.0)[inv]
+    hi, g, above = uhi[inv], ug[inv], uabove[inv]
     rr = r[:, None]
-    before = _cdf(g - 1, rr, p)
-    above = _sf(hi + 1, r, p)
-    nxt = np.concatenate([before[:, 1:], (1.0 - above)[:, None]], axis=1)
-    mass = np.maximum(nxt - before, 0.0)
     if upper:
         at = g
     else:  # the bucket's last count (the final bucket is the single count hi)
@@ -117,7 +124,7 @@ def _bucket(
         new_r = np.concatenate([new_r, r - hi])
         new_m = np.concatenate([new_m, above])
         parent = np.concatenate([parent, np.arange(s.size)])
-    below = _cdf(lo - 1, r, p)
+    below = _cdf(ulo - 1, ur, p)[inv]
     return new_s, new_r, new_m, parent, below
 
 

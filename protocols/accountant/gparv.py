@@ -103,10 +103,40 @@ def positive_part_binomial(s: np.ndarray, h: float, n: np.ndarray, p: float) -> 
     kstar = np.clip(kstar, 0.0, n + 1.0)
     if p <= 0.0:
         return np.maximum(s, 0.0)
-    tail = _sf(kstar, n, p)
-    tail1 = _sf(kstar - 1.0, np.maximum(n - 1.0, 0.0), p)
+    tail, tail1 = _tails_dedup(kstar, n, p)
     val = s * tail + h * n * p * tail1
     return np.maximum(val, 0.0)
+
+
+def _tails_dedup(kstar: np.ndarray, n: np.ndarray, p: float) -> tuple[np.ndarray, np.ndarray]:
+    """(Pr[Bin(n, p) >= k*], Pr[Bin(n - 1, p) >= k* - 1]) elementwise, each distinct (n, k*)
+    pair evaluated once: the states of the decomposition bound share few of them (k* spans a
+    handful of counts per n), and the incomplete beta dominates the cost. Same values as
+    evaluating every element."""
+    kstar, n = np.broadcast_arrays(kstar, n)
+    if kstar.size == 0 or np.ndim(p) != 0:
+        return _sf(kstar, n, p), _sf(kstar - 1.0, np.maximum(n - 1.0, 0.0), p)
+    ni = np.rint(n).astype(np.int64).ravel()
+    ki = kstar.astype(np.int64).ravel()
+    nmin = int(ni.min())
+    span = int(ni.max()) - nmin + 1
+    if span > ni.size:  # n too spread to tabulate: evaluate elementwise
+        return _sf(kstar, n, p), _sf(kstar - 1.0, np.maximum(n - 1.0, 0.0), p)
+    rid = ni - nmin
+    kmin = np.full(span, np.iinfo(np.int64).max, dtype=np.int64)
+    kmax = np.full(span, -1, dtype=np.int64)
+    np.minimum.at(kmin, rid, ki)
+    np.maximum.at(kmax, rid, ki)
+    width = np.where(kmax >= 0, kmax - np.minimum(kmin, kmax) + 1, 0)
+    offset = np.concatenate([[0], np.cumsum(width)[:-1]])
+    rows = np.repeat(np.arange(span), width)
+    ktab = kmin[rows] + (np.arange(rows.size) - offset[rows])
+    ntab = (rows + nmin).astype(np.float64)
+    ktab = ktab.astype(np.float64)
+    t0 = _sf(ktab, ntab, p)
+    t1 = _sf(ktab - 1.0, np.maximum(ntab - 1.0, 0.0), p)
+    at = offset[rid] + (ki - kmin[rid])
+    return t0[at].reshape(kstar.shape), t1[at].reshape(kstar.shape)
 
 
 def _window(n: np.ndarray, p: float, tail: float) -> tuple[np.ndarray, np.ndarray]:
