@@ -281,11 +281,11 @@ async def lying_send(self, peer, ty, payload, *, public=False):
     finally:
         self.transcript.logged = None
 
-def lying_log(self, d, peer, ph, rd, ty, msg, n, dg, pub, public_payload=None):
+def lying_log(self, d, peer, ph, rd, ty, msg, n, dg, pub, public_payload=None, **kw):
     real = getattr(self, "logged", None)
     if d == "send" and real is not None:
         n, dg, public_payload = len(real), hashlib.sha256(real).hexdigest(), real
-    return log(self, d, peer, ph, rd, ty, msg, n, dg, pub, public_payload)
+    return log(self, d, peer, ph, rd, ty, msg, n, dg, pub, public_payload, **kw)
 
 Node.send, TranscriptWriter.append_message = lying_send, lying_log
 from parties.cli import main
