@@ -145,6 +145,15 @@ _STATE: dict[str, Any] = {
 }
 
 
+def _quiet_interrupt(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    """A signal's ``Interrupted`` raised inside a transport callback is caught and logged by
+    asyncio as a fatal error with a traceback; the signal's other path (cancelling the party's
+    task) stops the party, so it needs no report."""
+    if isinstance(context.get("exception"), Interrupted):
+        return
+    loop.default_exception_handler(context)
+
+
 def _on_peer_abort(reason: str) -> None:
     """A peer aborted the run: stop now (the party's task is cancelled wherever it awaits,
     CPU-bound pool work included), with the peer's abort as the reason."""
@@ -205,6 +214,7 @@ async def run_party(
     plan = get_plan(cluster)
     node: Node | None = None
     _STATE["task"] = asyncio.current_task()
+    asyncio.get_running_loop().set_exception_handler(_quiet_interrupt)
     try:
         inc = incarnation_of(run_dir, name, cluster.session)
         if inc:
