@@ -4,8 +4,12 @@ model fitted to measured runs of one protocol and shuffler (``docs/costs.md``, `
 Per (role, phase), per party of that role: CPU seconds, bytes and messages sent are linear in
 the user count n (features 1 and n; plus n*k when the runs vary the server count k); messages per party are a + b k (batched: independent of n). A run's totals multiply by the parties per role (clients as in the runs, servers k,
 one analyzer/shuffler). The threshold t scales the decryption phase (``mix.decrypt``) by
-t / t_fit. Wall = S + gamma * predicted CPU + one_way_hops(k) * rtt / 2, where the hops are the
-run's longest causal message chain (``parties.costs.critical``), linear in k. On dedicated
+t / t_fit. Wall (the whole run: first process start to the last ledger row) = S + contended
+CPU + one_way_hops(k) * rtt / 2, where the hops are the run's longest causal message chain
+(``parties.costs.critical``), linear in k, and the contended CPU sums over the run's steps in
+sequence (setup included) max(busiest party's CPU, all parties' CPU / the host's cores): what a
+step costs when its parties share the measuring machine's cores; it is linear in n and n*k, and
+S (start-up and scheduling, constant) is the median residual of the fitted runs. On dedicated
 hosts (one per party, no contention) ``wall_dedicated_s`` = critical CPU (per protocol round and
 step the busiest party's CPU, steps in sequence; linear in n and n*k) + hops * rtt / 2. All
 fits are non-negative least squares.
@@ -14,6 +18,7 @@ fits are non-negative least squares.
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -42,9 +47,11 @@ class RunFacts:
     cpu: float
     bytes: float
     msgs: float
-    wall: float  # protocol wall: the last party done with setup to the last row's end
+    wall: float  # run wall: the first party's start to the last row's end
     hops: int
     crit_cpu: float = 0.0  # sum over (round, phase, step) of the busiest party's CPU, no setup
+    cont_cpu: float = 0.0  # sum over steps (setup too) of max(busiest party, all / host cores)
+    cont_setup: float = 0.0  # the setup step's part of cont_cpu (start-up: grows with parties)
 
 
 def _roles(run_dir: Path) -> dict[str, str]:
@@ -76,8 +83,8 @@ def run_facts(run_dir: Path | str) -> RunFacts:
                 acc[m] += row[m] / count.get(role, 1)
             if row.get("end") is not None:
                 ends.append(row["end"])
-                if row["phase"] == "setup":
-                    starts.append(row["end"])
+            if row.get("start") is not None:
+                starts.append(row["start"])
     job = costs.get("job") or {}
     net = costs.get("network") or {}
     servers = sum(c for r, c in count.items() if r in SERVER_ROLES)
@@ -95,7 +102,7 @@ def run_facts(run_dir: Path | str) -> RunFacts:
         cpu=sum(r["cpu_s"] for r in rows),
         bytes=sum(r["bytes_sent"] for r in rows),
         msgs=sum(r["msgs_sent"] for r in rows),
-        wall=(max(ends) - max(starts)) if starts else 0.0,
+        wall=(max(ends) - min(starts)) if starts and ends else 0.0,
         hops=int(costs["critical_path"]["one_way_hops"]),
         crit_cpu=sum(
             max((q.get("cpu_s") or 0.0) for q in st["parties"].values())
@@ -103,7 +110,24 @@ def run_facts(run_dir: Path | str) -> RunFacts:
             for st in r["steps"]
             if st["phase"] != "setup"
         ),
+        cont_cpu=sum(_contended_cpu(costs)),
+        cont_setup=_contended_cpu(costs)[0],
     )
+
+
+def _contended_cpu(costs: dict[str, Any]) -> tuple[float, float]:
+    """Sum over steps in sequence of max(busiest party's CPU, all parties' CPU / host cores):
+    (the setup step's part, the other steps' part)."""
+    # runs written before the ledger recorded ``host_cores`` were measured on this machine
+    here = os.cpu_count() or 1
+    cores = min((p.get("host_cores") or here) for p in costs["parties"]) if costs["parties"] else 1
+    parts = [0.0, 0.0]
+    for r in costs["rounds"]:
+        for st in r["steps"]:
+            cpus = [(q.get("cpu_s") or 0.0) for q in st["parties"].values()]
+            if cpus:
+                parts[st["phase"] != "setup"] += max(max(cpus), sum(cpus) / cores)
+    return parts[0], parts[1]
 
 
 def _fit(xs: list[list[float]], ys: list[float]) -> np.ndarray:
@@ -142,9 +166,15 @@ class CostModel:
                 self.coef[(key[0], key[1], m)] = _fit(xs, ys)
         hx = [[1.0, r.k] if self.vary_k else [1.0] for r in runs]
         self.hops = _fit(hx, [r.hops for r in runs])
-        # wall = S + gamma * predicted CPU + hops * rtt / 2 (CPU carries the n and k scaling)
-        wx = [[1.0, self._totals(r.n, r.k, r.t)["cpu_s"]] for r in runs]
-        self.wall0 = _fit(wx, [r.wall - r.hops * r.rtt / 2 for r in runs])
+        # wall = S + contended CPU + hops * rtt / 2; the contended CPU is linear in n (and n*k)
+        kx = [[1.0, r.k] if self.vary_k else [1.0] for r in runs]
+        self.cont_setup = _fit(kx, [r.cont_setup for r in runs])
+        self.cont = _fit(
+            [self._x(r.n, r.k, True) for r in runs], [r.cont_cpu - r.cont_setup for r in runs]
+        )
+        self.wall_s0 = float(
+            np.median([r.wall - r.cont_cpu - r.hops * r.rtt / 2 for r in runs])
+        )
         # on dedicated hosts: the busiest party's CPU per step, steps in sequence
         self.crit = _fit([self._x(r.n, r.k, True) for r in runs], [r.crit_cpu for r in runs])
 
@@ -176,7 +206,8 @@ class CostModel:
         t = int(t if t is not None else self.t_fit)
         out = self._totals(n, k, t)
         hops = float(np.dot([1.0, k] if self.vary_k else [1.0], self.hops))
-        wall0 = float(np.dot([1.0, out["cpu_s"]], self.wall0))
+        cont = float(np.dot([1.0, k] if self.vary_k else [1.0], self.cont_setup))
+        cont += float(np.dot(self._x(n, k, True), self.cont))
         return {
             "n": n,
             "k": k,
@@ -187,7 +218,8 @@ class CostModel:
             "messages": out["msgs_sent"],
             "one_way_hops": hops,
             "round_trips": hops / 2,
-            "wall_s": wall0 + hops * rtt / 2,
+            "contended_cpu_s": cont,
+            "wall_s": self.wall_s0 + cont + hops * rtt / 2,
             "critical_cpu_s": float(np.dot(self._x(n, k, True), self.crit)),
             "wall_dedicated_s": float(np.dot(self._x(n, k, True), self.crit)) + hops * rtt / 2,
         }
@@ -207,7 +239,9 @@ class CostModel:
             "runs": [r.name for r in self.runs],
             "per_user": per_elem,
             "hops": self.hops.tolist(),
-            "wall0": self.wall0.tolist(),
+            "wall_startup_s": self.wall_s0,
+            "contended_cpu_setup": self.cont_setup.tolist(),
+            "contended_cpu": self.cont.tolist(),
             "critical_cpu": self.crit.tolist(),
         }
 

@@ -16,6 +16,7 @@ framing (frame prefix + CBOR header) and sealing (seal frames), with a per-peer 
 from __future__ import annotations
 
 import json
+import os
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -286,7 +287,13 @@ class CostLedger:
                     "totals": totals,
                 }
             )
-        return {"party": self.party, "clock": "unix seconds", "rows": rows, "phases": out}
+        return {
+            "party": self.party,
+            "clock": "unix seconds",
+            "host_cores": os.cpu_count() or 1,
+            "rows": rows,
+            "phases": out,
+        }
 
     def write(self, run_dir: Path) -> Path:
         """Write ``RUN_DIR/costs/PARTY.json``."""
