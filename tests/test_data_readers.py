@@ -474,3 +474,17 @@ def test_junk_setvalued_and_numeric(tmp_path, lines, block):
             for k, v in one.report.excluded.items():
                 counts[k] += v
         assert _flat(whole) == expect and whole.report.excluded == counts
+
+
+@pytest.mark.parametrize("block", [1, 2, 3, 4, 7, 48])
+def test_a_later_line_starting_with_a_bom_reads_the_same_in_any_block(tmp_path, block):
+    """Arrow drops a BOM at the start of its buffer: a later line that starts with one (here a
+    line made only of a BOM, found by hypothesis) must not read as missing when a block starts
+    there and as malformed otherwise."""
+    data = b"1\n\xef\xbb\xbf\n\xef\xbb\xbf5\n2\n"
+    for schema in (SETS, INCOME):
+        whole = read(write(tmp_path / "w.txt", data), schema)
+        cut = read(write(tmp_path / "c.txt", data), schema, block_bytes=block)
+        assert cut.report.excluded == whole.report.excluded
+        assert cut.report.excluded["malformed"] == 2 and cut.report.excluded["missing"] == 0
+        assert _flat(cut) == _flat(whole)

@@ -30,6 +30,13 @@ BLANK = "blank line"
 _SMALL = 16  # ranges this short are parsed line by line when their block does not add up
 
 
+@dataclass(frozen=True)
+class _Refused:
+    """A refused row's 1-based number within the lines given to ``_arrow``."""
+
+    number: int
+
+
 @dataclass
 class ParsedLines:
     """Rows that split into the right number of fields, and the lines that did not."""
@@ -117,6 +124,11 @@ class CsvSplitter:
             refused.append(row)
             return "skip"
 
+        # Arrow drops a UTF-8 BOM at the start of its buffer; a BOM that starts a later line of
+        # the file is part of that line's text, so it is shielded by an empty line Arrow skips
+        # (which then counts in the refused rows' numbers).
+        skip = 1 if bytes(data[:3]) == b"\xef\xbb\xbf" else 0
+        buf = pa.py_buffer(b"\n" + bytes(data)) if skip else pa.py_buffer(data)
         failed: list = []
         hook = sys.unraisablehook
         # Arrow decodes a refused row's text as UTF-8 before calling the handler; on other
@@ -124,9 +136,12 @@ class CsvSplitter:
         sys.unraisablehook = failed.append
         try:
             table = pacsv.read_csv(
-                pa.py_buffer(data),
+                buf,
                 read_options=pacsv.ReadOptions(
-                    column_names=self._names, use_threads=False, block_size=len(data) + 64
+                    column_names=self._names,
+                    use_threads=False,
+                    block_size=len(data) + 64,
+                    skip_rows=skip,
                 ),
                 parse_options=pacsv.ParseOptions(
                     delimiter=self.fmt.delimiter,
@@ -147,6 +162,8 @@ class CsvSplitter:
             return None
         if any(r.number is None for r in refused):
             return None
+        if skip:
+            refused = [_Refused(r.number - skip) for r in refused]
         return table, refused
 
     def _parse(self, block: LineBlock, a: int, b: int, tables: list, bad: list) -> None:
