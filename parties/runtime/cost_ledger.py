@@ -199,21 +199,8 @@ class CostLedger:
     ) -> None:
         """Count bytes sent; ``kind``: payload, framing, sealing or mpyc (the default, for
         callers that count another engine's traffic)."""
-        r = self.row(phase, rnd, pr)
-        r.bytes_sent += nbytes
-        setattr(r, f"{kind}_sent", getattr(r, f"{kind}_sent") + nbytes)
+        r = self._count("sent", phase, rnd, nbytes, frames, messages, pr, peer, kind)
         r.writes_sent += writes
-        r.frames_sent += frames
-        r.msgs_sent += messages
-        if peer is not None:
-            p = r.peer(peer)
-            p.bytes_sent += nbytes
-            p.frames_sent += frames
-            p.msgs_sent += messages
-            if kind == "payload":
-                p.payload_sent += nbytes
-        if nbytes or messages:
-            r.touch(self.now())
 
     def received(
         self,
@@ -227,21 +214,32 @@ class CostLedger:
         peer: str | None = None,
         kind: str = "payload",
     ) -> None:
+        """Count bytes received (MPyC's received bytes have no split of their own)."""
+        self._count("recv", phase, rnd, nbytes, frames, messages, pr, peer, kind)
+
+    def _count(
+        self,
+        way: str,
+        phase: str,
+        rnd: int,
+        nbytes: int,
+        frames: int,
+        messages: int,
+        pr: int | None,
+        peer: str | None,
+        kind: str,
+    ) -> RoundCost:
         r = self.row(phase, rnd, pr)
-        r.bytes_recv += nbytes
-        if kind != "mpyc":
-            setattr(r, f"{kind}_recv", getattr(r, f"{kind}_recv") + nbytes)
-        r.frames_recv += frames
-        r.msgs_recv += messages
-        if peer is not None:
-            p = r.peer(peer)
-            p.bytes_recv += nbytes
-            p.frames_recv += frames
-            p.msgs_recv += messages
-            if kind == "payload":
-                p.payload_recv += nbytes
+        targets: list[Any] = [r] if peer is None else [r, r.peer(peer)]
+        for t in targets:
+            for name, n in (("bytes", nbytes), ("frames", frames), ("msgs", messages)):
+                setattr(t, f"{name}_{way}", getattr(t, f"{name}_{way}") + n)
+            split = f"{kind}_{way}"
+            if hasattr(t, split) and (t is r or kind == "payload"):
+                setattr(t, split, getattr(t, split) + nbytes)
         if nbytes or messages:
             r.touch(self.now())
+        return r
 
     def begin(self, what: str) -> None:
         """A ``recv`` starts waiting for a peer (``what="wait_s"``) or a ``send`` blocks on
