@@ -165,12 +165,15 @@ def test_item8_kept_keys_are_private_and_one_per_party_directory(trusted_run):
 
 
 def test_item8_sdp_run_leaves_no_key_anywhere_by_default(tmp_path):
-    import tempfile
-
-    before = set(Path(tempfile.gettempdir()).glob("sdp-keys-*"))
+    # a temporary directory of its own, so that other runs on the machine do not interfere
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
     out = tmp_path / "r"
-    sdp("run", "grr", "--users", "500", "--out", str(out), "--quiet", "--no-verify", check=True)
-    assert set(Path(tempfile.gettempdir()).glob("sdp-keys-*")) == before
+    sdp(
+        "run", "grr", "--users", "500", "--out", str(out), "--quiet", "--no-verify",
+        check=True, env={"TMPDIR": str(tmp)},
+    )  # fmt: skip
+    assert not list(tmp.rglob("*.key")) and not list(tmp.glob("sdp-keys-*"))
     assert not list(out.rglob("*.key"))
 
 
