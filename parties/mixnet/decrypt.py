@@ -21,6 +21,7 @@ fresh shares; with fewer than ``t`` left every server raises ``MixnetAbort``.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from concurrent.futures import Executor
@@ -123,7 +124,8 @@ async def threshold_decrypt(
         key = tuple(dset)
         if me in dset and key not in sent:
             t0 = time.perf_counter()
-            sent[key] = make_shares(state, current, dset, digest, pool)
+            # CPU steps run off the event loop, so that a peer's abort is taken at once
+            sent[key] = await asyncio.to_thread(make_shares, state, current, dset, digest, pool)
             state.tick("decryption shares + proof", t0)
             payload = codec.dumps(sent[key])
             for s in others:
@@ -163,7 +165,8 @@ async def threshold_decrypt(
             if isinstance(got, str):
                 bad[j] = got
                 continue
-            shares, why = check_share_message(
+            shares, why = await asyncio.to_thread(
+                check_share_message,
                 state.sess,
                 state.dkg.vks,
                 current,
@@ -187,7 +190,7 @@ async def threshold_decrypt(
                     await send_public(ctx, s, "mix.decctl", verdict)
             live = [j for j in live if j not in bad]
             continue
-        _combine(state, current, dset, valid, msgs, pool)
+        await asyncio.to_thread(_combine, state, current, dset, valid, msgs, pool)
         state.tick("verify shares + combine + decode", t0)
         if not cfg.combine_all:
             done = codec.dumps({"set": dset, "done": True})
