@@ -187,3 +187,44 @@ def test_sdp_run_under_emulation_verifies_and_states_its_network(tmp_path):
     assert costs["network"]["rtt_ms"] == pytest.approx(40.0)
     # every message crossed a 20 ms one-way delay: the chain of hops took at least that long
     assert costs["critical_path"]["network_s"] >= 0.020 * costs["critical_path"]["one_way_hops"]
+
+
+def test_flight_counter_counts_runs_of_writes_between_receipts():
+    from types import SimpleNamespace
+
+    from parties.mpc_shuffle.mpyc_rounds import FlightCounter, count_mpyc_flights, mpyc_flights
+
+    written: list[bytes] = []
+    got: list[bytes] = []
+    inner = SimpleNamespace(write=written.append, set_protocol=lambda p: None)
+    proto = SimpleNamespace(transport=inner, data_received=got.append)
+    rt = SimpleNamespace(
+        pid=0, parties=[SimpleNamespace(pid=0), SimpleNamespace(pid=1, protocol=proto)]
+    )
+    assert count_mpyc_flights(rt) == 1 and isinstance(proto.transport, FlightCounter)
+    tr = proto.transport
+    tr.write(b"a")
+    tr.write(b"b")  # same flight
+    tr.data_received(b"x")
+    tr.data_received(b"y")
+    tr.write(b"c")  # a new flight after hearing from the peer
+    assert written == [b"a", b"b", b"c"] and got == [b"x", b"y"]
+    assert mpyc_flights(rt) == 2 and count_mpyc_flights(rt) == 0  # not wrapped twice
+
+
+def test_mpc_rounds_on_the_mesh_are_counted_and_delayed(tmp_path):
+    """MPyC's mesh does not pass through our transport: its rounds (flights) are counted in the
+    ledger, enter the run's hops, and each one crosses the emulated one-way delay."""
+    from parties.costs.model import run_facts
+
+    out = tmp_path / "r"
+    sdp("run", "grr", "--shuffler", "mpc", "--users", "600", "--netem", "rtt=100ms",
+        "--out", str(out), "--quiet", check=True, timeout=600)  # fmt: skip
+    costs = json.loads(sdp("costs", str(out), "--json", check=True).stdout)
+    rows = [(p["party"], r) for p in costs["parties"] for r in p["rows"]]
+    mesh = [(party, r) for party, r in rows if r.get("mpyc_flights")]
+    assert {r["phase"] for _, r in mesh} == {"mpc-shuffle", "mpc-output"}
+    for _, r in mesh:  # each flight waited for a 50 ms one-way delay before the next
+        assert r["wall_s"] >= 0.05 * (r["mpyc_flights"] - 1)
+    most = max(sum(r.get("mpyc_flights", 0) for pp, r in rows if pp == p) for p, _ in mesh)
+    assert run_facts(out).hops == costs["critical_path"]["one_way_hops"] + most

@@ -306,6 +306,9 @@ async def start_runtime(rt: Any, timeout: float) -> None:
     from parties.runtime.netem import shape_mpyc
 
     shape_mpyc(rt)  # WAN emulation (sdp run --netem) of the mesh's peer connections, if any
+    from parties.mpc_shuffle.mpyc_rounds import count_mpyc_flights
+
+    count_mpyc_flights(rt)  # the mesh's rounds, for the cost ledger
 
 
 def mpyc_bytes_sent(rt: Any) -> int:

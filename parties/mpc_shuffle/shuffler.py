@@ -68,6 +68,7 @@ import numpy as np
 from mpc import mac_check, shamir
 from mpc import permute_reshare as pr
 from parties.mpc_shuffle import malicious as mal
+from parties.mpc_shuffle.mpyc_rounds import mpyc_flights
 from parties.mpc_shuffle.mpyc_runtime import (
     MPCServerError,
     _dead_peers,
@@ -224,6 +225,7 @@ async def server_run(
     ctx.phase("mpc-shuffle", cfg.round)
     t1 = time.perf_counter()
     mpyc_before = mpyc_bytes_sent(rt)
+    flights_before = mpyc_flights(rt)
     coals = pr.coalitions(cfg.m, cfg.threshold)
     seeds = await guarded(rt, cfg, "seed agreement", agree_coalition_seeds(rt, coals, cfg.label))
     if malicious:  # value and tags travel in the same rows through the shuffle
@@ -251,10 +253,12 @@ async def server_run(
     ledger = getattr(ctx, "ledger", None)
     if ledger is not None:  # MPyC's mesh traffic is not on our transport: count it here
         ledger.sent("mpc-shuffle", cfg.round, mpyc_bytes_sent(rt) - mpyc_before, frames=0)
+        ledger.row("mpc-shuffle", cfg.round).mpyc_flights += mpyc_flights(rt) - flights_before
 
     ctx.phase("mpc-output", cfg.round)
     t2 = time.perf_counter()
     stats["mpyc_bytes_through_shuffle"] = mpyc_bytes_sent(rt)
+    flights_before = mpyc_flights(rt)
     extra: dict[str, Any] = {
         "mode": cfg.mode,
         "security": cfg.security,
@@ -302,6 +306,10 @@ async def server_run(
     # public: the output shares enter this server's signed transcript, so that ``sdp verify``
     # can reconstruct them and compare with what the analyzer publishes (issue 16, item 9).
     # They reveal nothing beyond the output: any t shares plus the secret fix the polynomial.
+    if ledger is not None:  # the output phase's checks and openings on MPyC's mesh
+        mesh = mpyc_bytes_sent(rt) - stats["mpyc_bytes_through_shuffle"]
+        ledger.sent("mpc-output", cfg.round, mesh, frames=0)
+        ledger.row("mpc-output", cfg.round).mpyc_flights += mpyc_flights(rt) - flights_before
     sent = await send_chunked(ctx, cfg.analyzer, MSG_OUTPUT, out_arrays, extra, public=True)
     stats["t_output_s"] = time.perf_counter() - t2
     stats["output_bytes"] = sent

@@ -76,6 +76,7 @@ class RoundCost:
     sealing_sent: int = 0
     sealing_recv: int = 0
     mpyc_sent: int = 0  # MPyC mesh bytes (its own framing, no per-peer split)
+    mpyc_flights: int = 0  # MPyC rounds: the most flights on one mesh link (mpyc_rounds.py)
     writes_sent: int = 0  # socket writes (frames and seals): at least one TLS record each
     msgs_sent: int = 0
     msgs_recv: int = 0
