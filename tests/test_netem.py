@@ -228,3 +228,33 @@ def test_mpc_rounds_on_the_mesh_are_counted_and_delayed(tmp_path):
         assert r["wall_s"] >= 0.05 * (r["mpyc_flights"] - 1)
     most = max(sum(r.get("mpyc_flights", 0) for pp, r in rows if pp == p) for p, _ in mesh)
     assert run_facts(out).hops == costs["critical_path"]["one_way_hops"] + most
+
+
+def test_mpyc_links_get_their_own_per_link_conditions(monkeypatch):
+    """A ``[[netem.link]]`` between two MPC servers applies to their MPyC connection only."""
+    from types import SimpleNamespace
+
+    from parties.runtime import netem
+
+    def peer(pid: int) -> SimpleNamespace:
+        inner = SimpleNamespace(write=lambda b: None, close=lambda: None, is_closing=lambda: False)
+        return SimpleNamespace(pid=pid, protocol=SimpleNamespace(transport=inner))
+
+    async def go() -> tuple[int, dict[int, float]]:
+        rt = SimpleNamespace(
+            pid=0, parties=[SimpleNamespace(pid=0, protocol=None), peer(1), peer(2)]
+        )
+        far = parse_conditions("rtt=80ms", "[[netem.link]]")
+        monkeypatch.setattr(
+            netem, "ACTIVE", netem.Netem(parse_conditions(""), (("mpc-1", "mpc-3", far),))
+        )
+        n = netem.shape_mpyc(rt, ["mpc-1", "mpc-2", "mpc-3"])
+        delays = {
+            p.pid: p.protocol.transport._shaper.delay
+            for p in rt.parties[1:]
+            if isinstance(p.protocol.transport, netem.ShapedTransport)
+        }
+        return n, delays
+
+    n, delays = asyncio.run(go())
+    assert n == 1 and delays == {2: pytest.approx(0.04)}

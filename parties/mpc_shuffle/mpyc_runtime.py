@@ -293,8 +293,9 @@ def write_mpyc_trust_bundle(directory: str, certificates: Sequence[bytes]) -> No
         f.write(b"".join(blobs))
 
 
-async def start_runtime(rt: Any, timeout: float) -> None:
-    """``rt.start()`` under a timeout, in ``ssl_dir`` while MPyC loads its TLS files."""
+async def start_runtime(rt: Any, timeout: float, names: Sequence[str] | None = None) -> None:
+    """``rt.start()`` under a timeout, in ``ssl_dir`` while MPyC loads its TLS files;
+    ``names``: the party name of each MPyC pid (for per-link WAN emulation)."""
     ssl_dir = getattr(rt.options, "sdp_ssl_dir", None)
     cwd = os.getcwd()
     try:
@@ -305,7 +306,7 @@ async def start_runtime(rt: Any, timeout: float) -> None:
         os.chdir(cwd)
     from parties.runtime.netem import shape_mpyc
 
-    shape_mpyc(rt)  # WAN emulation (sdp run --netem) of the mesh's peer connections, if any
+    shape_mpyc(rt, names)  # WAN emulation (sdp run --netem) of the mesh's peer connections, if any
     from parties.mpc_shuffle.mpyc_rounds import count_mpyc_flights
 
     count_mpyc_flights(rt)  # the mesh's rounds, for the cost ledger

@@ -350,7 +350,7 @@ async def serve_rounds(
 
     async def connect() -> None:
         try:
-            await start_runtime(rt, cfg.timeout)
+            await start_runtime(rt, cfg.timeout, cfg.servers)
         except asyncio.TimeoutError:
             missing = ", ".join(cfg.servers[d] for d in _dead_peers(rt)) or "some server"
             raise MPCServerError(

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import re
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -238,10 +238,11 @@ class ShapedTransport:
 ACTIVE: Netem | None = None
 
 
-def shape_mpyc(rt: Any) -> int:
-    """Put every MPyC peer connection of ``rt`` behind the run's default conditions; returns
-    how many connections were wrapped (0 without emulation)."""
-    if ACTIVE is None or not ACTIVE.default.active:
+def shape_mpyc(rt: Any, names: Sequence[str] | None = None) -> int:
+    """Put every MPyC peer connection of ``rt`` behind the run's conditions: the link's own
+    (``[[netem.link]]`` in the cluster file) when ``names`` gives the party name of each MPyC
+    pid, else the default; returns how many connections were wrapped (0 without emulation)."""
+    if ACTIVE is None or not ACTIVE.active:
         return 0
     n = 0
     for p in getattr(rt, "parties", ()):
@@ -249,6 +250,8 @@ def shape_mpyc(rt: Any) -> int:
         tr = getattr(proto, "transport", None)
         if getattr(p, "pid", rt.pid) == rt.pid or tr is None or isinstance(tr, ShapedTransport):
             continue
-        proto.transport = ShapedTransport(tr, ACTIVE.default)
-        n += 1
+        cond = ACTIVE.link(names[rt.pid], names[p.pid]) if names else ACTIVE.default
+        if cond.active:
+            proto.transport = ShapedTransport(tr, cond)
+            n += 1
     return n
