@@ -32,10 +32,12 @@ def plot_costs(costs: dict[str, Any], path: Path) -> None:
                 phases.append(row["phase"])
     palette = list(plt.get_cmap("tab10").colors) + list(plt.get_cmap("Dark2").colors)
     colour = {ph: palette[i % len(palette)] for i, ph in enumerate(phases)}
+    # per protocol round, steps in the order they finished (a step that waits from the start,
+    # such as the analyzer's result, sits where its result arrived)
     steps = [
         (_label(r, s), s)
         for r in costs.get("rounds", [])
-        for s in r["steps"]
+        for s in sorted(r["steps"], key=lambda s: s.get("end") or 0.0)
         if s.get("bytes_sent") or s.get("cpu_s", 0) >= 0.005
     ]
     fig, axes = plt.subplots(

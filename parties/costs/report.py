@@ -44,16 +44,30 @@ def run_job(run_dir: Path) -> dict[str, Any]:
     import tomllib
 
     try:
-        run = tomllib.loads(path.read_text()).get("run", {})
+        cluster = tomllib.loads(path.read_text())
     except (tomllib.TOMLDecodeError, OSError):
         return {}
+    run = cluster.get("run", {})
     params = run.get("params", {})
+    # a run on data files has no users parameter: its client parties state their users, or
+    # the published result its privacy statement's count
+    users = params.get("users") or sum(int(p.get("users") or 0) for p in cluster.get("party", []))
+    if not users:
+        users = _published_users(Path(run_dir))
     return {
         "protocol": run.get("protocol"),
         "shuffler": run.get("shuffler"),
-        "users": params.get("users"),
+        "users": users or None,
         "threshold": params.get("threshold"),
     }
+
+
+def _published_users(run_dir: Path) -> int:
+    """``privacy.n`` of the run's result.json (0 if there is none)."""
+    try:
+        return int(json.loads((run_dir / "result.json").read_text())["privacy"]["n"] or 0)
+    except (OSError, ValueError, KeyError, TypeError):
+        return 0
 
 
 def _add(into: dict[str, Any], row: dict[str, Any]) -> None:
