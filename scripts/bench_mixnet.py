@@ -1,7 +1,8 @@
 """Benchmark of the verifiable mix-net: proof of shuffle throughput against the hardware limit.
 
     python scripts/bench_mixnet.py --n 10000 --json            # one core, width 1
-    python scripts/bench_mixnet.py --n 10000 --workers 2 --json
+    python scripts/bench_mixnet.py --n 10000 --workers 2 --json   (prints the parallel
+        efficiency against one worker on the same inputs: wall(1) / wall(W) / W)
     python scripts/bench_mixnet.py --n 10000 --e2e --json      # + 3 servers end to end, verified
     python scripts/bench_mixnet.py --n 100 --e2e --e2e-n 100000 --workers 2 --fast-servers --json
 
@@ -98,6 +99,11 @@ def bench_proof(n: int, workers: int) -> dict[str, object]:
         lambda: verify_shuffle(sess, 1, "b", pk, ct, out, proof, gens, workers=workers)
     )
     vops = {k: v / n for k, v in R.reset_ops().items()}
+    one = None
+    if workers > 1:  # the same proof on one worker: the parallel efficiency's baseline
+        (o1, p1), _, wp1 = _timed(lambda: shuffle_and_prove(sess, 1, "b", pk, ct, gens, workers=1))
+        _, _, wv1 = _timed(lambda: verify_shuffle(sess, 1, "b", pk, ct, o1, p1, gens, workers=1))
+        one = {"prove": wp1, "verify": wv1}
     chain = None
     if workers == 1:  # a run's verifier checks the chain of k proofs in one batched equation
         lists, proofs = [ct, out], [proof]
@@ -137,6 +143,10 @@ def bench_proof(n: int, workers: int) -> dict[str, object]:
             "ct_per_s_wall": round(n / wall),
             "ops_model_per_ct": model,
         }
+        if one is not None:
+            entry["one_worker_wall_s"] = round(one[name], 3)
+            entry["speedup"] = round(one[name] / wall, 3)
+            entry["parallel_efficiency"] = round(one[name] / wall / workers, 3)
         if workers == 1:  # counters and per-core figures are meaningful for a single process
             entry.update(
                 ops_counted_per_ct={k: round(v, 3) for k, v in ops.items()},

@@ -111,3 +111,17 @@ def test_by_round_table_and_plot(gfim_run, tmp_path):
     assert png.read_bytes()[:4] == b"\x89PNG"
     sdp("costs", str(gfim_run), "--plot", str(svg), check=True)
     assert b"<svg" in svg.read_bytes()[:400]
+
+
+def test_tls_overhead_is_measured_from_the_kernels_tcp_counts(gfim_run):
+    """Every link's bytes on the wire (TCP_INFO at close) cover what the ledger handed to TLS,
+    plus record overhead (at least the ledger's own lower estimate) and the handshake."""
+    tls = json.loads(sdp("costs", str(gfim_run), "--json", check=True).stdout)["tls_measured"]
+    assert tls["links"] and tls["links_unmeasured"] == 0
+    for link in tls["links"]:
+        assert link["tcp_bytes"] > link["ledger_bytes"], link
+    costs = json.loads((gfim_run / "costs.json").read_text())
+    records = sum(r["tls_overhead_sent_est"] for p in costs["parties"] for r in p["rows"])
+    assert tls["overhead_bytes"] >= records
+    # a TLS 1.3 handshake with our certificates is kilobytes, not megabytes
+    assert tls["overhead_bytes"] < records + 4000 * len(tls["links"])

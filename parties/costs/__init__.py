@@ -114,4 +114,12 @@ def main(argv: list[str]) -> int:
     if args.by_round:
         console().print(round_table(costs))
     console().print(cost_table(costs))
+    tls = costs.get("tls_measured") or {}
+    if tls.get("tcp_bytes"):
+        console().print(
+            f"TLS measured (kernel TCP counts of {len(tls['links'])} links): "
+            f"{tls['tcp_bytes']:,} bytes on the wire for {tls['ledger_bytes']:,} handed to TLS, "
+            f"overhead {tls['overhead_bytes']:,} bytes ({tls['overhead_share']:.1%}: records, "
+            "handshakes with certificates, hellos)"
+        )
     return 0

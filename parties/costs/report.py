@@ -146,6 +146,7 @@ def merge_costs(run_dir: Path) -> dict[str, Any]:
         "totals_by_phase": totals,
         "rounds": by_round(parties),
     }
+    merged["tls_measured"] = measured_tls(parties)
     if (run_dir / "transcripts").exists():
         from parties.costs.critical import critical_path
 
@@ -201,3 +202,31 @@ def _cells(label: str, d: dict[str, Any], t0: float) -> list[str]:
         fmt_bytes(d.get("bytes_sent", 0)),
         str(d.get("msgs_sent", 0)),
     ]
+
+
+def measured_tls(parties: list[dict[str, Any]]) -> dict[str, Any]:
+    """TLS and handshake bytes as measured: per link (sender -> receiver), the kernel's TCP
+    byte count of the connection (the sender's own count at its close, else the receiver's)
+    minus the bytes the sender's ledger handed to TLS; links nobody measured are left out."""
+    tcp = {p["party"]: p.get("tcp") or {} for p in parties}
+    ledger: dict[tuple[str, str], int] = {}
+    for p in parties:
+        for row in p.get("rows", []):
+            for peer, c in row.get("peers", {}).items():
+                key = (p["party"], peer)
+                ledger[key] = ledger.get(key, 0) + c["bytes_sent"]
+    links = []
+    for (a, b), handed in sorted(ledger.items()):
+        wire = tcp.get(a, {}).get(b, {}).get("sent") or tcp.get(b, {}).get(a, {}).get("received")
+        if wire:
+            links.append({"from": a, "to": b, "tcp_bytes": wire, "ledger_bytes": handed})
+    total_wire = sum(x["tcp_bytes"] for x in links)
+    total_handed = sum(x["ledger_bytes"] for x in links)
+    return {
+        "links": links,
+        "links_unmeasured": len(ledger) - len(links),
+        "tcp_bytes": total_wire,
+        "ledger_bytes": total_handed,
+        "overhead_bytes": total_wire - total_handed,
+        "overhead_share": (total_wire - total_handed) / total_wire if total_wire else None,
+    }

@@ -109,6 +109,28 @@ SUMMED = [
 ] + ["tls_overhead_sent_est"]
 
 
+def tcp_counts(sock: Any) -> tuple[int, int] | None:
+    """(bytes sent, bytes received) of a TCP connection as the kernel counts them (below TLS:
+    records, handshake and all), from ``TCP_INFO`` (Linux: ``tcpi_bytes_sent`` at offset 200,
+    kernel 4.19 and later, else ``tcpi_bytes_acked`` at 120; ``tcpi_bytes_received`` at 128);
+    None where the platform does not say."""
+    import socket
+    import struct
+
+    opt = getattr(socket, "TCP_INFO", None)
+    if sock is None or opt is None:
+        return None
+    try:
+        info = sock.getsockopt(socket.IPPROTO_TCP, opt, 256)
+    except (OSError, ValueError):
+        return None
+    if len(info) < 136:
+        return None
+    acked, received = struct.unpack_from("<QQ", info, 120)
+    sent = struct.unpack_from("<Q", info, 200)[0] if len(info) >= 208 else acked
+    return max(sent, acked), received
+
+
 class CostLedger:
     """Accumulates costs; CPU/wall time goes to the row the party is in."""
 
@@ -124,6 +146,7 @@ class CostLedger:
         self._workers = WorkerCpu()
         # overlapping waits (a gather over peers) count once: depth and since when
         self._busy = {"wait_s": [0, 0.0], "send_s": [0, 0.0]}
+        self.tcp: dict[str, dict[str, int]] = {}  # per peer: the kernel's TCP byte counts
         self.row("setup", 0)
 
     def now(self) -> float:
@@ -290,6 +313,7 @@ class CostLedger:
             "party": self.party,
             "clock": "unix seconds",
             "host_cores": os.cpu_count() or 1,
+            "tcp": self.tcp,
             "rows": rows,
             "phases": out,
         }

@@ -36,7 +36,7 @@ from parties.runtime import fault_hooks
 from parties.runtime import netem as _netem
 from parties.runtime.channel import Channel, log
 from parties.runtime.cluster import Cluster, cluster_digest
-from parties.runtime.cost_ledger import CostLedger
+from parties.runtime.cost_ledger import CostLedger, tcp_counts
 from parties.runtime.frames import (
     MAX_HEADER,
     VERSION,
@@ -565,8 +565,11 @@ class Node:
         open_channels = [c for c in self.channels.values() if c.shaper is not None and not c.closed]
         if open_channels:  # the emulated links still hold the last frames
             await asyncio.wait_for(asyncio.gather(*(c.flushed() for c in open_channels)), 120)
-        for ch in self.channels.values():
+        for peer, ch in self.channels.items():
             if ch.transport is not None and not ch.closed:
+                counts = tcp_counts(ch.transport.get_extra_info("socket"))
+                if counts is not None:  # what TLS and its handshake put on the wire
+                    self.ledger.tcp[peer] = {"sent": counts[0], "received": counts[1]}
                 ch.closed = True
                 ch.transport.close()
         if self._server is not None:
