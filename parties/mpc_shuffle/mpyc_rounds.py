@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from parties.runtime.netem import mpyc_peer_links
+
 
 class FlightCounter:
     """Flights of one MPyC peer connection; wraps its transport and its protocol."""
@@ -55,10 +57,8 @@ def count_mpyc_flights(rt: Any) -> int:
     """Put a ``FlightCounter`` on every MPyC peer connection of ``rt`` (after any WAN
     emulation); returns how many were wrapped (0 for runtimes without transports)."""
     n = 0
-    for p in getattr(rt, "parties", ()):
-        proto = getattr(p, "protocol", None)
-        tr = getattr(proto, "transport", None)
-        if getattr(p, "pid", rt.pid) == rt.pid or tr is None or isinstance(tr, FlightCounter):
+    for _, proto, tr in mpyc_peer_links(rt):
+        if isinstance(tr, FlightCounter):
             continue
         counter = FlightCounter(tr, proto)
         if hasattr(tr, "set_protocol"):
@@ -70,9 +70,7 @@ def count_mpyc_flights(rt: Any) -> int:
 
 def mpyc_flights(rt: Any) -> int:
     """The most flights on any of this party's MPyC peer connections so far."""
-    most = 0
-    for p in getattr(rt, "parties", ()):
-        tr = getattr(getattr(p, "protocol", None), "transport", None)
-        if isinstance(tr, FlightCounter):
-            most = max(most, tr.flights)
-    return most
+    return max(
+        (tr.flights for _, _, tr in mpyc_peer_links(rt) if isinstance(tr, FlightCounter)),
+        default=0,
+    )

@@ -238,6 +238,18 @@ class ShapedTransport:
 ACTIVE: Netem | None = None
 
 
+def mpyc_peer_links(rt: Any) -> list[tuple[Any, Any, Any]]:
+    """(party, protocol, transport) of every MPyC peer connection of ``rt`` that has a
+    transport (none for runtimes without one)."""
+    out = []
+    for p in getattr(rt, "parties", ()):
+        proto = getattr(p, "protocol", None)
+        tr = getattr(proto, "transport", None)
+        if getattr(p, "pid", rt.pid) != rt.pid and tr is not None:
+            out.append((p, proto, tr))
+    return out
+
+
 def shape_mpyc(rt: Any, names: Sequence[str] | None = None) -> int:
     """Put every MPyC peer connection of ``rt`` behind the run's conditions: the link's own
     (``[[netem.link]]`` in the cluster file) when ``names`` gives the party name of each MPyC
@@ -245,10 +257,8 @@ def shape_mpyc(rt: Any, names: Sequence[str] | None = None) -> int:
     if ACTIVE is None or not ACTIVE.active:
         return 0
     n = 0
-    for p in getattr(rt, "parties", ()):
-        proto = getattr(p, "protocol", None)
-        tr = getattr(proto, "transport", None)
-        if getattr(p, "pid", rt.pid) == rt.pid or tr is None or isinstance(tr, ShapedTransport):
+    for p, proto, tr in mpyc_peer_links(rt):
+        if isinstance(tr, ShapedTransport):
             continue
         cond = ACTIVE.link(names[rt.pid], names[p.pid]) if names else ACTIVE.default
         if cond.active:
