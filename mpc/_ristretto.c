@@ -340,27 +340,39 @@ static int ct_msm(ge *total, const uint8_t *sc, const ge_niels *pts, Py_ssize_t 
     return 0;
 }
 
-static PyObject *py_ct_msm(PyObject *self, PyObject *args) {
+typedef int (*msm_fn)(ge *acc, const uint8_t *sc, const ge_niels *pts, Py_ssize_t n);
+
+/* variable time: Straus below 48 terms, Pippenger above */
+static int msm_vartime(ge *acc, const uint8_t *sc, const ge_niels *pts, Py_ssize_t n) {
+    if (n < 48) {
+        msm_straus(acc, sc, pts, n);
+        return 0;
+    }
+    return msm_pippenger(acc, sc, pts, n);
+}
+
+/* (scalars, table) -> encoding of sum s_i P_i by ``fn``; ``name`` for the errors */
+static PyObject *run_msm(PyObject *args, const char *name, msm_fn fn) {
     Py_buffer sb, pb;
     if (!PyArg_ParseTuple(args, "y*y*", &sb, &pb)) return NULL;
     Py_ssize_t n = sb.len / 32;
     const char *err = NULL;
     if (sb.len % 32 || pb.len != n * (Py_ssize_t)sizeof(ge_niels))
-        err = "ct_msm: scalar and point counts differ";
+        err = "scalar and point counts differ";
     else
         for (Py_ssize_t i = 0; i < n; i++)
-            if (((const uint8_t *)sb.buf)[32 * i + 31] >= 0x20) { err = "ct_msm: scalar >= 2^253"; break; }
+            if (((const uint8_t *)sb.buf)[32 * i + 31] >= 0x20) { err = "scalar >= 2^253"; break; }
     if (err) {
         PyBuffer_Release(&sb);
         PyBuffer_Release(&pb);
-        PyErr_SetString(PyExc_ValueError, err);
+        PyErr_Format(PyExc_ValueError, "%s: %s", name, err);
         return NULL;
     }
     uint8_t res[32];
     int rc;
     Py_BEGIN_ALLOW_THREADS
     ge acc;
-    rc = ct_msm(&acc, sb.buf, pb.buf, n);
+    rc = fn(&acc, sb.buf, pb.buf, n);
     if (rc == 0) ristretto_encode(res, &acc);
     Py_END_ALLOW_THREADS
     PyBuffer_Release(&sb);
@@ -368,6 +380,8 @@ static PyObject *py_ct_msm(PyObject *self, PyObject *args) {
     if (rc) return PyErr_NoMemory();
     return PyBytes_FromStringAndSize((const char *)res, 32);
 }
+
+static PyObject *py_ct_msm(PyObject *self, PyObject *args) { return run_msm(args, "ct_msm", ct_msm); }
 
 /* ---------------------------------------------------------------- Python */
 
@@ -416,35 +430,7 @@ static PyObject *py_encode(PyObject *self, PyObject *args) {
     return out;
 }
 
-static PyObject *py_msm(PyObject *self, PyObject *args) {
-    Py_buffer sb, pb;
-    if (!PyArg_ParseTuple(args, "y*y*", &sb, &pb)) return NULL;
-    Py_ssize_t n = sb.len / 32;
-    const char *err = NULL;
-    if (sb.len % 32 || pb.len != n * (Py_ssize_t)sizeof(ge_niels))
-        err = "msm: scalar and point counts differ";
-    else
-        for (Py_ssize_t i = 0; i < n; i++)
-            if (((const uint8_t *)sb.buf)[32 * i + 31] >= 0x20) { err = "msm: scalar >= 2^253"; break; }
-    if (err) {
-        PyBuffer_Release(&sb);
-        PyBuffer_Release(&pb);
-        PyErr_SetString(PyExc_ValueError, err);
-        return NULL;
-    }
-    uint8_t res[32];
-    int rc = 0;
-    Py_BEGIN_ALLOW_THREADS
-    ge acc;
-    if (n < 48) msm_straus(&acc, sb.buf, pb.buf, n);
-    else rc = msm_pippenger(&acc, sb.buf, pb.buf, n);
-    if (rc == 0) ristretto_encode(res, &acc);
-    Py_END_ALLOW_THREADS
-    PyBuffer_Release(&sb);
-    PyBuffer_Release(&pb);
-    if (rc) return PyErr_NoMemory();
-    return PyBytes_FromStringAndSize((const char *)res, 32);
-}
+static PyObject *py_msm(PyObject *self, PyObject *args) { return run_msm(args, "msm", msm_vartime); }
 
 static PyMethodDef methods[] = {
     {"decode", py_decode, METH_VARARGS, "decode(blob, allow_identity) -> point table | bad index"},

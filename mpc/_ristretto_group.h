@@ -233,16 +233,18 @@ static void ge_to_cached(ge_cached *c, const ge *p) {
     fe_mul(c->t2d, p->T, C_D2);
 }
 
-/* r = p + q (q cached), or p - q when neg */
-static void ge_add_cached(ge *r, const ge *p, const ge_cached *q, int neg) {
+/* the addition law's shared part: r from p and q's (y+x, y-x, 2dxy); qz: q's Z (NULL: 1) */
+static void ge_add_with(ge *r, const ge *p, const fe ypx, const fe ymx, const fe t2d,
+                        const fe *qz, int neg) {
     fe a, b, c, d, e, f, g, h, t;
     fe_sub(t, p->Y, p->X);
-    fe_mul(a, t, neg ? q->ypx : q->ymx);
+    fe_mul(a, t, neg ? ypx : ymx);
     fe_add(t, p->Y, p->X);
-    fe_mul(b, t, neg ? q->ymx : q->ypx);
-    fe_mul(c, p->T, q->t2d);
+    fe_mul(b, t, neg ? ymx : ypx);
+    fe_mul(c, p->T, t2d);
     if (neg) fe_neg(c, c);
-    fe_mul(d, p->Z, q->Z);
+    if (qz) fe_mul(d, p->Z, *qz);
+    else fe_copy(d, p->Z);
     fe_add(d, d, d);
     fe_sub(e, b, a);
     fe_sub(f, d, c);
@@ -254,24 +256,14 @@ static void ge_add_cached(ge *r, const ge *p, const ge_cached *q, int neg) {
     fe_mul(r->Z, f, g);
 }
 
+/* r = p + q (q cached), or p - q when neg */
+static void ge_add_cached(ge *r, const ge *p, const ge_cached *q, int neg) {
+    ge_add_with(r, p, q->ypx, q->ymx, q->t2d, &q->Z, neg);
+}
+
 /* r = p + q (q affine Niels), or p - q when neg */
 static void ge_add_niels(ge *r, const ge *p, const ge_niels *q, int neg) {
-    fe a, b, c, d, e, f, g, h, t;
-    fe_sub(t, p->Y, p->X);
-    fe_mul(a, t, neg ? q->ypx : q->ymx);
-    fe_add(t, p->Y, p->X);
-    fe_mul(b, t, neg ? q->ymx : q->ypx);
-    fe_mul(c, p->T, q->t2d);
-    if (neg) fe_neg(c, c);
-    fe_add(d, p->Z, p->Z);
-    fe_sub(e, b, a);
-    fe_sub(f, d, c);
-    fe_add(g, d, c);
-    fe_add(h, b, a);
-    fe_mul(r->X, e, f);
-    fe_mul(r->Y, g, h);
-    fe_mul(r->T, e, h);
-    fe_mul(r->Z, f, g);
+    ge_add_with(r, p, q->ypx, q->ymx, q->t2d, NULL, neg);
 }
 
 static void ge_add(ge *r, const ge *p, const ge *q) {
