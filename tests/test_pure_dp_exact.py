@@ -18,35 +18,12 @@ from protocols.accountant.survey import rr_lambda
 from protocols.counting.cnt_2m import Cnt2M, two_message_counts
 from protocols.counting.cnt_bn import CntBN
 from protocols.counting.cnt_rr import CntRR
+from protocols.pure_dp.audit import pure_audit
 from protocols.pure_dp.exact import empirical_law, face_bound, pure_epsilon, view_law
+from protocols.pure_dp.laws import bit_plus_noise_law, counting_laws, rr_law, two_message_law
 from protocols.rng import experiment_rng
 
 SAMPLES = 200_000
-
-
-def rr_law(lam: float, x: int) -> np.ndarray:
-    """Boolean RR (uniform bit w.p. lam): one message, law over (zeros, ones)."""
-    law = np.zeros((2, 2))
-    keep = 1 - lam / 2
-    law[0, 1] = keep if x else 1 - keep
-    law[1, 0] = 1 - law[0, 1]
-    return law
-
-
-def bn_law(t: int, p: float, x: int) -> np.ndarray:
-    """Own bit + t Bernoulli(p) bits: law over (zeros, ones), zeros + ones = 1 + t."""
-    law = np.zeros((t + 2, t + 2))
-    for j in range(t + 1):
-        ones = x + j
-        law[1 + t - ones, ones] = math.comb(t, j) * p**j * (1 - p) ** (t - j)
-    return law
-
-
-def two_m_law(p: float, x: int) -> np.ndarray:
-    """x + Bernoulli(p) messages '1' (one type): law over the count of ones."""
-    law = np.zeros(3)
-    law[x], law[x + 1] = 1 - p, p
-    return law
 
 
 def _close(law: np.ndarray, emp: np.ndarray) -> None:
@@ -76,16 +53,16 @@ def test_cnt_bn_and_cnt_2m_are_not_pure_at_any_n():
         msgs = bn.encode(np.full(SAMPLES, x), rng)["bits"].reshape(SAMPLES, 1 + bn.t)
         ones = msgs.sum(axis=1)
         emp = empirical_law(np.stack([1 + bn.t - ones, ones], 1), shape)
-        _close(bn_law(bn.t, bn.p, x), emp)
-    laws = [bn_law(bn.t, bn.p, 0), bn_law(bn.t, bn.p, 1)]
+        _close(bit_plus_noise_law(bn.t, bn.p, x), emp)
+    laws = [bit_plus_noise_law(bn.t, bn.p, 0), bit_plus_noise_law(bn.t, bn.p, 1)]
     assert math.isinf(face_bound(laws))
     assert math.isinf(pure_epsilon(laws, 4).eps)
 
     two = Cnt2M(200_000, 0.9, 1e-6)
     for x in (0, 1):
         k = two_message_counts(np.full(SAMPLES, x), two.p, rng)
-        _close(two_m_law(two.p, x), empirical_law(k[:, None], (3,)))
-    laws = [two_m_law(two.p, 0), two_m_law(two.p, 1)]
+        _close(two_message_law(two.p, x), empirical_law(k[:, None], (3,)))
+    laws = [two_message_law(two.p, 0), two_message_law(two.p, 1)]
     assert math.isinf(face_bound(laws)) and math.isinf(pure_epsilon(laws, 4).eps)
 
 
@@ -143,3 +120,23 @@ def test_underflow_is_refused_not_skipped():
         laws.append(law)
     with pytest.raises(ArithmeticError, match="underflow"):
         pure_epsilon(laws, 200)
+
+
+def test_audit_of_the_catalogue_counting_protocols():
+    a = pure_audit(100_000, 0.9, 1e-6)
+    rr = a["cnt_rr"]
+    assert rr["exact_every_n"] and rr["pure_eps_lower_every_n"] == pytest.approx(rr["eps_local"])
+    assert rr["pure_eps_lower_every_n"] > 2 * 0.9
+    for name in ("cnt_bn", "cnt_2m"):
+        assert a[name]["pure_eps_lower_every_n"] is None and a[name]["exact_every_n"]
+    assert counting_laws(CntRR(1000, 0.9, 1e-6))[0].shape == (2, 2)
+    with pytest.raises(TypeError, match="no per-user law"):
+        counting_laws(object())
+
+
+def test_seed004_c5_evidence_carries_the_audit():
+    from protocols.experiments.seed004 import report
+
+    text = report._pure_evidence(pure_audit(50_000, 0.9, 1e-6))
+    assert "pure only at its local eps_l" in text and "not pure at any n" in text
+    assert report._pure_evidence(None) == ""
