@@ -1,6 +1,6 @@
 """Pure epsilon (delta = 0) of shuffled views, by exact enumeration (protocols/pure_dp/exact.py).
 
-The laws below are each protocol's per-user law over (zeros, ones) message counts, written from
+The laws (protocols/pure_dp/laws.py) are each protocol's per-user law over (zeros, ones) message counts, written from
 its parameters and checked against its real encoder's frequencies; the enumeration then gives
 the exact pure epsilon of the shuffled multiset at small n. Findings: shuffled Boolean RR is pure
 only at its local epsilon (never at the amplified central one), and Cnt_BN and Cnt_2M are not
