@@ -226,7 +226,8 @@ def _theory_claims(res: dict[str, Any]) -> dict[str, Any]:
     out["C5"] = {
         "verdict": "not reproduced",
         "evidence": "Cnt_PURE's flip-probability formula (Ghazi et al., ITC 2020) is not in the "
-        "seed and the paper body was not reachable; no lambda could be computed (see docs/survey.md)",
+        "seed and the paper body was not reachable; no lambda could be computed (see docs/survey.md)"
+        + _pure_evidence(res.get("pure")),
     }
     out["C10"] = {
         "verdict": "not evaluated",
@@ -265,6 +266,18 @@ def _theory_claims(res: dict[str, Any]) -> dict[str, Any]:
         ),
     }
     return out
+
+
+def _pure_evidence(pure: dict[str, Any] | None) -> str:
+    """The exact pure-DP audit (protocols/pure_dp) in one sentence; '' when not run."""
+    if not pure:
+        return ""
+    rr = pure["cnt_rr"]
+    return (
+        f". Exact audit (delta = 0, protocols/pure_dp): Cnt_RR's shuffled view is pure only at "
+        f"its local eps_l = {_fmt(rr['pure_eps_lower_every_n'])} at every n (its eps_c = "
+        f"{pure['eps_c']} needs delta); Cnt_BN and Cnt_2M are not pure at any n"
+    )
 
 
 def claims(res: dict[str, Any]) -> dict[str, Any]:

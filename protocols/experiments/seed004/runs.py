@@ -119,6 +119,7 @@ def sweep(
 def run(plan_name: str, seed: int, log: Any = print) -> dict[str, Any]:
     """The whole experiment of one plan; returns the JSON-ready results."""
     from protocols.experiments.seed004 import extras
+    from protocols.pure_dp.audit import pure_audit
 
     plan = PLANS[plan_name]
     base: Setting = plan["defaults"]
@@ -157,6 +158,7 @@ def run(plan_name: str, seed: int, log: Any = print) -> dict[str, Any]:
     )
     out["range"] = extras.range_results(plan["range"], base, seed)
     out["robustness"] = extras.robustness(plan["gamma"], base, seed)
+    out["pure"] = pure_audit(base.n, base.eps, base.delta)  # issue 32: exact pure-DP audit
     out["seconds"] = time.perf_counter() - t0
     return out
 
