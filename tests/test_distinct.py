@@ -4,10 +4,12 @@ messages at small n, unbiasedness with error Theta(sqrt(k)), releases, the workl
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 
 import numpy as np
 import pytest
+from conftest import sdp
 from scipy.special import comb
 
 from protocols.base import simulate, trusted_shuffle
@@ -138,3 +140,33 @@ def test_workload_simulates_through_the_gate():
     rep = w.report(est)
     assert rep["true_distinct"] == w.truth()["distinct"] <= 32
     assert abs(rep["error"]) < 6 * rep["expected_rmse"]
+
+
+def sdp_run(tmp_path, name: str, shuffler: str, *extra: str) -> dict:
+    """``sdp run NAME`` into tmp_path; the result, which must be verified."""
+    out = tmp_path / f"{name}-{shuffler}"
+    sdp(
+        "run",
+        name,
+        "--shuffler",
+        shuffler,
+        *extra,
+        "--out",
+        str(out),
+        "--quiet",
+        check=True,
+        timeout=1800,
+    )
+    res = json.loads((out / "result.json").read_text())
+    assert res["verified"]
+    return res
+
+
+def test_sdp_run_distinct_trusted(tmp_path):
+    sdp_run(tmp_path, "distinct", "trusted", "--users", "2000", "--domain", "64")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("shuffler,users", [("mixnet", "300"), ("mpc", "2000")])
+def test_sdp_run_distinct_networked(tmp_path, shuffler, users):
+    sdp_run(tmp_path, "distinct", shuffler, "--users", users, "--domain", "16")

@@ -8,6 +8,7 @@ import math
 import numpy as np
 import pytest
 from scipy.stats import binom, multinomial
+from test_distinct import sdp_run
 
 from protocols.almost_single.blanket import blanket_delta, blanket_rate
 from protocols.almost_single.lwy import HistLWY
@@ -136,3 +137,13 @@ def test_workload_simulates_through_the_gate():
     assert len(ledger) == 1 and ledger[0].eps == pytest.approx(0.9)
     rep = w.report(est)
     assert rep["rmse"] < 3 * rep["expected_rmse"]
+
+
+def test_sdp_run_hist_lwy_trusted(tmp_path):
+    sdp_run(tmp_path, "hist_lwy", "trusted", "--users", "5000", "--domain", "16")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("shuffler,users", [("mixnet", "1000"), ("mpc", "5000")])
+def test_sdp_run_hist_lwy_networked(tmp_path, shuffler, users):
+    sdp_run(tmp_path, "hist_lwy", shuffler, "--users", users, "--domain", "8")
