@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -18,7 +20,7 @@ import numpy as np
 from protocols.distinct.parity import RobustDistinct, xor_parities
 from protocols.distinct.workload import distinct_column
 from protocols.experiments.seed004.common import err_of, fmt
-from protocols.experiments.seed004.methods import Setting
+from protocols.experiments.seed004.methods import METHODS, Setting
 from protocols.privacy.ledger import USERS, gate
 from protocols.rng import experiment_rng
 
@@ -76,6 +78,16 @@ def distinct_results(cfg: dict[str, Any], base: Setting, seed: int) -> dict[str,
     }
 
 
+def large_domain(
+    evaluate: Callable[..., dict[str, Any]], base: Setting, cfg: dict[str, Any], seed: int
+) -> dict[str, Any]:
+    """Hist_LWY (hashed: d > n/ln(n)^2) against Hist_KR and SLH on a large domain, at the
+    defaults otherwise; ``evaluate`` is the experiment's own (runs.evaluate)."""
+    s = replace(base, d=int(cfg["d"]))
+    rows = [evaluate(METHODS[k], s, int(cfg["reps"]), seed) for k in ("hist_lwy", *LWY_RIVALS)]
+    return {"d": s.d, "n": s.n, "eps": s.eps, "reps": int(cfg["reps"]), "rows": rows}
+
+
 def lwy_verdict(res: dict[str, Any]) -> dict[str, Any]:
     """Does Hist_LWY beat Hist_KR and SLH at equal (eps_c, delta)? At the defaults and per sweep
     point (error: exact expected RMSE where known)."""
@@ -114,6 +126,24 @@ def markdown(res: dict[str, Any]) -> list[str]:
             + ", ".join(f"`{k}` {fmt(x)} ({fmt(msg[k])} msg/user)" for k, x in r.items())
             + f"; lowest error of the three at {v['sweep_wins']} of {v['sweep_points']} sweep "
             "points (eps, d, n), at equal (eps_c, delta).",
+            "",
+        ]
+    big = res.get("lwy_large")
+    if big:
+        lines += [
+            f"On a large domain (d = {big['d']}, n = {big['n']}, eps_c = {big['eps']}, "
+            f"{big['reps']} repetitions; Hist_LWY hashes): "
+            + "; ".join(
+                f"`{r['method']}` "
+                + (
+                    f"RMSE {fmt(err_of(r))}, {fmt(r['messages_per_user'])} msg/user, analyzer "
+                    f"{fmt(r['analyzer_seconds'])} s"
+                    if r.get("status") == "ok"
+                    else str(r.get("status"))[:80]
+                )
+                for r in big["rows"]
+            )
+            + ".",
             "",
         ]
     de = res.get("distinct")

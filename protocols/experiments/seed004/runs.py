@@ -49,6 +49,7 @@ PLANS: dict[str, dict[str, Any]] = {
         "range": {"n": 100_000, "d": 64, "branching": [2, 4]},
         "gamma": [1.0, 0.5],
         "distinct": {"n": 100_000, "k": [16, 64, 256, 1024], "reps": 8},
+        "large_d": {"d": 1 << 16, "reps": 3},
     },
     "full": {
         "defaults": Setting(n=1_000_000, eps=0.9),
@@ -65,6 +66,7 @@ PLANS: dict[str, dict[str, Any]] = {
         "range": {"n": 1_000_000, "d": 256, "branching": [2, 4, 16]},
         "gamma": [1.0, 0.9, 0.5, 0.25],
         "distinct": {"n": 1_000_000, "k": [16, 64, 256], "reps": 10},
+        "large_d": {"d": 1 << 16, "reps": 5},
     },
 }
 
@@ -161,6 +163,7 @@ def run(plan_name: str, seed: int, log: Any = print) -> dict[str, Any]:
     out["robustness"] = extras.robustness(plan["gamma"], base, seed)
     out["distinct"] = newer.distinct_results(plan["distinct"], base, seed)
     out["lwy"] = newer.lwy_verdict(out)
+    out["lwy_large"] = newer.large_domain(evaluate, base, plan["large_d"], seed)
     out["seconds"] = time.perf_counter() - t0
     return out
 
