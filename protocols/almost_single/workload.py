@@ -2,7 +2,8 @@
 almost-single-message protocol.
 
 Parameters: ``users`` (default 10,000), ``domain`` (d, default 64), ``epsilon`` (0.9), ``delta``
-(1e-6), ``c`` (hash range n/ln(n)^c, default 2), ``gamma`` (honest fraction, 1), ``data_seed``.
+(1e-6), ``hash_exponent`` (c of the hash range n/ln(n)^c, default 2), ``gamma`` (honest
+fraction, 1), ``data_seed`` (0).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ def lwy_workload(params: dict[str, Any]) -> Workload:
         n,
         float(params.get("epsilon", 0.9)),
         float(params.get("delta", 1e-6)),
-        c=float(params.get("c", 2.0)),
+        c=float(params.get("hash_exponent", 2.0)),
         gamma=float(params.get("gamma", 1.0)),
     )
     values = normal_categorical(n, d, int(params.get("data_seed", 0)))
