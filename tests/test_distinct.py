@@ -10,10 +10,17 @@ import math
 import numpy as np
 import pytest
 from conftest import sdp
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy.special import comb
 
 from protocols.base import simulate, trusted_shuffle
-from protocols.distinct.parity import RobustDistinct, parity_parameters, parity_words
+from protocols.distinct.parity import (
+    RobustDistinct,
+    parity_parameters,
+    parity_words,
+    xor_parities,
+)
 from protocols.distinct.workload import distinct_column
 from protocols.privacy.ledger import PrivacyRefusal, gate
 from protocols.rng import experiment_rng
@@ -170,3 +177,15 @@ def test_sdp_run_distinct_trusted(tmp_path):
 @pytest.mark.parametrize("shuffler,users", [("mixnet", "300"), ("mpc", "2000")])
 def test_sdp_run_distinct_networked(tmp_path, shuffler, users):
     sdp_run(tmp_path, "distinct", shuffler, "--users", users, "--domain", "16")
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(-5, 8), st.integers(-3, 1 << 31)), max_size=40))
+def test_analyzer_decodes_any_rows_without_crashing(rows):
+    proto = RobustDistinct(100, 70, 1.0)
+    msgs = np.array(rows, dtype=np.int64).reshape(-1, 2)
+    bits, good, bad = xor_parities(msgs, proto.params)
+    widths = proto.params.block_bits()
+    ok = [0 <= b < proto.params.blocks and 0 <= w < (1 << int(widths[b])) for b, w in rows]
+    assert (good, bad) == (sum(ok), len(rows) - sum(ok)) and bits.shape == (70,)
+    assert set(np.unique(bits)) <= {0, 1}

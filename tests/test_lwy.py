@@ -7,6 +7,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy.stats import binom, multinomial
 from test_distinct import sdp_run
 
@@ -147,3 +149,14 @@ def test_sdp_run_hist_lwy_trusted(tmp_path):
 @pytest.mark.parametrize("shuffler,users", [("mixnet", "1000"), ("mpc", "5000")])
 def test_sdp_run_hist_lwy_networked(tmp_path, shuffler, users):
     sdp_run(tmp_path, "hist_lwy", shuffler, "--users", users, "--domain", "8")
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(*[st.integers(-3, 5000)] * 3), max_size=30))
+def test_hashed_analyzer_decodes_any_rows_without_crashing(rows):
+    p = HistLWY(3000, 2000, 1.0, 1e-3)
+    assert p.hashed
+    f = p.family
+    out = p.analyze({"reports": np.array(rows, dtype=np.int64).reshape(-1, 3)})
+    ok = sum(1 <= a < f.P and 0 <= b < f.P and 0 <= y < f.g for a, b, y in rows)
+    assert out["invalid"] == len(rows) - ok and len(out["counts"]) == 3000
