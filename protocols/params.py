@@ -237,6 +237,24 @@ CATALOGUE: dict[str, Param] = {
             choices=("splitmix", "single"),
         ),
         _p("fake_rate", "float", "MURS: fraction of fake messages each user adds", low=0, high=1),
+        _p(
+            "support",
+            "float",
+            "distinct: fraction of the domain the column holds",
+            low=0,
+            open_low=True,
+            high=1,
+        ),
+        _p(
+            "word_bits",
+            "int",
+            "distinct: bits of the domain per XOR-shared message",
+            low=1,
+            high=30,
+        ),
+        _p(
+            "hash_exponent", "float", "hist_lwy: hash range n/ln(n)^c, this c", low=0, open_low=True
+        ),
         _p("branching", "int", "branching factor of the range tree", low=2),
         _p("oracle", "choice", "frequency oracle of each tree level", choices=("krr", "slh")),
         _p("queries", "int", "number of random ranges answered", low=1),
@@ -340,6 +358,8 @@ PROTOCOL_PARAMS: dict[str, tuple[str, ...]] = {
     "rsum_dsg": ("delta_split", "gamma", "precision"),
     "put": ("alpha", "bins", "domain", "gamma", "size"),
     "aut": ("alpha", "bins", "domain", "gamma", "size"),
+    "distinct": ("delta_split", "domain", "gamma", "support", "word_bits"),
+    "hist_lwy": ("domain", "gamma", "hash_exponent"),
 }
 
 # Defaults written into a run's parameters, so that its record names the model that ran even if a

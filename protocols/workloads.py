@@ -72,6 +72,8 @@ WORKLOAD_MODULES = [
     "protocols.ranges.workload",  # range
     "protocols.sums.workload",  # rsum_rr, rsum_kr, rsum_rm, rsum_dsg
     "protocols.uniformity.workload",  # put, aut
+    "protocols.distinct.workload",  # distinct
+    "protocols.almost_single.workload",  # hist_lwy
 ]
 
 

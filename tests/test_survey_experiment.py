@@ -34,6 +34,8 @@ TINY = dict(
     range={"n": 20_000, "d": 16, "branching": [4]},
     gamma=[1.0],
     scaling_ns=[10_000, 100_000],
+    distinct={"n": 5000, "k": [16, 64], "reps": 2},
+    large_d={"d": 4096, "reps": 1},
 )
 
 
@@ -56,6 +58,11 @@ def test_tiny_reproduction(tmp_path, monkeypatch):
     report.write(res, tmp_path)
     text = (tmp_path / "README.md").read_text()
     assert "## Claims C1-C16" in text and "fig8_count_eps.png" in text
+    assert (
+        "**Hist_LWY**" in text
+        and "Hist_LWY hashes" in text
+        and [r["k"] for r in res["distinct"]["rows"]] == [16, 64]
+    )
     for f in ["fig7_defaults.png"] + [f"{k}.png" for k in res["sweeps"]]:
         assert (tmp_path / f).stat().st_size > 1000
     summary = runs.summary(res)

@@ -27,6 +27,8 @@ CASES = {
     "range": {"users": 5000, "domain": 16, "branching": 4, "bound": "vr"},
     "put": {"users": 5000, "domain": 8},
     "aut": {"users": 5000, "domain": 8},
+    "distinct": {"users": 3000, "domain": 64},
+    "hist_lwy": {"users": 10_000, "domain": 4},
 }
 
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from protocols.experiments.seed004.common import err_of as _err
 from protocols.experiments.seed004.common import fmt as _fmt
-from protocols.experiments.seed004.methods import METHODS, SURVEY_METHODS
+from protocols.experiments.seed004.methods import METHODS, NEWER, SURVEY_METHODS
 
 BASELINES = {
     "count": ("count_ldp_rr", "count_cdp_laplace"),
@@ -156,7 +156,7 @@ def _sweep_claims(res: dict[str, Any]) -> dict[str, Any]:
     # C12: error falls with eps, communication about constant
     bad_err, bad_comm = [], []
     for key in ("fig8_count_eps", "fig11_hist_eps", "fig14_sum_eps"):
-        for k in {r["method"] for r in res["sweeps"][key]["rows"]}:
+        for k in {r["method"] for r in res["sweeps"][key]["rows"]} - NEWER:
             rs = [r for r in _rows(res, key, k) if r.get("status") == "ok"]
             if len(rs) < 2:
                 continue

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from protocols.experiments.seed004 import newer
 from protocols.experiments.seed004.common import err_of as _err
 from protocols.experiments.seed004.common import fmt as _fmt
 from protocols.experiments.seed004.methods import METHODS, SURVEY_METHODS
@@ -251,6 +252,8 @@ def markdown(res: dict[str, Any]) -> str:
         f"shares by n: {sc['c15_dsg_shares_by_n']}.",
         "",
         *_extras(res),
+        "",
+        *newer.markdown(res),
         "",
     ]
     return "\n".join(lines)

@@ -48,6 +48,8 @@ PLANS: dict[str, dict[str, Any]] = {
         "uniformity_draws": 100,
         "range": {"n": 100_000, "d": 64, "branching": [2, 4]},
         "gamma": [1.0, 0.5],
+        "distinct": {"n": 100_000, "k": [16, 64, 256, 1024], "reps": 8},
+        "large_d": {"d": 1 << 16, "reps": 3},
     },
     "full": {
         "defaults": Setting(n=1_000_000, eps=0.9),
@@ -63,6 +65,8 @@ PLANS: dict[str, dict[str, Any]] = {
         "uniformity_draws": 300,
         "range": {"n": 1_000_000, "d": 256, "branching": [2, 4, 16]},
         "gamma": [1.0, 0.9, 0.5, 0.25],
+        "distinct": {"n": 1_000_000, "k": [16, 64, 256], "reps": 10},
+        "large_d": {"d": 1 << 16, "reps": 5},
     },
 }
 
@@ -118,7 +122,7 @@ def sweep(
 
 def run(plan_name: str, seed: int, log: Any = print) -> dict[str, Any]:
     """The whole experiment of one plan; returns the JSON-ready results."""
-    from protocols.experiments.seed004 import extras
+    from protocols.experiments.seed004 import extras, newer
     from protocols.pure_dp.audit import pure_audit
 
     plan = PLANS[plan_name]
@@ -159,6 +163,9 @@ def run(plan_name: str, seed: int, log: Any = print) -> dict[str, Any]:
     out["range"] = extras.range_results(plan["range"], base, seed)
     out["robustness"] = extras.robustness(plan["gamma"], base, seed)
     out["pure"] = pure_audit(base.n, base.eps, base.delta)  # issue 32: exact pure-DP audit
+    out["distinct"] = newer.distinct_results(plan["distinct"], base, seed)
+    out["lwy"] = newer.lwy_verdict(out)
+    out["lwy_large"] = newer.large_domain(evaluate, base, plan["large_d"], seed)
     out["seconds"] = time.perf_counter() - t0
     return out
 
