@@ -82,7 +82,7 @@ def dot(a: np.ndarray, b: np.ndarray) -> int:
     """sum(a * b) mod PRIME for field arrays of the same shape (no int64 overflow)."""
     if a.size == 0:
         return 0
-    return int((a * b % PRIME).sum() % PRIME)
+    return int(shamir.mul_mod(a, b).sum() % PRIME)  # n < 2^32 products < 2^31: no overflow
 
 
 def stack_tags(values: np.ndarray, tags: np.ndarray) -> np.ndarray:

@@ -5,6 +5,11 @@ numpy array with values in ``[0, PRIME)``; the product of two elements is below 
 in int64, so every multiplication is followed by ``% PRIME`` and never overflows. On the wire
 elements travel as little-endian uint32.
 
+Hot paths (the shuffle's resharing, the MPC multiplications): ``share_wire`` shares straight to
+wire bytes and ``sum_wire`` adds received sharings, both in uint32 (``add_mod32``: a sum of
+two elements is below 2^32); ``mul_mod`` reduces products in uint64. Same values as ``share``,
+``from_wire`` and ``a * b % PRIME``, several times less CPU.
+
 Share representation is MPyC's: party ``i`` (0-based MPyC pid) holds the evaluation of a random
 degree-``t`` polynomial ``f`` with ``f(0) = secret`` at the point ``x = i + 1``. So a party's share
 array can be wrapped as ``mpc.SecFld(PRIME).array(...)`` and used by MPyC's secure arithmetic
@@ -26,10 +31,14 @@ from cryptography.hazmat.primitives.ciphers import Cipher, algorithms
 PRIME = (1 << 31) - 1
 
 
-def _field_from_words(words: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Map uint32 words to candidates in [0, 2^31 - 1); returns (values, rejected mask)."""
-    v = (words & np.uint32(0x7FFFFFFF)).astype(np.int64)
-    return v, v == PRIME
+_P32 = np.uint32(PRIME)
+_P64 = np.uint64(PRIME)
+
+
+def _field_words(words: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Map uint32 words to candidates in [0, 2^31 - 1) (uint32); returns (values, rejected)."""
+    v = words & np.uint32(0x7FFFFFFF)
+    return v, v == _P32
 
 
 def random_field_elements(shape: int | tuple[int, ...]) -> np.ndarray:
@@ -51,16 +60,22 @@ def chacha20_stream(key: bytes, nonce: bytes, nbytes: int) -> bytes:
     return enc.update(bytes(nbytes))
 
 
-def keyed_field_elements(key: bytes, nonce: bytes, count: int) -> np.ndarray:
-    """``count`` uniform field elements expanded from a key (same key -> same elements)."""
+def keyed_field_words(key: bytes, nonce: bytes, count: int) -> np.ndarray:
+    """``count`` uniform field elements (uint32) expanded from a key (same key -> same
+    elements): ChaCha20 words masked to 31 bits, the value 2^31 - 1 rejected (exact)."""
     extra = 64 + count // 1_000_000  # spare words for the rare rejections
     words = np.frombuffer(chacha20_stream(key, nonce, 4 * (count + extra)), dtype="<u4")
-    v, bad = _field_from_words(words)
+    v, bad = _field_words(words)
     if bad.any():  # probability 2^-31 per word: filter only then (a full copy otherwise)
         v = v[~bad]
     if v.size < count:
         raise RuntimeError("keyed_field_elements: keystream exhausted (probability < 2^-1000)")
     return v[:count]
+
+
+def keyed_field_elements(key: bytes, nonce: bytes, count: int) -> np.ndarray:
+    """``keyed_field_words`` as int64 (the representation of the rest of this module)."""
+    return keyed_field_words(key, nonce, count).astype(np.int64)
 
 
 def check_field(values: np.ndarray, where: str) -> np.ndarray:
@@ -81,6 +96,29 @@ def add_mod(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.n
     u = s.view(np.uint64)
     np.minimum(u, u - np.uint64(PRIME), out=u)
     return s
+
+
+def add_mod32(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """(a + b) mod PRIME for uint32 field arrays: the sum is below 2^32, and ``min(s, s -
+    PRIME)`` (wrapping) picks the reduced one. Several times faster than the int64 form."""
+    s = np.add(a, b, out=out)
+    np.minimum(s, s - _P32, out=s)
+    return s
+
+
+def mul_mod(a: np.ndarray, b: np.ndarray | int) -> np.ndarray:
+    """(a * b) mod PRIME for non-negative int64 (or uint64) field arrays, as int64: the
+    product is below 2^62 and the reduction runs in uint64 (faster than int64's)."""
+    au = np.asarray(a)
+    au = au.view(np.uint64) if au.dtype == np.int64 else au.astype(np.uint64)
+    if isinstance(b, (int, np.integer)):
+        bu: np.ndarray | np.uint64 = np.uint64(int(b) % PRIME)
+    else:
+        bb = np.asarray(b)
+        bu = bb.view(np.uint64) if bb.dtype == np.int64 else bb.astype(np.uint64)
+    prod = np.multiply(au, bu)
+    np.remainder(prod, _P64, out=prod)
+    return prod.view(np.int64)
 
 
 def eval_points(m: int) -> np.ndarray:
@@ -174,8 +212,13 @@ def to_wire(a: np.ndarray) -> bytes:
 
 def from_wire(data: bytes, shape: tuple[int, ...], where: str) -> np.ndarray:
     """Inverse of ``to_wire`` with length and range checks (ValueError names ``where``)."""
+    return _wire_words(data, shape, where).astype(np.int64).reshape(shape)
+
+
+def _wire_words(data: bytes | memoryview, shape: tuple[int, ...], where: str) -> np.ndarray:
+    """The uint32 words of ``data`` (no copy) after the length and range checks."""
     count = int(np.prod(shape)) if shape else 1
-    if not isinstance(data, (bytes, bytearray)) or len(data) != 4 * count:
+    if not isinstance(data, (bytes, bytearray, memoryview)) or len(data) != 4 * count:
         raise ValueError(
             f"{where}: expected {4 * count} bytes for shape {shape}, "
             f"got {len(data) if isinstance(data, (bytes, bytearray)) else type(data)}"
@@ -183,4 +226,32 @@ def from_wire(data: bytes, shape: tuple[int, ...], where: str) -> np.ndarray:
     words = np.frombuffer(data, dtype="<u4")
     if words.size and words.max() >= PRIME:
         raise ValueError(f"{where}: values must lie in [0, {PRIME})")
-    return words.astype(np.int64).reshape(shape)
+    return words
+
+
+def share_wire(secrets: np.ndarray, m: int, t: int) -> list[bytes]:
+    """``share(secrets, m, t)`` straight to the wire: party i's shares as little-endian
+    uint32 bytes. ``secrets`` must already be field elements (internal use: no range pass).
+    For t = 1 everything runs in uint32 (one coefficient, m modular additions)."""
+    if t != 1:
+        sh = share(np.asarray(secrets, dtype=np.int64), m, t)
+        return [to_wire(sh[i]) for i in range(m)]
+    s = np.asarray(secrets)
+    s32 = s.astype("<u4") if s.dtype != np.dtype("<u4") else s
+    c = keyed_field_words(os.urandom(32), bytes(16), s32.size).reshape(s32.shape)
+    cur = add_mod32(s32, c)
+    out = [cur.tobytes()]
+    for _ in range(1, m):  # f(x + 1) = f(x) + c
+        add_mod32(cur, c, out=cur)
+        out.append(cur.tobytes())
+    return out
+
+
+def sum_wire(parts: Sequence[tuple[str, bytes | memoryview]], shape: tuple[int, ...]) -> np.ndarray:
+    """The sum mod PRIME of several arrays on the wire (``to_wire``), as int64, with the
+    length and range checks of ``from_wire`` (ValueError names the part's ``where``); the
+    additions run in uint32."""
+    acc = np.zeros(int(np.prod(shape)) if shape else 1, dtype="<u4")
+    for where, data in parts:
+        add_mod32(acc, _wire_words(data, shape, where), out=acc)
+    return acc.astype(np.int64).reshape(shape)

@@ -102,3 +102,26 @@ def test_every_t_coalition_misses_a_round():
         coals = pr.coalitions(m, t)
         for bad in itertools.combinations(range(m), t):
             assert any(set(A).isdisjoint(bad) for A in coals)
+
+
+def test_fast_kernels_agree_with_the_reference_arithmetic():
+    rng = np.random.default_rng(5)
+    a = rng.integers(0, shamir.PRIME, size=(400, 3))
+    b = rng.integers(0, shamir.PRIME, size=(400, 3))
+    a[0, 0], b[0, 0] = shamir.PRIME - 1, shamir.PRIME - 1  # the largest product
+    np.testing.assert_array_equal(shamir.mul_mod(a, b), a * b % shamir.PRIME)
+    np.testing.assert_array_equal(shamir.mul_mod(a, 12345), a * 12345 % shamir.PRIME)
+    s = shamir.add_mod32(a.astype("<u4"), b.astype("<u4"))
+    np.testing.assert_array_equal(s, (a + b) % shamir.PRIME)
+    for m, t in ((3, 1), (5, 2)):
+        wires = shamir.share_wire(a, m, t)
+        allsh = np.stack([shamir.from_wire(w, a.shape, "test") for w in wires])
+        assert shamir.consistent(allsh, t).all()
+        np.testing.assert_array_equal(shamir.reconstruct(allsh[: t + 1], list(range(t + 1))), a)
+    total = shamir.sum_wire([("x", shamir.to_wire(a)), ("y", shamir.to_wire(b))], a.shape)
+    np.testing.assert_array_equal(total, (a + b) % shamir.PRIME)
+    bad = np.full(a.shape, shamir.PRIME, dtype="<u4").tobytes()
+    with pytest.raises(ValueError, match="server 2: values must lie"):
+        shamir.sum_wire([("x", shamir.to_wire(a)), ("server 2", bad)], a.shape)
+    with pytest.raises(ValueError, match="server 1: expected"):
+        shamir.sum_wire([("server 1", b"abc")], a.shape)

@@ -28,7 +28,7 @@ from mpc import mac_check as mc
 from mpc import shamir
 from mpc.shamir import PRIME
 from parties.mpc_shuffle.mpyc_runtime import MPCServerError
-from parties.mpc_shuffle.secure_ops import secure_mul, share_from
+from parties.mpc_shuffle.secure_ops import grr_coefficient, secure_mul, share_from
 
 
 class MaliciousAbort(MPCServerError):
@@ -127,9 +127,10 @@ async def tag_batches(
     names = sorted(arrays)
     k = alpha.shape[0]
     flat = np.concatenate([arrays[n].reshape(-1) for n in names]) if names else np.zeros(0)
-    x = np.broadcast_to(flat.astype(np.int64), (k, flat.size))
-    a = np.broadcast_to(alpha.reshape(k, 1), (k, flat.size))
-    prod = await secure_mul(rt, x, a)
+    # secure_mul with the GRR coefficient folded into the K keys: one local product per tag
+    scaled = shamir.mul_mod(alpha, grr_coefficient(rt)).reshape(k, 1)
+    local = shamir.mul_mod(flat.astype(np.int64).reshape(1, -1), scaled)
+    prod = await share_from(rt, list(range(len(rt.parties))), local, local.shape)
     out, off = {}, 0
     for n in names:
         size = arrays[n].size
