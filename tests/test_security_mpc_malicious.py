@@ -13,16 +13,21 @@ runtimes, ``mpc.permute_reshare.outgoing_reshares`` replaced for ONE server):
 
 from __future__ import annotations
 
-import asyncio
-
 import numpy as np
 import pytest
+from _mpc_helpers import (
+    grr_mpc_run,
+    honest_client,
+    raw_client,
+    raw_outputs,
+    run_in_process,
+    sent_outputs,
+)
 
 from mpc import mac_check, shamir
 from mpc import permute_reshare as perm_mod
 from mpc.shamir import PRIME
-from parties.mpc_shuffle import local_runtime, malicious, shuffler, wire
-from parties.runtime.memlink import MemoryNetwork
+from parties.mpc_shuffle import malicious, wire
 from protocols.base import BatchSpec
 
 SPECS = [BatchSpec("x", 1, 8)]
@@ -68,36 +73,16 @@ def _evil_reshares(monkeypatch, kind: str) -> list[int]:
     return mounted
 
 
-async def _raw_analyzer(ctx, cfg: wire.MPCShufflerConfig) -> np.ndarray:
-    """Anyone holding the servers' public output shares: reconstruct every value."""
-    parts = []
-    for s in cfg.servers:
-        arrays, _ = await wire.recv_chunked(ctx, s, wire.MSG_OUTPUT, s)
-        parts.append(arrays["x"])
-    return shamir.reconstruct(np.stack(parts)[:2], [0, 1])[:, 0]
-
-
 async def _run(cfg, clients: dict, *, raw: bool = False):
-    names = [*cfg.servers, cfg.analyzer, *cfg.clients]
-    net = MemoryNetwork(names, timeout=5)
-    rts = local_runtime.LocalMPCNetwork(3, 1).runtimes()
-    client_tasks = [fn(net.context(c)) for c, fn in clients.items()]
-    servers = [
-        asyncio.ensure_future(shuffler.server_run(net.context(s), rts[i], cfg, SPECS))
-        for i, s in enumerate(cfg.servers)
-    ]
-    await asyncio.gather(*client_tasks)
-    results = await asyncio.gather(*servers, return_exceptions=True)
-    sent_outputs = sum(net._queues[(s, cfg.analyzer, wire.MSG_OUTPUT)].qsize() for s in cfg.servers)
-    out = None
-    if not any(isinstance(r, BaseException) for r in results):
-        an = net.context(cfg.analyzer)
-        out = await (_raw_analyzer(an, cfg) if raw else shuffler.analyzer_collect(an, cfg, SPECS))
-    return results, sent_outputs, out
+    results, net, out = await run_in_process(cfg, SPECS, clients, collect=not raw)
+    sent = sent_outputs(net, cfg)
+    if raw and not any(isinstance(r, BaseException) for r in results):
+        out = await raw_outputs(net, cfg, "x")
+    return results, sent, out
 
 
 def _honest(cfg, data):
-    return lambda ctx: shuffler.client_submit(ctx, cfg, SPECS, data, users=len(data["x"]))
+    return honest_client(cfg, SPECS, data)
 
 
 async def test_offset_attack_reads_the_victim_in_semi_honest_mode(monkeypatch):
@@ -166,16 +151,7 @@ async def test_inconsistent_client_sharing_was_used_in_semi_honest_mode():
 async def test_honest_malicious_run_records_its_check_shares():
     cfg = _cfg("malicious-abort")
     clients = {"victim": _honest(cfg, VICTIM), "other": _honest(cfg, OTHER)}
-    names = [*cfg.servers, cfg.analyzer, *cfg.clients]
-    net = MemoryNetwork(names, timeout=5)
-    rts = local_runtime.LocalMPCNetwork(3, 1).runtimes()
-    await asyncio.gather(
-        *(fn(net.context(c)) for c, fn in clients.items()),
-        *(
-            shuffler.server_run(net.context(s), rts[i], cfg, SPECS)
-            for i, s in enumerate(cfg.servers)
-        ),
-    )
+    _, net, _ = await run_in_process(cfg, SPECS, clients, collect=False)
     metas = []
     for s in cfg.servers:
         _, meta = await wire.recv_chunked(net.context(cfg.analyzer), s, wire.MSG_OUTPUT, s)
@@ -210,27 +186,8 @@ def test_unknown_security_mode_is_refused():
 
 
 def _run_dir(tmp_path_factory, security: str):
-    from conftest import keys_of, sdp
-
     run = tmp_path_factory.mktemp(f"mpc-{security}") / "run"
-    sdp(
-        "run",
-        "grr",
-        "--shuffler",
-        "mpc",
-        "--users",
-        "300",
-        "--param",
-        f"security={security}",
-        "--out",
-        str(run),
-        "--keep-keys",
-        str(keys_of(run)),
-        "--quiet",
-        timeout=300,
-        check=True,
-    )
-    return run
+    return grr_mpc_run(run, "--param", f"security={security}")
 
 
 @pytest.fixture(scope="module")
@@ -349,23 +306,9 @@ async def test_out_of_domain_rows_are_never_opened_in_open_mode():
     the servers find them on shares (pass/fail only) and leave them out of the output."""
     cfg = _cfg("malicious-abort")
 
-    async def raw_client(ctx):
-        rows = np.array([[4], [123456], [7]], dtype=np.int64)  # 123456 is out of [0, 8)
-        sh = shamir.share(rows, cfg.m, cfg.threshold)
-        for i, s in enumerate(cfg.servers):
-            await wire.send_chunked(ctx, s, wire.MSG_SHARES, {"x": sh[i]}, {"users": 3})
-
-    clients = {"victim": raw_client, "other": _honest(cfg, OTHER)}
-    names = [*cfg.servers, cfg.analyzer, *cfg.clients]
-    net = MemoryNetwork(names, timeout=5)
-    rts = local_runtime.LocalMPCNetwork(3, 1).runtimes()
-    await asyncio.gather(
-        *(fn(net.context(c)) for c, fn in clients.items()),
-        *(
-            shuffler.server_run(net.context(s), rts[i], cfg, SPECS)
-            for i, s in enumerate(cfg.servers)
-        ),
-    )
-    values = await _raw_analyzer(net.context(cfg.analyzer), cfg)  # everything the servers sent
+    rows = np.array([[4], [123456], [7]], dtype=np.int64)  # 123456 is out of [0, 8)
+    clients = {"victim": raw_client(cfg, "x", rows), "other": _honest(cfg, OTHER)}
+    _, net, _ = await run_in_process(cfg, SPECS, clients, collect=False)
+    values = await raw_outputs(net, cfg, "x")  # everything the servers sent
     assert 123456 not in values.tolist() and len(values) == 7
     assert sorted(values.tolist()) == sorted([4, 7, *OTHER["x"][:, 0].tolist()])

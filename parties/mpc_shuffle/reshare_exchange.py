@@ -54,19 +54,32 @@ async def agree_coalition_seeds(
 
 
 async def mpyc_permute_reshare(
-    rt: Any, arrays: dict[str, np.ndarray], seeds: dict[pr.Coalition, bytes], run_label: bytes = b""
+    rt: Any,
+    arrays: dict[str, np.ndarray],
+    seeds: dict[pr.Coalition, bytes],
+    run_label: bytes = b"",
+    *,
+    deviate: tuple[str, int, int] | None = None,
 ) -> dict[str, np.ndarray]:
     """Shuffle the rows of every array (one independent permutation per batch) on MPyC.
 
     ``arrays`` maps batch names to this server's Shamir shares, shape ``(n_b, width_b)``; every
     server must pass the same names and shapes. Returns this server's shares of the shuffled
     batches. ``seeds`` comes from ``agree_coalition_seeds`` (only the member coalitions).
+    ``deviate`` = (batch, row, offset), tests only (``fault_hooks.mpc_offset``): this server
+    adds ``offset`` to the row's first column while it reshares in its first coalition.
     """
     m, t, me = len(rt.parties), rt.threshold, rt.pid
     cur = {k: shamir.check_field(arrays[k], f"mpyc_permute_reshare batch {k!r}") for k in arrays}
     shapes = {k: tuple(v.shape) for k, v in cur.items()}
     for A in pr.coalitions(m, t):
         outgoing: list[bytes | None] = [None] * m
+        if me in A and deviate is not None:  # additive share + offset, exactly
+            name, row, offset = deviate
+            lam = int(shamir.lagrange_coefficients([a + 1 for a in A])[A.index(me)])
+            cur[name] = cur[name].copy()
+            cur[name][row, 0] = (cur[name][row, 0] + offset * pow(lam, PRIME - 2, PRIME)) % PRIME
+            deviate = None
         if me in A:
             outgoing = list(pr.outgoing_reshares(cur, me, A, seeds[A], m, t, run_label))
         futs = [rt.transfer(outgoing[r], sender_receivers=[(a, r) for a in A]) for r in range(m)]

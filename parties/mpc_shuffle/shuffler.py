@@ -87,6 +87,7 @@ from parties.mpc_shuffle.wire import (
     send_chunked,
     share_batches,
 )
+from parties.runtime import fault_hooks
 from parties.runtime.link import PartyContext, PeerError
 from protocols.base import Batches, BatchSpec
 
@@ -226,12 +227,16 @@ async def server_run(
     mpyc_before = mpyc_bytes_sent(rt)
     coals = pr.coalitions(cfg.m, cfg.threshold)
     seeds = await guarded(rt, cfg, "seed agreement", agree_coalition_seeds(rt, coals, cfg.label))
+    deviate = fault_hooks.mpc_offset(ctx.name)  # tests only: a deviating server
     if malicious:  # value and tags travel in the same rows through the shuffle
         alpha = await guarded(rt, cfg, "MAC keys", mal.draw_mac_keys(rt))
         tags = await guarded(rt, cfg, "MAC tags", mal.tag_batches(rt, alpha, arrays))
         stacked = {k: mac_check.stack_tags(arrays[k], tags[k]) for k in names}
         out = await guarded(
-            rt, cfg, "permute-and-reshare", mpyc_permute_reshare(rt, stacked, seeds, cfg.label)
+            rt,
+            cfg,
+            "permute-and-reshare",
+            mpyc_permute_reshare(rt, stacked, seeds, cfg.label, deviate=deviate),
         )
         split = {k: mac_check.split_tags(out[k], sp[k].width) for k in names}
         shuffled = {k: v for k, (v, _) in split.items()}
@@ -245,7 +250,10 @@ async def server_run(
         )
     else:
         shuffled = await guarded(
-            rt, cfg, "permute-and-reshare", mpyc_permute_reshare(rt, arrays, seeds, cfg.label)
+            rt,
+            cfg,
+            "permute-and-reshare",
+            mpyc_permute_reshare(rt, arrays, seeds, cfg.label, deviate=deviate),
         )
     stats["t_shuffle_s"] = time.perf_counter() - t1
     ledger = getattr(ctx, "ledger", None)
