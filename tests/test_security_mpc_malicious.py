@@ -27,7 +27,7 @@ from _mpc_helpers import (
 from mpc import mac_check, shamir
 from mpc import permute_reshare as perm_mod
 from mpc.shamir import PRIME
-from parties.mpc_shuffle import malicious, wire
+from parties.mpc_shuffle import malicious, shuffler, wire
 from protocols.base import BatchSpec
 
 SPECS = [BatchSpec("x", 1, 8)]
@@ -312,3 +312,36 @@ async def test_out_of_domain_rows_are_never_opened_in_open_mode():
     values = await raw_outputs(net, cfg, "x")  # everything the servers sent
     assert 123456 not in values.tolist() and len(values) == 7
     assert sorted(values.tolist()) == sorted([4, 7, *OTHER["x"][:, 0].tolist()])
+
+
+BIG = [BatchSpec("x", 1, 1000)]  # a bound above max_domain (64): no affordable domain check
+
+
+async def test_out_of_domain_value_with_a_large_bound_is_never_opened():
+    """Item 2 for bounds > max_domain: on 2cb7aa9 (and in semi-honest mode) the servers open
+    a malicious client's out-of-domain value; in malicious-abort mode such a batch is refused
+    before anything is shuffled or opened (by every party), with one line naming it."""
+    rows = np.array([[4], [123456], [7]], dtype=np.int64)  # 123456 is out of [0, 1000)
+    for security in ("semi-honest", "malicious-abort"):
+        cfg = _cfg(security)
+        clients = {"victim": raw_client(cfg, "x", rows), "other": _honest(cfg, OTHER)}
+        results, net, _ = await run_in_process(cfg, BIG, clients, collect=False)
+        if security == "semi-honest":  # what 2cb7aa9 did in both modes
+            assert 123456 in (await raw_outputs(net, cfg, "x")).tolist()
+            continue
+        for r in results:
+            assert isinstance(r, ValueError), r
+            assert "bound 1000 > 64" in str(r) and "security=semi-honest" in str(r)
+        assert sent_outputs(net, cfg) == 0
+    with pytest.raises(ValueError, match="bound 1000 > 64"):
+        await shuffler.analyzer_collect(None, _cfg("malicious-abort"), BIG)
+
+
+def test_large_bound_in_malicious_open_mode_is_refused_at_launch(tmp_path):
+    from conftest import sdp
+
+    out = sdp("run", "splitmix-sum", "--shuffler", "mpc", "--users", "50", "--out", str(tmp_path))
+    assert out.returncode != 0
+    lines = [x for x in out.stderr.strip().splitlines() if x]
+    assert len(lines) == 1 and "bound" in lines[0] and "security=semi-honest" in lines[0], lines
+    assert "Traceback" not in out.stderr and not (tmp_path / "result.json").exists()

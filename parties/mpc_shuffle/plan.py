@@ -26,7 +26,7 @@ import numpy as np
 from mpc.shamir import PRIME
 from parties.clients.roles import ClientPopulation
 from parties.mpc_shuffle.shuffler import analyzer_collect, client_submit, serve_rounds
-from parties.mpc_shuffle.wire import MPCShufflerConfig
+from parties.mpc_shuffle.wire import MPCShufflerConfig, domain_refusal
 from parties.runtime import codec
 from parties.runtime.link import PeerError
 from protocols.base import BatchSpec
@@ -56,6 +56,16 @@ class MpcPlan:
         certs = [write_mpyc_party_tls(str(dirs[s] / MPYC_DIR), i) for i, s in enumerate(servers)]
         for s in servers:
             write_mpyc_trust_bundle(str(dirs[s] / MPYC_DIR), certs)
+
+    def check_workload(self, params: dict[str, Any], workload: Any) -> None:
+        """Refuse at launch the batches the parties would refuse (``wire.domain_refusal``)."""
+        cfg = MPCShufflerConfig(("s1", "s2", "s3"), "a", ())  # the defaults of a run
+        mode = str(params.get("mpc_mode", cfg.mode))
+        security = str(params.get("security", cfg.security))
+        for spec in workload.protocol.batch_specs():
+            why = domain_refusal(spec, mode, security, cfg.max_domain)
+            if why is not None:
+                raise ValueError(why)
 
     def layout(self, options: dict[str, Any]) -> list[tuple[str, str]]:
         m, clients = int(options.get("servers", 3)), int(options.get("clients", 2))

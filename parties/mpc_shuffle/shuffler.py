@@ -25,8 +25,10 @@ Flow:
      reconstructs them (and checks the m shares lie on one degree-t polynomial). The analyzer
      sees exactly what a trusted shuffler would give it: the shuffled multiset, so the
      shuffle-model DP guarantee of the protocol applies. No server sees any message. In
-     malicious-abort mode, batches with a bound of at most ``max_domain`` first go through the
-     masked domain check on shares and out-of-domain rows are left out (never opened).
+     malicious-abort mode, every batch first goes through the masked domain check on shares
+     and out-of-domain rows are left out (never opened); a batch with a bound above
+     ``max_domain`` (the check's cost grows with the bound) is refused in that mode
+     (``wire.domain_refusal``: at launch, and by every party before a round).
    - ``histogram``: the servers compute per-component histograms of the shuffled messages in
      MPC (power sums + Lagrange basis, all values must have a domain of at most ``max_domain``)
      and open only the counts to the analyzer. The analyzer learns the statistic, not even the
@@ -281,21 +283,12 @@ async def server_run(
         }
     if cfg.mode == "open":
         out_arrays = shuffled
-        small = {k: b for k, b in bounds.items() if b <= cfg.max_domain}
-        if malicious and small:  # out-of-domain rows are found on shares and never opened
+        if malicious:  # out-of-domain rows are found on shares and never opened (every bound
+            # is at most max_domain here: a larger one is refused, ``wire.domain_refusal``)
             found = await guarded(
-                rt,
-                cfg,
-                "domain check",
-                mpc_domain_check(
-                    rt,
-                    {k: shuffled[k] for k in small},
-                    small,
-                    tags={k: tags[k] for k in small},
-                    **kwargs,
-                ),
+                rt, cfg, "domain check", mpc_domain_check(rt, shuffled, bounds, tags=tags, **kwargs)
             )
-            out_arrays = {k: v[~found[k][0]] if k in found else v for k, v in shuffled.items()}
+            out_arrays = {k: v[~found[k][0]] for k, v in shuffled.items()}
             extra["invalid_rows"] = {k: int(found[k][0].sum()) for k in found}
     else:
         if malicious:

@@ -318,6 +318,8 @@ def resolve_job(
     plan.layout(layout)  # raises on an impossible layout
     if hasattr(plan, "check_params"):  # parameters a party would otherwise refuse mid-run
         plan.check_params(params, layout)
+    if hasattr(plan, "check_workload") and workload is not None:  # batches it would refuse
+        plan.check_workload(params, workload)
     return protocol, shuffler, params, layout
 
 
