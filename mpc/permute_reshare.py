@@ -87,12 +87,22 @@ def member_round(
 
 
 def permuted_additive(
-    share_i: np.ndarray, pid: int, coalition: Coalition, seed: bytes, label: bytes
+    share_i: np.ndarray,
+    pid: int,
+    coalition: Coalition,
+    seed: bytes,
+    label: bytes,
+    addend: np.ndarray | None = None,
 ) -> np.ndarray:
-    """Member ``pid``'s additive share over ``coalition``, rows permuted by the coalition's
-    permutation (uint32: the representation the resharing sends)."""
+    """Member ``pid``'s additive share over ``coalition`` (plus ``addend``, an additive share
+    over the coalition it holds besides its Shamir share), rows permuted by the coalition's
+    permutation (uint32: the representation the resharing sends). ``np.take`` on whole rows:
+    several times faster than fancy indexing for rows of value and tags."""
     perm = permutation_from_seed(seed, share_i.shape[0], label + bytes(coalition))
-    return to_additive(share_i, pid, coalition).astype("<u4")[perm]
+    out = to_additive(np.take(share_i, perm, axis=0), pid, coalition).astype("<u4")
+    if addend is not None:
+        shamir.add_mod32(out, np.take(addend, perm, axis=0).astype("<u4"), out=out)
+    return out
 
 
 def simulate_permute_reshare(
@@ -193,12 +203,22 @@ def outgoing_reshares(
     m: int,
     t: int,
     run_label: bytes,
+    addend: dict[str, np.ndarray] | None = None,
 ) -> list[bytes]:
     """Member ``pid``'s round for every batch (sorted by name, one permutation per batch):
-    the bytes it sends to each of the m servers."""
+    the bytes it sends to each of the m servers (``addend``: see ``permuted_additive``)."""
     parts = [  # member_round, straight to the wire (uint32, same values)
         shamir.share_wire(
-            permuted_additive(arrays[k], pid, coalition, seed, run_label + k.encode() + b"|"), m, t
+            permuted_additive(
+                arrays[k],
+                pid,
+                coalition,
+                seed,
+                run_label + k.encode() + b"|",
+                None if addend is None else addend[k],
+            ),
+            m,
+            t,
         )
         for k in sorted(arrays)
     ]
@@ -206,10 +226,14 @@ def outgoing_reshares(
 
 
 def combine_reshares(
-    received: list[bytes], coalition: Coalition, shapes: dict[str, tuple[int, ...]]
+    received: list[bytes],
+    coalition: Coalition,
+    shapes: dict[str, tuple[int, ...]],
+    dtype: str = "int64",
 ) -> dict[str, np.ndarray]:
     """Add up the sharings received from the members of ``coalition`` (in its order): this
-    server's new Shamir shares. ValueError names the member whose message is malformed."""
+    server's new Shamir shares (int64, or uint32 between rounds). ValueError names the member
+    whose message is malformed."""
     names = sorted(shapes)
     if len(received) != len(coalition):
         raise ValueError(f"reshare: {len(received)} messages for coalition {coalition}")
@@ -225,4 +249,4 @@ def combine_reshares(
             off += size
         if off != len(data):
             raise ValueError(f"reshare: server {a} sent {len(data)} bytes, expected {off}")
-    return {k: shamir.sum_wire(parts[k], shapes[k]) for k in names}
+    return {k: shamir.sum_wire(parts[k], shapes[k], dtype) for k in names}

@@ -107,10 +107,10 @@ def add_mod32(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np
 
 
 def mul_mod(a: np.ndarray, b: np.ndarray | int) -> np.ndarray:
-    """(a * b) mod PRIME for non-negative int64 (or uint64) field arrays, as int64: the
-    product is below 2^62 and the reduction runs in uint64 (faster than int64's)."""
+    """(a * b) mod PRIME for non-negative integer field arrays (int64, uint64 or uint32), as
+    int64: the product is below 2^62 and the reduction runs in uint64 (faster than int64's)."""
     au = np.asarray(a)
-    au = au.view(np.uint64) if au.dtype == np.int64 else au.astype(np.uint64)
+    au = au.view(np.uint64) if au.dtype in (np.int64, np.uint64) else au.astype(np.uint64)
     if isinstance(b, (int, np.integer)):
         bu: np.ndarray | np.uint64 = np.uint64(int(b) % PRIME)
     else:
@@ -247,11 +247,13 @@ def share_wire(secrets: np.ndarray, m: int, t: int) -> list[bytes]:
     return out
 
 
-def sum_wire(parts: Sequence[tuple[str, bytes | memoryview]], shape: tuple[int, ...]) -> np.ndarray:
-    """The sum mod PRIME of several arrays on the wire (``to_wire``), as int64, with the
-    length and range checks of ``from_wire`` (ValueError names the part's ``where``); the
-    additions run in uint32."""
+def sum_wire(
+    parts: Sequence[tuple[str, bytes | memoryview]], shape: tuple[int, ...], dtype: str = "int64"
+) -> np.ndarray:
+    """The sum mod PRIME of several arrays on the wire (``to_wire``), as ``dtype`` (int64 or
+    uint32), with the length and range checks of ``from_wire`` (ValueError names the part's
+    ``where``); the additions run in uint32."""
     acc = np.zeros(int(np.prod(shape)) if shape else 1, dtype="<u4")
     for where, data in parts:
         add_mod32(acc, _wire_words(data, shape, where), out=acc)
-    return acc.astype(np.int64).reshape(shape)
+    return acc.reshape(shape) if dtype == "uint32" else acc.astype(np.int64).reshape(shape)

@@ -71,20 +71,35 @@ async def _worker(args: argparse.Namespace) -> None:
         mine = shamir.share(x, m, t, coefficients=coef)[me]
         await sync()
         b0, t0, c0 = mpyc_bytes_sent(mpc), time.perf_counter(), time.process_time()
+        steps: dict[str, float] = {}
+        last = [c0]
+
+        def step(name: str) -> None:  # CPU seconds of this server per step
+            now = time.process_time()
+            steps[name] = round(now - last[0], 4)
+            last[0] = now
+
         seeds = await agree_coalition_seeds(mpc, coals, label)
+        step("seed agreement")
         if security == "malicious-abort":
             log = mal.CheckLog()
             bad = await mal.check_inputs(mpc, {"client": {"x": mine}}, ["client"], label, log)
             assert not bad, "bench: the honest client's sharing was refused"
+            step("input check")
             alpha = await mal.draw_mac_keys(mpc)
-            tags = await mal.tag_batches(mpc, alpha, {"x": mine})
+            tags, own = await mal.tag_batches(mpc, alpha, {"x": mine}, coals[0])
             stacked = {"x": mc.stack_tags(mine, tags["x"])}
-            shuffled = await mpyc_permute_reshare(mpc, stacked, seeds, label)
+            addend = None if own is None else {"x": mc.stack_tags(0 * mine, own["x"])}
+            step("MAC keys and tags")
+            shuffled = await mpyc_permute_reshare(mpc, stacked, seeds, label, addend=addend)
             y, ytags = mc.split_tags(shuffled["x"], 1)
+            step("permute-and-reshare (value + tags)")
             await mal.verify_shuffle(mpc, alpha, {"x": mine}, {"x": y}, {"x": ytags}, label, log)
+            step("MAC and multiset checks")
             out = {"x": y}
         else:
             out = await mpyc_permute_reshare(mpc, {"x": mine}, seeds, label)
+            step("permute-and-reshare")
         elapsed = time.perf_counter() - t0
         cpu = time.process_time() - c0
         sent = mpyc_bytes_sent(mpc) - b0
@@ -98,7 +113,8 @@ async def _worker(args: argparse.Namespace) -> None:
             ok = bool(np.array_equal(np.sort(y[:, 0]), np.sort(x[:, 0])))
             ok = ok and bool(shamir.consistent(allsh, t).all())
         per = await mpc.transfer(
-            {"seconds": elapsed, "cpu_seconds": cpu, "bytes_sent": sent}, receivers=0
+            {"seconds": elapsed, "cpu_seconds": cpu, "bytes_sent": sent, "steps": steps},
+            receivers=0,
         )
         return {"n": n, "verified": ok, "servers": per}
 
@@ -111,6 +127,7 @@ async def _worker(args: argparse.Namespace) -> None:
             "cpu_seconds_per_server": [round(s["cpu_seconds"], 4) for s in best["servers"]],
             "seconds_per_server": [round(s["seconds"], 4) for s in best["servers"]],
             "bytes_sent_per_server": [s["bytes_sent"] for s in best["servers"]],
+            "cpu_seconds_per_step_server0": best["servers"][0]["steps"],
             "verified": all(r["verified"] for r in reps),
         }
 
@@ -219,6 +236,7 @@ def main(argv: list[str] | None = None) -> int:
             "--no-log",
         ]
         t0 = time.perf_counter()
+        report_load = [round(x, 2) for x in os.getloadavg()]
         proc = subprocess.run(
             cmd,
             cwd=ROOT,
@@ -236,6 +254,8 @@ def main(argv: list[str] | None = None) -> int:
         with open(result) as f:
             report = json.load(f)
         report["wall_seconds"] = time.perf_counter() - t0
+        report["load_average_1_5_15_min_before"] = report_load
+        report["load_average_1_5_15_min_after"] = [round(x, 2) for x in os.getloadavg()]
     if args.json:
         print(json.dumps(report, indent=2))
     else:

@@ -55,7 +55,7 @@ def _evil_reshares(monkeypatch, kind: str) -> list[int]:
     orig = perm_mod.outgoing_reshares
     mounted: list[int] = []
 
-    def evil(arrays, pid, coalition, seed, m, t, run_label):
+    def evil(arrays, pid, coalition, seed, m, t, run_label, **kw):
         if pid == EVIL and not mounted:
             arrays = {k: v.copy() for k, v in arrays.items()}
             a = arrays["x"]
@@ -67,7 +67,7 @@ def _evil_reshares(monkeypatch, kind: str) -> list[int]:
             else:  # duplicate: row 2 (values and tags) replaced by row 1
                 a[2] = a[1]
             mounted.append(pid)
-        return orig(arrays, pid, coalition, seed, m, t, run_label)
+        return orig(arrays, pid, coalition, seed, m, t, run_label, **kw)
 
     monkeypatch.setattr(perm_mod, "outgoing_reshares", evil)
     return mounted

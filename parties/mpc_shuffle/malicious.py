@@ -6,8 +6,9 @@ Steps a server runs in mode ``malicious-abort`` (``parties.mpc_shuffle.shuffler.
 1. ``check_inputs``: after every submission arrived, coins are drawn jointly and each accepted
    client's sharing is tested for degree <= t by opening masked random combinations; a client
    whose sharing is inconsistent is refused (named, its rows counted as rejected).
-2. ``draw_mac_keys`` and ``tag_batches``: secret MAC keys and the tags alpha_j x of every value;
-   the caller shuffles value and tags in the same rows (``mac_check.stack_tags``).
+2. ``draw_mac_keys`` and ``tag_batches``: secret MAC keys and the tags alpha_j x of every value
+   (their GRR98 terms added up in the shuffle's first round); the caller shuffles value and
+   tags in the same rows (``mac_check.stack_tags``).
 3. ``verify_shuffle``: after the shuffle, new joint coins; the MAC check and the multiset check
    are opened (only their check values: 0 when honest). Any non-zero value raises
    ``MaliciousAbort`` naming the check and the batch: nothing else is opened or sent.
@@ -121,22 +122,37 @@ async def draw_mac_keys(rt: Any) -> np.ndarray:
 
 
 async def tag_batches(
-    rt: Any, alpha: np.ndarray, arrays: dict[str, np.ndarray]
-) -> dict[str, np.ndarray]:
-    """Shares of the tags alpha_j x of every value: ``{name: (K, n, w)}`` (one round)."""
+    rt: Any, alpha: np.ndarray, arrays: dict[str, np.ndarray], first: Sequence[int]
+) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray] | None]:
+    """The tags alpha_j x of every value, ``{name: (K, n, w)}``, in two parts that the first
+    round of permute-and-reshare (coalition ``first``) adds up, so the tag multiplication
+    needs no resharing of its own: with the GRR98 coefficients lambda_i over all m servers,
+    alpha_j x = sum_i lambda_i alpha_j,i x_i (local products of the servers' shares).
+
+    Returns (this server's Shamir shares of Z = the sum of the terms of the servers OUTSIDE
+    ``first``, which they share as in GRR98; and, for a member of ``first``, its own term,
+    an additive share over ``first`` that it adds in that round, ``reshare_exchange.
+    mpyc_permute_reshare(addend=...)``; None for the others). The members reshare their terms
+    with fresh randomness, as GRR98 does; an error a server adds to a term is an additive
+    error on the tag, which the MAC check catches."""
     names = sorted(arrays)
     k = alpha.shape[0]
     flat = np.concatenate([arrays[n].reshape(-1) for n in names]) if names else np.zeros(0)
-    # secure_mul with the GRR coefficient folded into the K keys: one local product per tag
+    # the GRR coefficient folded into the K keys: one local product per tag
     scaled = shamir.mul_mod(alpha, grr_coefficient(rt)).reshape(k, 1)
-    local = shamir.mul_mod(flat.astype(np.int64).reshape(1, -1), scaled)
-    prod = await share_from(rt, list(range(len(rt.parties))), local, local.shape)
-    out, off = {}, 0
-    for n in names:
-        size = arrays[n].size
-        out[n] = prod[:, off : off + size].reshape(k, *arrays[n].shape)
-        off += size
-    return out
+    local = shamir.mul_mod(np.asarray(flat, dtype=np.int64).reshape(1, -1), scaled)
+    outside = [i for i in range(len(rt.parties)) if i not in first]
+    shared = await share_from(rt, outside, local if rt.pid in outside else None, local.shape)
+
+    def per_batch(a: np.ndarray) -> dict[str, np.ndarray]:
+        out, off = {}, 0
+        for n in names:
+            size = arrays[n].size
+            out[n] = a[:, off : off + size].reshape(k, *arrays[n].shape)
+            off += size
+        return out
+
+    return per_batch(shared), (per_batch(local) if rt.pid in first else None)
 
 
 async def _product_tree(rt: Any, factors: np.ndarray) -> np.ndarray:

@@ -232,13 +232,16 @@ async def server_run(
     deviate = fault_hooks.mpc_offset(ctx.name)  # tests only: a deviating server
     if malicious:  # value and tags travel in the same rows through the shuffle
         alpha = await guarded(rt, cfg, "MAC keys", mal.draw_mac_keys(rt))
-        tags = await guarded(rt, cfg, "MAC tags", mal.tag_batches(rt, alpha, arrays))
+        tags, own = await guarded(rt, cfg, "MAC tags", mal.tag_batches(rt, alpha, arrays, coals[0]))
         stacked = {k: mac_check.stack_tags(arrays[k], tags[k]) for k in names}
+        addend = None  # a first-round member's own GRR98 terms of the tags
+        if own is not None:
+            addend = {k: mac_check.stack_tags(np.zeros_like(arrays[k]), own[k]) for k in names}
         out = await guarded(
             rt,
             cfg,
             "permute-and-reshare",
-            mpyc_permute_reshare(rt, stacked, seeds, cfg.label, deviate=deviate),
+            mpyc_permute_reshare(rt, stacked, seeds, cfg.label, addend=addend, deviate=deviate),
         )
         split = {k: mac_check.split_tags(out[k], sp[k].width) for k in names}
         shuffled = {k: v for k, (v, _) in split.items()}
