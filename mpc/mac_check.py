@@ -85,12 +85,17 @@ def dot(a: np.ndarray, b: np.ndarray) -> int:
     return int(shamir.mul_mod(a, b).sum() % PRIME)  # n < 2^32 products < 2^31: no overflow
 
 
-def stack_tags(values: np.ndarray, tags: np.ndarray) -> np.ndarray:
+def stack_tags(values: np.ndarray | None, tags: np.ndarray) -> np.ndarray:
     """One array per batch for the shuffle: row i = (x_i, alpha_1 x_i, .., alpha_K x_i).
 
-    ``values`` (n, w), ``tags`` (K, n, w) -> (n, (K + 1) w)."""
+    ``values`` (n, w) (None: zeros), ``tags`` (K, n, w) -> (n, (K + 1) w), uint32 (the
+    representation the resharing sends; field elements fit)."""
     k, n, w = tags.shape
-    return np.concatenate([values, tags.transpose(1, 0, 2).reshape(n, k * w)], axis=1)
+    out = np.zeros((n, (k + 1) * w), dtype="<u4")
+    if values is not None:
+        out[:, :w] = values
+    out[:, w:].reshape(n, k, w)[...] = tags.transpose(1, 0, 2)
+    return out
 
 
 def split_tags(stacked: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray]:

@@ -101,7 +101,7 @@ def permuted_additive(
     perm = permutation_from_seed(seed, share_i.shape[0], label + bytes(coalition))
     out = to_additive(np.take(share_i, perm, axis=0), pid, coalition).astype("<u4")
     if addend is not None:
-        shamir.add_mod32(out, np.take(addend, perm, axis=0).astype("<u4"), out=out)
+        shamir.add_mod32(out, np.take(addend, perm, axis=0).astype("<u4", copy=False), out=out)
     return out
 
 

@@ -35,12 +35,6 @@ _P32 = np.uint32(PRIME)
 _P64 = np.uint64(PRIME)
 
 
-def _field_words(words: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Map uint32 words to candidates in [0, 2^31 - 1) (uint32); returns (values, rejected)."""
-    v = words & np.uint32(0x7FFFFFFF)
-    return v, v == _P32
-
-
 def random_field_elements(shape: int | tuple[int, ...]) -> np.ndarray:
     """Uniform elements of GF(PRIME): a fresh 256-bit key from the OS CSPRNG expanded by
     ChaCha20 (``keyed_field_elements``, exact rejection sampling)."""
@@ -65,9 +59,9 @@ def keyed_field_words(key: bytes, nonce: bytes, count: int) -> np.ndarray:
     elements): ChaCha20 words masked to 31 bits, the value 2^31 - 1 rejected (exact)."""
     extra = 64 + count // 1_000_000  # spare words for the rare rejections
     words = np.frombuffer(chacha20_stream(key, nonce, 4 * (count + extra)), dtype="<u4")
-    v, bad = _field_words(words)
-    if bad.any():  # probability 2^-31 per word: filter only then (a full copy otherwise)
-        v = v[~bad]
+    v = words & np.uint32(0x7FFFFFFF)  # candidates; 2^31 - 1 = PRIME is rejected
+    if v.size and v.max() == _P32:  # probability 2^-31 per word: filter only then
+        v = v[v != _P32]
     if v.size < count:
         raise RuntimeError("keyed_field_elements: keystream exhausted (probability < 2^-1000)")
     return v[:count]

@@ -89,7 +89,7 @@ async def _worker(args: argparse.Namespace) -> None:
             alpha = await mal.draw_mac_keys(mpc)
             tags, own = await mal.tag_batches(mpc, alpha, {"x": mine}, coals[0])
             stacked = {"x": mc.stack_tags(mine, tags["x"])}
-            addend = None if own is None else {"x": mc.stack_tags(0 * mine, own["x"])}
+            addend = None if own is None else {"x": mc.stack_tags(None, own["x"])}
             step("MAC keys and tags")
             shuffled = await mpyc_permute_reshare(mpc, stacked, seeds, label, addend=addend)
             y, ytags = mc.split_tags(shuffled["x"], 1)

@@ -125,3 +125,10 @@ def test_fast_kernels_agree_with_the_reference_arithmetic():
         shamir.sum_wire([("x", shamir.to_wire(a)), ("server 2", bad)], a.shape)
     with pytest.raises(ValueError, match="server 1: expected"):
         shamir.sum_wire([("server 1", b"abc")], a.shape)
+
+
+def test_keyed_field_words_reject_the_prime(monkeypatch):
+    words = np.array([5, 0x7FFFFFFF, 0xFFFFFFFF, 7, 0x80000003] + [1] * 70, dtype="<u4")
+    monkeypatch.setattr(shamir, "chacha20_stream", lambda key, nonce, n: words.tobytes()[:n])
+    out = shamir.keyed_field_words(bytes(32), bytes(16), 4)
+    assert out.tolist() == [5, 7, 3, 1]  # 2^31 - 1 (with or without the top bit) rejected

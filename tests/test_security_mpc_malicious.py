@@ -63,7 +63,7 @@ def _evil_reshares(monkeypatch, kind: str) -> list[int]:
                 lam = int(
                     shamir.lagrange_coefficients([c + 1 for c in coalition])[coalition.index(pid)]
                 )
-                a[0, 0] = (a[0, 0] + OFFSET * pow(lam, PRIME - 2, PRIME)) % PRIME
+                a[0, 0] = (int(a[0, 0]) + OFFSET * pow(lam, PRIME - 2, PRIME)) % PRIME
             else:  # duplicate: row 2 (values and tags) replaced by row 1
                 a[2] = a[1]
             mounted.append(pid)

@@ -73,7 +73,7 @@ async def mpyc_permute_reshare(
     adds ``offset`` to the row's first column while it reshares in its first coalition.
     """
     m, t, me = len(rt.parties), rt.threshold, rt.pid
-    cur = {k: shamir.check_field(arrays[k], f"mpyc_permute_reshare batch {k!r}") for k in arrays}
+    cur = {k: _field(arrays[k], f"mpyc_permute_reshare batch {k!r}") for k in arrays}
     shapes = {k: tuple(v.shape) for k, v in cur.items()}
     coals = pr.coalitions(m, t)
     if addend is not None and me not in coals[0]:
@@ -99,6 +99,16 @@ async def mpyc_permute_reshare(
         except ValueError as exc:
             raise MPCServerError(str(exc)) from None
     return {k: v.astype(np.int64) for k, v in cur.items()}
+
+
+def _field(a: np.ndarray, where: str) -> np.ndarray:
+    """int64 field elements (``shamir.check_field``), or uint32 ones kept as they are (the
+    representation the resharing sends: one range pass, no conversion)."""
+    if a.dtype == np.uint32:
+        if a.size and a.max() >= PRIME:
+            raise ValueError(f"{where}: values must lie in [0, {PRIME})")
+        return a
+    return shamir.check_field(a, where)
 
 
 def secfld_type(rt: Any) -> Any:

@@ -236,7 +236,7 @@ async def server_run(
         stacked = {k: mac_check.stack_tags(arrays[k], tags[k]) for k in names}
         addend = None  # a first-round member's own GRR98 terms of the tags
         if own is not None:
-            addend = {k: mac_check.stack_tags(np.zeros_like(arrays[k]), own[k]) for k in names}
+            addend = {k: mac_check.stack_tags(None, own[k]) for k in names}
         out = await guarded(
             rt,
             cfg,
