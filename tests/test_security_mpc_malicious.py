@@ -345,3 +345,41 @@ def test_large_bound_in_malicious_open_mode_is_refused_at_launch(tmp_path):
     lines = [x for x in out.stderr.strip().splitlines() if x]
     assert len(lines) == 1 and "bound" in lines[0] and "security=semi-honest" in lines[0], lines
     assert "Traceback" not in out.stderr and not (tmp_path / "result.json").exists()
+
+
+@pytest.mark.parametrize("who", ["member", "outside"])
+async def test_deviation_in_the_tag_terms_aborts(monkeypatch, who):
+    """The tags' GRR98 terms (``malicious.tag_batches``): a member of the first coalition adds
+    an error to the term it adds in the shuffle's first round, or the server outside it to
+    the term it reshares: an additive error on a tag, caught by the MAC check."""
+    mounted: list[int] = []
+    if who == "member":  # server 1, in the first coalition (0, 1)
+        orig = perm_mod.outgoing_reshares
+
+        def evil(arrays, pid, coalition, seed, m, t, run_label, **kw):
+            if pid == EVIL and kw.get("addend") is not None and not mounted:
+                kw["addend"] = {k: v.copy() for k, v in kw["addend"].items()}
+                kw["addend"]["x"][0, 1] = (int(kw["addend"]["x"][0, 1]) + 1) % PRIME
+                mounted.append(pid)
+            return orig(arrays, pid, coalition, seed, m, t, run_label, **kw)
+
+        monkeypatch.setattr(perm_mod, "outgoing_reshares", evil)
+    else:  # server 2, outside it
+        orig_share = malicious.share_from
+
+        async def evil_share(rt, senders, value, shape):
+            if rt.pid == 2 and value is not None and shape[0] == mac_check.MAC_KEYS:
+                value = value.copy()
+                value[0, 0] = (value[0, 0] + 1) % PRIME
+                mounted.append(rt.pid)
+            return await orig_share(rt, senders, value, shape)
+
+        monkeypatch.setattr(malicious, "share_from", evil_share)
+    cfg = _cfg("malicious-abort")
+    clients = {"victim": _honest(cfg, VICTIM), "other": _honest(cfg, OTHER)}
+    results, sent, _ = await _run(cfg, clients)
+    assert mounted == [EVIL if who == "member" else 2]
+    for r in results:
+        assert isinstance(r, malicious.MaliciousAbort), r
+        assert "MAC check on batch 'x'" in str(r)
+    assert sent == 0
