@@ -83,18 +83,9 @@ def check_field(values: np.ndarray, where: str) -> np.ndarray:
     return a
 
 
-def add_mod(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-    """(a + b) mod PRIME for int64 field arrays (values in [0, PRIME)), without a division:
-    the sum is below 2 PRIME, and in uint64 ``min(s, s - PRIME)`` picks the reduced one."""
-    s = np.add(a, b, out=out)
-    u = s.view(np.uint64)
-    np.minimum(u, u - np.uint64(PRIME), out=u)
-    return s
-
-
 def add_mod32(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     """(a + b) mod PRIME for uint32 field arrays: the sum is below 2^32, and ``min(s, s -
-    PRIME)`` (wrapping) picks the reduced one. Several times faster than the int64 form."""
+    PRIME)`` (wrapping) picks the reduced one (several times faster than in int64 or uint64)."""
     s = np.add(a, b, out=out)
     np.minimum(s, s - _P32, out=s)
     return s
@@ -138,12 +129,9 @@ def share(
         c = check_field(coefficients, "shamir.share coefficients")
     if c.shape != (t, *s.shape):
         raise ValueError(f"shamir.share: coefficients shape {c.shape} != {(t, *s.shape)}")
+    if t == 1:
+        return _share_t1(s.astype("<u4"), c[0].astype("<u4"), m).astype(np.int64)
     out = np.empty((m, *s.shape), dtype=np.int64)
-    if t == 1:  # f(x + 1) = f(x) + c0: one modular addition per party
-        add_mod(s, c[0], out=out[0])
-        for i in range(1, m):
-            add_mod(out[i - 1], c[0], out=out[i])
-        return out
     for i, x in enumerate(eval_points(m)):  # m is small; Horner per party, vectorized over data
         y = np.zeros(s.shape, dtype=np.int64)
         for d in range(t - 1, -1, -1):  # f(x) = s + c0 x + ... + c_{t-1} x^t
@@ -230,14 +218,19 @@ def share_wire(secrets: np.ndarray, m: int, t: int) -> list[bytes]:
     if t != 1:
         sh = share(np.asarray(secrets, dtype=np.int64), m, t)
         return [to_wire(sh[i]) for i in range(m)]
-    s = np.asarray(secrets)
-    s32 = s.astype("<u4") if s.dtype != np.dtype("<u4") else s
+    s32 = np.asarray(secrets).astype("<u4", copy=False)
     c = keyed_field_words(os.urandom(32), bytes(16), s32.size).reshape(s32.shape)
-    cur = add_mod32(s32, c)
-    out = [cur.tobytes()]
-    for _ in range(1, m):  # f(x + 1) = f(x) + c
-        add_mod32(cur, c, out=cur)
-        out.append(cur.tobytes())
+    sh = _share_t1(s32, c, m)
+    return [sh[i].tobytes() for i in range(m)]
+
+
+def _share_t1(s: np.ndarray, c: np.ndarray, m: int) -> np.ndarray:
+    """Degree-1 shares (m, ...) uint32 of ``s`` with coefficient ``c`` (uint32 field arrays):
+    f(x + 1) = f(x) + c, one modular addition per party."""
+    out = np.empty((m, *s.shape), dtype="<u4")
+    add_mod32(s, c, out=out[0])
+    for i in range(1, m):
+        add_mod32(out[i - 1], c, out=out[i])
     return out
 
 
