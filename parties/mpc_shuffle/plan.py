@@ -25,6 +25,7 @@ import numpy as np
 
 from mpc.shamir import PRIME
 from parties.clients.roles import ClientPopulation
+from parties.mpc_shuffle.mpyc_runtime import MPCServerError
 from parties.mpc_shuffle.shuffler import analyzer_collect, client_submit, serve_rounds
 from parties.mpc_shuffle.wire import MPCShufflerConfig, domain_refusal
 from parties.runtime import codec
@@ -192,15 +193,18 @@ async def run_server_role(node: Any, cluster: Any) -> None:
         public = await _recv_state(node, cfg, rnd) if rnd else {}
         return proto.batch_specs_round(rnd, public)
 
-    await serve_rounds(
-        node,
-        cfg,
-        round_specs,
-        proto.n_rounds,
-        cfg.servers.index(node.name),
-        mpc_addresses(cluster),
-        ssl_dir=None if tls is None else str(tls),
-    )
+    try:
+        await serve_rounds(
+            node,
+            cfg,
+            round_specs,
+            proto.n_rounds,
+            cfg.servers.index(node.name),
+            mpc_addresses(cluster),
+            ssl_dir=None if tls is None else str(tls),
+        )
+    except MPCServerError as exc:  # an expected end (a lost server, a failed abort check):
+        raise PeerError(str(exc)) from None  # one line, no traceback, nothing published
 
 
 def histogram_to_multiset(counts: np.ndarray) -> np.ndarray:
