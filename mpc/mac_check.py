@@ -74,7 +74,7 @@ def coin_seed(opened: np.ndarray, label: bytes) -> bytes:
 def coins(seed: bytes, label: str, shape: tuple[int, ...]) -> np.ndarray:
     """Uniform field elements of ``shape`` expanded from ``seed`` for the named use."""
     key = hashlib.sha256(seed + b"|" + label.encode()).digest()
-    count = int(np.prod(shape)) if shape else 1
+    count = math.prod(shape)
     return shamir.keyed_field_elements(key, bytes(16), count).reshape(shape)
 
 

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import math
 import os
 
 import numpy as np
@@ -244,7 +245,7 @@ def combine_reshares(
         view, off = memoryview(data), 0
         for k in names:
             s = shapes[k]
-            size = 4 * (int(np.prod(s)) if s else 1)
+            size = 4 * math.prod(s)
             parts[k].append((f"reshare from server {a}", view[off : off + size]))
             off += size
         if off != len(data):

@@ -22,6 +22,8 @@ exact rejection sampling (no modular bias).
 
 from __future__ import annotations
 
+import functools
+import math
 import os
 from collections.abc import Sequence
 
@@ -39,7 +41,7 @@ def random_field_elements(shape: int | tuple[int, ...]) -> np.ndarray:
     """Uniform elements of GF(PRIME): a fresh 256-bit key from the OS CSPRNG expanded by
     ChaCha20 (``keyed_field_elements``, exact rejection sampling)."""
     shape = (shape,) if isinstance(shape, int) else tuple(shape)
-    count = int(np.prod(shape)) if shape else 1
+    count = math.prod(shape)
     return keyed_field_elements(os.urandom(32), bytes(16), count).reshape(shape)
 
 
@@ -141,8 +143,13 @@ def share(
 
 
 def lagrange_coefficients(xs: Sequence[int], x0: int = 0) -> np.ndarray:
-    """Lagrange coefficients ``lambda_j`` with ``f(x0) = sum_j lambda_j f(xs[j])`` mod PRIME."""
-    xs = [int(x) % PRIME for x in xs]
+    """Lagrange coefficients ``lambda_j`` with ``f(x0) = sum_j lambda_j f(xs[j])`` mod PRIME
+    (read-only; cached: the MPC steps ask for the same few point sets again and again)."""
+    return _lagrange(tuple(int(x) % PRIME for x in xs), int(x0))
+
+
+@functools.lru_cache(maxsize=256)
+def _lagrange(xs: tuple[int, ...], x0: int) -> np.ndarray:
     if len(set(xs)) != len(xs):
         raise ValueError(f"lagrange_coefficients: points must be distinct, got {xs}")
     out = []
@@ -153,7 +160,9 @@ def lagrange_coefficients(xs: Sequence[int], x0: int = 0) -> np.ndarray:
                 num = num * (x0 - xk) % PRIME
                 den = den * (xj - xk) % PRIME
         out.append(num * pow(den, PRIME - 2, PRIME) % PRIME)
-    return np.array(out, dtype=np.int64)
+    arr = np.array(out, dtype=np.int64)
+    arr.flags.writeable = False
+    return arr
 
 
 def combine(shares: np.ndarray, coeffs: np.ndarray) -> np.ndarray:
@@ -199,7 +208,7 @@ def from_wire(data: bytes, shape: tuple[int, ...], where: str) -> np.ndarray:
 
 def _wire_words(data: bytes | memoryview, shape: tuple[int, ...], where: str) -> np.ndarray:
     """The uint32 words of ``data`` (no copy) after the length and range checks."""
-    count = int(np.prod(shape)) if shape else 1
+    count = math.prod(shape)
     if not isinstance(data, (bytes, bytearray, memoryview)) or len(data) != 4 * count:
         raise ValueError(
             f"{where}: expected {4 * count} bytes for shape {shape}, "
@@ -240,7 +249,7 @@ def sum_wire(
     """The sum mod PRIME of several arrays on the wire (``to_wire``), as ``dtype`` (int64 or
     uint32), with the length and range checks of ``from_wire`` (ValueError names the part's
     ``where``); the additions run in uint32."""
-    acc = np.zeros(int(np.prod(shape)) if shape else 1, dtype="<u4")
+    acc = np.zeros(math.prod(shape), dtype="<u4")
     for where, data in parts:
         add_mod32(acc, _wire_words(data, shape, where), out=acc)
     return acc.reshape(shape) if dtype == "uint32" else acc.astype(np.int64).reshape(shape)

@@ -67,17 +67,22 @@ async def open_all(rt: Any, share_i: np.ndarray) -> tuple[np.ndarray, np.ndarray
     return vals, ok
 
 
-async def joint_coin_seed(rt: Any, label: bytes, log: CheckLog, name: str) -> bytes:
+async def joint_coin_seed(
+    rt: Any, label: bytes, log: CheckLog, name: str, secret: int = 0
+) -> tuple[bytes, np.ndarray]:
     """A seed no coalition of t servers can predict or bias: the sum of random sharings input
-    by every server, opened (consistency checked) after they are all fixed."""
+    by every server, opened (consistency checked) after they are all fixed. Also returns
+    this server's shares of ``secret`` more such random values, drawn in the same round and
+    never opened (masks)."""
     m = len(rt.parties)
-    shape = (mc.COIN_ELEMENTS,)
-    mine = await share_from(rt, list(range(m)), shamir.random_field_elements(shape), shape)
+    shape = (mc.COIN_ELEMENTS + secret,)
+    drawn = await share_from(rt, list(range(m)), shamir.random_field_elements(shape), shape)
+    mine = drawn[: mc.COIN_ELEMENTS]
     vals, ok = await open_all(rt, mine)
     if not ok.all():
         raise MaliciousAbort(f"coin opening {name!r}: the servers' shares are inconsistent")
     log.coins[name] = mine.tolist()
-    return mc.coin_seed(vals, label + b"|" + name.encode())
+    return mc.coin_seed(vals, label + b"|" + name.encode()), drawn[mc.COIN_ELEMENTS :]
 
 
 async def _random_shared(rt: Any, shape: tuple[int, ...]) -> np.ndarray:
@@ -100,8 +105,8 @@ async def check_inputs(
     Every server calls this with its own shares of the same clients' batches."""
     if not clients:
         return []
-    seed = await joint_coin_seed(rt, label, log, "inputs")
     reps = mc.INPUT_CHECK_REPETITIONS
+    seed, masks = await joint_coin_seed(rt, label, log, "inputs", len(clients) * reps)
     combo = np.zeros((len(clients), reps), dtype=np.int64)
     for ci, c in enumerate(clients):
         names = sorted(per_client[c])
@@ -109,7 +114,7 @@ async def check_inputs(
         for rep in range(reps):
             rho = [mc.coins(seed, f"input|{ci}|{k}|{rep}", per_client[c][k].shape) for k in names]
             combo[ci, rep] = mc.input_combinations(arrays, rho)
-    masked = (combo + await _random_shared(rt, combo.shape)) % PRIME
+    masked = (combo + masks.reshape(combo.shape)) % PRIME  # a fresh degree-t mask each
     _, ok = await open_all(rt, masked)
     log.inputs = masked.reshape(-1).tolist()
     log.input_clients = list(clients)
@@ -155,17 +160,32 @@ async def tag_batches(
     return per_batch(shared), (per_batch(local) if rt.pid in first else None)
 
 
-async def _product_tree(rt: Any, factors: np.ndarray) -> np.ndarray:
-    """Shares of the product of each row of ``factors`` (rows, L), in log2(L) rounds."""
+async def _product_tree(
+    rt: Any, factors: np.ndarray, extra: tuple[np.ndarray, np.ndarray]
+) -> tuple[np.ndarray, np.ndarray]:
+    """Shares of the product of each row of ``factors`` (rows, L), in ceil(log2 L) rounds, and
+    of the elementwise product of the ``extra`` pair, computed in the first of those rounds."""
     cur = factors
+    if cur.shape[1] < 2:  # no round of the tree to share
+        return (cur[:, 0] if cur.shape[1] else np.ones(cur.shape[0], dtype=np.int64)), (
+            await secure_mul(rt, *extra)
+        )
+    done = None
     while cur.shape[1] > 1:
         if cur.shape[1] % 2:
             cur = np.concatenate([cur, np.ones((cur.shape[0], 1), dtype=np.int64)], axis=1)
         h = cur.shape[1] // 2
-        cur = await secure_mul(rt, cur[:, :h], cur[:, h:])
-    if cur.shape[1] == 0:
-        return np.ones(cur.shape[0], dtype=np.int64)
-    return cur[:, 0]
+        if done is None:  # the first round also multiplies the extra pair
+            a, b = cur[:, :h], cur[:, h:]
+            prod = await secure_mul(
+                rt,
+                np.concatenate([a.ravel(), extra[0].ravel()]),
+                np.concatenate([b.ravel(), extra[1].ravel()]),
+            )
+            cur, done = prod[: a.size].reshape(a.shape), prod[a.size :].reshape(extra[0].shape)
+        else:
+            cur = await secure_mul(rt, cur[:, :h], cur[:, h:])
+    return cur[:, 0], done
 
 
 async def verify_shuffle(
@@ -183,7 +203,8 @@ async def verify_shuffle(
     ``tags``: its shares of the shuffled tags (K, n, w). Coins are drawn here, after the
     outputs are fixed."""
     names = sorted(after)
-    seed = await joint_coin_seed(rt, label, log, "checks")
+    reps = mc.MULTISET_REPETITIONS
+    seed, rho = await joint_coin_seed(rt, label, log, "checks", len(names) * reps)
     k = alpha.shape[0]
     # MAC check: c_j = sum r [alpha_j y] - [alpha_j] sum r [y], per batch and key
     s_val = np.zeros((len(names), k), dtype=np.int64)
@@ -191,10 +212,8 @@ async def verify_shuffle(
     for b, n in enumerate(names):
         r = mc.coins(seed, f"mac|{n}", (k, *after[n].shape))
         s_val[b], s_tag[b] = mc.mac_check_sums(after[n], tags[n], r)
-    prod = await secure_mul(rt, s_val, np.broadcast_to(alpha, s_val.shape).copy())
-    mac_share = (s_tag - prod) % PRIME
-    # multiset check: rho (prod (z - d(x_i)) - prod (z - d(y_i))) per batch and repetition
-    reps = mc.MULTISET_REPETITIONS
+    # multiset check: rho (prod (z - d(x_i)) - prod (z - d(y_i))) per batch and repetition,
+    # with the secret random rho a factor of both products (no round of its own)
     factors, lengths = [], []
     for n in names:
         w = after[n].shape[1]
@@ -203,17 +222,17 @@ async def verify_shuffle(
             z = int(mc.coins(seed, f"multiset-z|{n}|{rep}", (1,))[0])
             for rows in (before[n], after[n]):
                 factors.append((z - mc.row_digests(rows, beta)) % PRIME)
-                lengths.append(rows.shape[0])
-    diff = np.zeros((len(names), reps), dtype=np.int64)
-    if factors:
-        width = max(lengths)
-        padded = np.ones((len(factors), width), dtype=np.int64)  # pad with the constant 1
-        for i, f in enumerate(factors):
-            padded[i, : f.size] = f
-        prods = (await _product_tree(rt, padded)).reshape(len(names), reps, 2)
-        diff = (prods[:, :, 0] - prods[:, :, 1]) % PRIME
-    rho = await _random_shared(rt, diff.shape)
-    ms_share = await secure_mul(rt, diff, rho)
+                lengths.append(rows.shape[0] + 1)
+    padded = np.ones((len(factors), max(lengths, default=1)), dtype=np.int64)  # 1: padding
+    for i, f in enumerate(factors):
+        padded[i, : f.size] = f
+        padded[i, f.size] = rho[i // 2]
+    # ... whose tree's first round also computes the MAC check's [alpha_j] sum r [y]
+    mac_pair = (s_val, np.broadcast_to(alpha, s_val.shape))
+    prods, prod = await _product_tree(rt, padded, mac_pair)
+    mac_share = (s_tag - prod) % PRIME
+    prods = prods.reshape(len(names), reps, 2)
+    ms_share = (prods[:, :, 0] - prods[:, :, 1]) % PRIME
     opened, ok = await open_all(rt, np.concatenate([mac_share, ms_share], axis=1))
     for b, n in enumerate(names):
         log.mac[n] = mac_share[b].tolist()
@@ -237,7 +256,7 @@ async def check_tagged(
     """MAC check of products computed after the shuffle (histogram counting): ``items`` are
     tagged arrays (1 + K, ...), value then tags; coins are drawn here, after they are fixed.
     MaliciousAbort names ``name`` if a value or tag was changed."""
-    seed = await joint_coin_seed(rt, label, log, f"counting {name}")
+    seed, _ = await joint_coin_seed(rt, label, log, f"counting {name}")
     k = alpha.shape[0]
     s_val = np.zeros(k, dtype=np.int64)
     s_tag = np.zeros(k, dtype=np.int64)
