@@ -83,14 +83,14 @@ async def _worker(args: argparse.Namespace) -> None:
         step("seed agreement")
         if security == "malicious-abort":
             log = mal.CheckLog()
-            bad = await mal.check_inputs(mpc, {"client": {"x": mine}}, ["client"], label, log)
+            clients = {"client": {"x": mine}}
+            bad, alpha = await mal.check_inputs(mpc, clients, ["client"], label, log)
             assert not bad, "bench: the honest client's sharing was refused"
-            step("input check")
-            alpha = await mal.draw_mac_keys(mpc)
+            step("input check and MAC keys")
             tags, own = await mal.tag_batches(mpc, alpha, {"x": mine}, coals[0])
             stacked = {"x": mc.stack_tags(mine, tags["x"])}
             addend = None if own is None else {"x": mc.stack_tags(None, own["x"])}
-            step("MAC keys and tags")
+            step("MAC tags")
             shuffled = await mpyc_permute_reshare(mpc, stacked, seeds, label, addend=addend)
             y, ytags = mc.split_tags(shuffled["x"], 1)
             step("permute-and-reshare (value + tags)")

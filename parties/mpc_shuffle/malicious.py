@@ -6,7 +6,7 @@ Steps a server runs in mode ``malicious-abort`` (``parties.mpc_shuffle.shuffler.
 1. ``check_inputs``: after every submission arrived, coins are drawn jointly and each accepted
    client's sharing is tested for degree <= t by opening masked random combinations; a client
    whose sharing is inconsistent is refused (named, its rows counted as rejected).
-2. ``draw_mac_keys`` and ``tag_batches``: secret MAC keys and the tags alpha_j x of every value
+2. MAC keys (secret, drawn with the input check's coins) and ``tag_batches``: the tags alpha_j x of every value
    (their GRR98 terms added up in the shuffle's first round); the caller shuffles value and
    tags in the same rows (``mac_check.stack_tags``).
 3. ``verify_shuffle``: after the shuffle, new joint coins; the MAC check and the multiset check
@@ -99,14 +99,17 @@ async def check_inputs(
     clients: Sequence[str],
     label: bytes,
     log: CheckLog,
-) -> list[str]:
-    """The clients (among ``clients``, in order) whose sharing is NOT of degree <= t.
+) -> tuple[list[str], np.ndarray]:
+    """(The clients, among ``clients`` in order, whose sharing is NOT of degree <= t; this
+    server's shares of the ``MAC_KEYS`` secret uniform MAC keys, drawn in the same round as
+    the check's coins).
 
     Every server calls this with its own shares of the same clients' batches."""
+    keys = mc.MAC_KEYS
     if not clients:
-        return []
+        return [], await _random_shared(rt, (keys,))
     reps = mc.INPUT_CHECK_REPETITIONS
-    seed, masks = await joint_coin_seed(rt, label, log, "inputs", len(clients) * reps)
+    seed, secret = await joint_coin_seed(rt, label, log, "inputs", keys + len(clients) * reps)
     combo = np.zeros((len(clients), reps), dtype=np.int64)
     for ci, c in enumerate(clients):
         names = sorted(per_client[c])
@@ -114,16 +117,11 @@ async def check_inputs(
         for rep in range(reps):
             rho = [mc.coins(seed, f"input|{ci}|{k}|{rep}", per_client[c][k].shape) for k in names]
             combo[ci, rep] = mc.input_combinations(arrays, rho)
-    masked = (combo + masks.reshape(combo.shape)) % PRIME  # a fresh degree-t mask each
+    masked = (combo + secret[keys:].reshape(combo.shape)) % PRIME  # a fresh degree-t mask each
     _, ok = await open_all(rt, masked)
     log.inputs = masked.reshape(-1).tolist()
     log.input_clients = list(clients)
-    return [c for ci, c in enumerate(clients) if not ok[ci].all()]
-
-
-async def draw_mac_keys(rt: Any) -> np.ndarray:
-    """Shares of ``MAC_KEYS`` secret uniform keys."""
-    return await _random_shared(rt, (mc.MAC_KEYS,))
+    return [c for ci, c in enumerate(clients) if not ok[ci].all()], secret[:keys]
 
 
 async def tag_batches(

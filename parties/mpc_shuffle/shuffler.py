@@ -194,7 +194,7 @@ async def server_run(
     log = mal.CheckLog()
     inconsistent: list[str] = []
     if malicious:  # a client's sharing must have degree <= t before it is used
-        inconsistent = await guarded(
+        inconsistent, alpha = await guarded(
             rt, cfg, "input check", mal.check_inputs(rt, got, accepted, cfg.label, log)
         )
         for c in inconsistent:
@@ -231,7 +231,6 @@ async def server_run(
     seeds = await guarded(rt, cfg, "seed agreement", agree_coalition_seeds(rt, coals, cfg.label))
     deviate = fault_hooks.mpc_offset(ctx.name)  # tests only: a deviating server
     if malicious:  # value and tags travel in the same rows through the shuffle
-        alpha = await guarded(rt, cfg, "MAC keys", mal.draw_mac_keys(rt))
         tags, own = await guarded(rt, cfg, "MAC tags", mal.tag_batches(rt, alpha, arrays, coals[0]))
         stacked = {k: mac_check.stack_tags(arrays[k], tags[k]) for k in names}
         addend = None  # a first-round member's own GRR98 terms of the tags
