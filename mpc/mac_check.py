@@ -51,6 +51,11 @@ COIN_ELEMENTS = 4  # jointly opened field elements hashed into one coin seed (12
 SECURITY_MODES = ("malicious-abort", "semi-honest")
 
 
+def flag(value: object) -> bool:
+    """A yes/no run parameter (``mpc_multiset``) as given: true, 1, yes or on -> True."""
+    return str(value).lower() in ("true", "1", "yes", "on")
+
+
 def mac_soundness_bits(keys: int = MAC_KEYS) -> float:
     """-log2 of the probability that a value offset passes every key's MAC check."""
     if keys < 1:

@@ -35,12 +35,13 @@ EVIL = 1  # the deviating server's MPyC pid
 OFFSET = 1000  # moves the victim's value out of the domain, exactly x + 1000
 
 
-def _cfg(security: str) -> wire.MPCShufflerConfig:
+def _cfg(security: str, multiset: bool = False) -> wire.MPCShufflerConfig:
     return wire.MPCShufflerConfig(
         servers=("s0", "s1", "s2"),
         analyzer="an",
         clients=("victim", "other"),
         security=security,
+        multiset=multiset,
         timeout=20.0,
     )
 
@@ -109,15 +110,20 @@ async def test_offset_attack_aborts_on_the_mac_check_and_opens_nothing(monkeypat
     assert sent == 0  # no output share reached the analyzer
 
 
-async def test_duplicated_row_aborts_on_the_multiset_check(monkeypatch):
-    cfg = _cfg("malicious-abort")
+@pytest.mark.parametrize("multiset", [False, True])
+async def test_duplicated_row_aborts_on_the_mac_and_multiset_checks(monkeypatch, multiset):
+    """A non-permutation (row 2 replaced by row 1 in one server's additive share): an
+    additive error on values and tags that is not alpha-consistent, so the MAC check alone
+    catches it (the default); with ``mpc_multiset`` the multiset check fails too."""
+    cfg = _cfg("malicious-abort", multiset)
     mounted = _evil_reshares(monkeypatch, "duplicate")
     clients = {"victim": _honest(cfg, VICTIM), "other": _honest(cfg, OTHER)}
     results, sent, _ = await _run(cfg, clients)
     assert mounted == [EVIL]
     for r in results:
         assert isinstance(r, malicious.MaliciousAbort), r
-        assert "multiset check on batch 'x'" in str(r)
+        assert "MAC check on batch 'x'" in str(r)
+        assert ("multiset check on batch 'x'" in str(r)) == multiset
     assert sent == 0
 
 
@@ -149,7 +155,7 @@ async def test_inconsistent_client_sharing_was_used_in_semi_honest_mode():
 
 
 async def test_honest_malicious_run_records_its_check_shares():
-    cfg = _cfg("malicious-abort")
+    cfg = _cfg("malicious-abort", multiset=True)
     clients = {"victim": _honest(cfg, VICTIM), "other": _honest(cfg, OTHER)}
     _, net, _ = await run_in_process(cfg, SPECS, clients, collect=False)
     metas = []
@@ -258,9 +264,12 @@ def test_verifier_refuses_a_nonzero_mac_check_value(malicious_run):
         check_abort_checks(0, forged, servers, 1, "malicious-abort")
     # one server's share off the polynomial
     forged = copy.deepcopy(metas)
-    forged[2]["checks"]["multiset"]["reports"][0] += 1
-    with pytest.raises(OutputMismatch, match="multiset check of batch 'reports' do not lie"):
+    forged[2]["checks"]["mac"]["reports"][0] += 1
+    with pytest.raises(OutputMismatch, match="MAC check of batch 'reports' do not lie"):
         check_abort_checks(0, forged, servers, 1, "malicious-abort")
+    # a run asked for the multiset check (mpc_multiset) but recorded none
+    with pytest.raises(OutputMismatch, match="no multiset check values"):
+        check_abort_checks(0, metas, servers, 1, "malicious-abort", multiset=True)
     # the servers ran semi-honest while the cluster asked for malicious-abort
     forged = copy.deepcopy(metas)
     for m in forged:
@@ -383,3 +392,18 @@ async def test_deviation_in_the_tag_terms_aborts(monkeypatch, who):
         assert isinstance(r, malicious.MaliciousAbort), r
         assert "MAC check on batch 'x'" in str(r)
     assert sent == 0
+
+
+def test_the_multiset_check_is_an_option_that_verify_rechecks(tmp_path):
+    import json
+
+    from conftest import sdp
+
+    run = grr_mpc_run(tmp_path / "run", "--param", "mpc_multiset=on")
+    res = json.loads((run / "result.json").read_text())
+    assert "and a multiset check" in res["mpc"]["trust"]
+    out = sdp("verify", str(run), "--json", timeout=300)
+    assert out.returncode == 0, out.stdout + out.stderr
+    checks = {c["name"]: c for c in json.loads(out.stdout)["checks"]}
+    assert checks["MPC abort checks"]["ok"]
+    assert "the MAC and multiset checks open to 0" in checks["MPC abort checks"]["detail"]

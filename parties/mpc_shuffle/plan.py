@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from mpc import mac_check
 from mpc.shamir import PRIME
 from parties.clients.roles import ClientPopulation
 from parties.mpc_shuffle.mpyc_runtime import MPCServerError
@@ -118,6 +119,7 @@ def config_from_cluster(cluster: Any) -> MPCShufflerConfig:
         threshold=int(params.get("mpc_threshold", (m - 1) // 2)),
         mode=str(params.get("mpc_mode", "open")),
         security=str(params.get("security", "malicious-abort")),
+        multiset=mac_check.flag(params.get("mpc_multiset", False)),
         timeout=float(getattr(cluster, "phase_timeout", 120.0)),
         run_label=f"sdp-mpc|{getattr(cluster, 'session', '')}".encode(),
     )
@@ -217,7 +219,7 @@ def histogram_to_multiset(counts: np.ndarray) -> np.ndarray:
     return np.repeat(np.arange(c.size, dtype=np.int64), c).reshape(-1, 1)
 
 
-def security_statement(security: str) -> str:
+def security_statement(security: str, multiset: bool = False) -> str:
     """What the MPC shuffler guarantees in ``security`` mode (result.json, privacy statement)."""
     if security == "semi-honest":
         return (
@@ -227,9 +229,11 @@ def security_statement(security: str) -> str:
     return (
         "MPC shuffler, malicious-abort mode: secure with abort against a malicious minority "
         "(t < m/2): client sharings are checked for degree <= t, the shuffle is checked by "
-        "information-theoretic MACs (3 keys, forgery <= 2^-89.99) and a multiset check before "
-        "anything is opened (histogram mode: the counting's products too); a deviating server "
-        "can make the run abort, not change or read the shuffled output"
+        "information-theoretic MACs (3 keys: an offset, or a duplicated, dropped or replaced "
+        "row, passes with probability <= 2^-89.99)"
+        + (" and a multiset check" if multiset else "")
+        + " before anything is opened (histogram mode: the counting's products too); a "
+        "deviating server can make the run abort, not change or read the shuffled output"
     )
 
 
@@ -310,9 +314,9 @@ async def run_analyzer_role(node: Any, cluster: Any) -> None:
                 "mpyc_tls": bool(cluster.params.get("mpc_tls")),
                 "rounds": rounds,
                 "security": cfg.security,
-                "trust": security_statement(cfg.security),
+                "trust": security_statement(cfg.security, cfg.multiset),
             }
         },
         released,
-        {"shuffler_security": security_statement(cfg.security)},
+        {"shuffler_security": security_statement(cfg.security, cfg.multiset)},
     )

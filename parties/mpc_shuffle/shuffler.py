@@ -249,7 +249,14 @@ async def server_run(
             cfg,
             "MAC and multiset checks",
             mal.verify_shuffle(
-                rt, alpha, arrays, shuffled, {k: t for k, (_, t) in split.items()}, cfg.label, log
+                rt,
+                alpha,
+                arrays,
+                shuffled,
+                {k: t for k, (_, t) in split.items()},
+                cfg.label,
+                log,
+                cfg.multiset,
             ),
         )
     else:

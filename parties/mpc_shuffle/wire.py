@@ -39,6 +39,7 @@ class MPCShufflerConfig:
     threshold: int = 1
     mode: str = "open"
     security: str = "malicious-abort"  # or "semi-honest" (faster, no checks)
+    multiset: bool = False  # malicious-abort: the multiset check behind the MAC check too
     timeout: float = 120.0
     max_domain: int = 64
     run_label: bytes = field(default=b"sdp-mpc")

@@ -88,6 +88,9 @@ RUNTIME_PARAMS: dict[str, Param] = {
         Param("mpc_ports", "str", "MPC: one MPyC port per server (list, 'p1,p2,p3' or a base)"),
         Param("mpc_threshold", "int", "MPC: Shamir threshold t < m/2 (default (m-1)//2)", low=0),
         Param(
+            "mpc_multiset", "bool", "MPC malicious-abort: add the multiset check (log2 n rounds)"
+        ),
+        Param(
             "security",
             "choice",
             "MPC: malicious-abort (MACs, default) or the faster semi-honest mode",
