@@ -19,6 +19,7 @@ from mpc import permute_reshare as pr
 from mpc import shamir
 from mpc.shamir import PRIME
 from parties.mpc_shuffle.mpyc_runtime import MPCServerError
+from parties.mpc_shuffle.secure_ops import exchange
 
 
 async def agree_coalition_seeds(
@@ -89,11 +90,7 @@ async def mpyc_permute_reshare(
         if me in A:
             extra = {"addend": addend} if addend is not None and A == coals[0] else {}
             outgoing = list(pr.outgoing_reshares(cur, me, A, seeds[A], m, t, run_label, **extra))
-        futs = [rt.transfer(outgoing[r], sender_receivers=[(a, r) for a in A]) for r in range(m)]
-        received = await rt.gather(futs[me])
-        for r in range(m):
-            if r != me:
-                await rt.gather(futs[r])  # sends to r complete on our side (empty result)
+        received = await exchange(rt, outgoing, list(A))
         try:  # uint32 between rounds (what the next round sends), int64 at the end
             cur = pr.combine_reshares(received, A, shapes, "uint32")
         except ValueError as exc:

@@ -28,6 +28,27 @@ from mpc.shamir import PRIME
 from parties.mpc_shuffle.mpyc_runtime import MPCServerError
 
 
+async def exchange(rt: Any, outgoing: list[bytes | None], senders: list[int]) -> list[Any]:
+    """Every sender s sends ``outgoing[r]`` (its own) to every server r; returns what this
+    server got, in the order of ``senders``. A sender's part for itself stays local (not
+    pickled and unpickled by MPyC's transfer)."""
+    m, me = len(rt.parties), rt.pid
+    futs = [
+        rt.transfer(
+            outgoing[r] if r != me else None,
+            sender_receivers=[(s, r) for s in senders if s != r],
+        )
+        for r in range(m)
+    ]
+    got = list(await rt.gather(futs[me]))
+    for r in range(m):
+        if r != me:
+            await rt.gather(futs[r])  # sends to r complete on our side (empty result)
+    if me in senders:
+        got.insert(senders.index(me), outgoing[me])
+    return got
+
+
 async def share_from(
     rt: Any, senders: Sequence[int], value: np.ndarray | None, shape: tuple[int, ...]
 ) -> np.ndarray:
@@ -38,11 +59,7 @@ async def share_from(
         if value is None or value.shape != shape:
             raise ValueError(f"share_from: sender {me} must input an array of shape {shape}")
         outgoing = list(shamir.share_wire(value, m, t))
-    futs = [rt.transfer(outgoing[r], sender_receivers=[(s, r) for s in senders]) for r in range(m)]
-    got = await rt.gather(futs[me])
-    for r in range(m):
-        if r != me:
-            await rt.gather(futs[r])
+    got = await exchange(rt, outgoing, list(senders))
     return shamir.sum_wire(
         [(f"sharing from server {s}", data) for s, data in zip(senders, got, strict=True)], shape
     )
