@@ -6,11 +6,11 @@ Steps a server runs in mode ``malicious-abort`` (``parties.mpc_shuffle.shuffler.
 1. ``check_inputs``: after every submission arrived, coins are drawn jointly and each accepted
    client's sharing is tested for degree <= t by opening masked random combinations; a client
    whose sharing is inconsistent is refused (named, its rows counted as rejected).
-2. MAC keys (secret, drawn with the input check's coins) and ``tag_batches``: the tags alpha_j x of every value
-   (their GRR98 terms added up in the shuffle's first round); the caller shuffles value and
-   tags in the same rows (``mac_check.stack_tags``).
-3. ``verify_shuffle``: after the shuffle, new joint coins; the MAC check and the multiset check
-   are opened (only their check values: 0 when honest). Any non-zero value raises
+2. MAC keys (secret, drawn with the input check's coins) and ``tag_batches``: the tags
+   alpha_j x of every value (their GRR98 terms added up in the shuffle's first round); the
+   caller shuffles value and tags in the same rows (``mac_check.stack_tags``).
+3. ``verify_shuffle``: after the shuffle, new joint coins; the MAC check (and, asked for, the
+   multiset check) is opened (only its check values: 0 when honest). Any non-zero value raises
    ``MaliciousAbort`` naming the check and the batch: nothing else is opened or sent.
 
 ``CheckLog`` keeps this server's shares of every opened check value and coin, which go into

@@ -12,7 +12,8 @@ parties: a list, "p1,p2,p3" or a base port; the MPyC host is the party's host), 
 without TLS and the result says so), ``mpc_threshold`` (default (m-1)//2), ``mpc_mode``
 (``open`` or ``histogram``), ``security`` (``malicious-abort``, the default: MAC-checked
 shuffle secure with abort against a malicious minority; or ``semi-honest``, faster, no
-checks). The launcher sets the first two.
+checks), ``mpc_multiset`` (malicious-abort: add the multiset check behind the MAC check). The
+launcher sets the first two.
 """
 
 from __future__ import annotations

@@ -4,8 +4,9 @@ Trust model: m >= 3 servers, Shamir threshold t < m/2, honest majority. Any coal
 most t servers learns nothing about the messages or the permutation (the shares are uniformly
 random and some all-honest coalition's permutation is unknown to them). Security mode
 ``malicious-abort`` (the default): up to t servers may deviate arbitrarily; client sharings are
-checked for degree <= t, every value carries 3 MAC tags through the shuffle, and the MAC and
-multiset checks run before anything is opened (``parties.mpc_shuffle.malicious``,
+checked for degree <= t, every value carries 3 MAC tags through the shuffle, and the MAC check
+(with ``--param mpc_multiset=on`` also the multiset check) runs before anything is opened
+(``parties.mpc_shuffle.malicious``,
 ``mpc.mac_check``): a deviation makes the run abort, naming the check, with nothing opened.
 Mode ``semi-honest`` (``--param security=semi-honest``): no checks, faster; a server that
 deviates can change the output without detection. Nothing here is a publicly verifiable proof
@@ -247,7 +248,7 @@ async def server_run(
         await guarded(
             rt,
             cfg,
-            "MAC and multiset checks",
+            "MAC check",
             mal.verify_shuffle(
                 rt,
                 alpha,
