@@ -6,8 +6,9 @@ local (pure functions on one server's shares, or on opened public values); the m
 exchange is ``parties.mpc_shuffle.malicious``.
 
 * MAC keys: ``MAC_KEYS`` = 3 independent secret keys alpha_1..alpha_3 (each the sum of fresh
-  sharings input by t+1 servers, so uniform and unknown to any t). Every shared value x carries
-  the tags alpha_j x (one secure multiplication per key); the shuffle moves the tags in the
+  sharings input by every server, so uniform and unknown to any t). Every shared value x
+  carries the tags alpha_j x (GRR98 products folded into the shuffle's first round,
+  ``parties.mpc_shuffle.malicious.tag_batches``); the shuffle moves the tags in the
   same rows as the value (``stack_tags`` / ``split_tags``), so permute-and-reshare applies the
   same permutation and resharing to both.
 * MAC check (``mac_check_sums``): after the shuffle, with coins r_{j,i} drawn after the
@@ -16,14 +17,17 @@ exchange is ``parties.mpc_shuffle.malicious``.
   tags (in any resharing or tag multiplication) gives c_j = sum_i r_{j,i} (eps_{j,i} - alpha_j
   delta_i); with delta != 0 this vanishes with probability at most 2/p per key (guess alpha_j,
   or hit a zero of the coins), independently per key: all three pass with probability
-  <= (2/p)^3 < 2^-89.99 (``mac_soundness_bits``).
+  <= (2/p)^3 < 2^-89.99 (``mac_soundness_bits``). A non-permutation (a member mapping its
+  additive shares so that rows are duplicated, dropped or replaced) is such an error too,
+  with eps - alpha delta != 0 unless the member guesses alpha: the MAC check alone catches it.
 * Multiset check (``row_digests``): rows are compressed with public random coefficients
   beta and the servers open rho (prod_i (z - d(x_i)) - prod_i (z - d(y_i))) for a public random
   z and a secret random rho, all drawn after the outputs are fixed. Honest: 0. If the output
   rows are not a permutation of the input rows, the difference is a nonzero polynomial of
   degree <= 2n in (beta, z), which vanishes with probability <= 2n/p (Schwartz-Zippel) per
-  repetition (``multiset_soundness_bits``); it is a second, independent line behind the MAC
-  check, which already catches any deviation in this linear protocol.
+  repetition (``multiset_soundness_bits``); an optional second, independent line behind the MAC
+  check (``--param mpc_multiset=on``: log2 n multiplication rounds), which already catches any
+  deviation in this linear protocol.
 * Input check (``input_combinations``): a client's sharing must lie on polynomials of degree
   <= t; the servers open random combinations sum_i rho_i [x_i] + [mask] (coins drawn after
   every submission arrived, a fresh random degree-t mask per combination so nothing about the
@@ -46,9 +50,14 @@ from mpc.shamir import PRIME
 
 MAC_KEYS = 3  # independent MAC keys over GF(2^31 - 1): a forgery passes w.p. <= (2/p)^3
 INPUT_CHECK_REPETITIONS = 3  # random combinations per client: an inconsistent sharing, p^-3
-MULTISET_REPETITIONS = 1  # product checks at independent random points
+MULTISET_REPETITIONS = 1  # product checks at independent random points (when asked for)
 COIN_ELEMENTS = 4  # jointly opened field elements hashed into one coin seed (124 bits)
 SECURITY_MODES = ("malicious-abort", "semi-honest")
+
+
+def flag(value: object) -> bool:
+    """A yes/no run parameter (``mpc_multiset``) as given: true, 1, yes or on -> True."""
+    return str(value).lower() in ("true", "1", "yes", "on")
 
 
 def mac_soundness_bits(keys: int = MAC_KEYS) -> float:
@@ -74,7 +83,7 @@ def coin_seed(opened: np.ndarray, label: bytes) -> bytes:
 def coins(seed: bytes, label: str, shape: tuple[int, ...]) -> np.ndarray:
     """Uniform field elements of ``shape`` expanded from ``seed`` for the named use."""
     key = hashlib.sha256(seed + b"|" + label.encode()).digest()
-    count = int(np.prod(shape)) if shape else 1
+    count = math.prod(shape)
     return shamir.keyed_field_elements(key, bytes(16), count).reshape(shape)
 
 
@@ -82,15 +91,20 @@ def dot(a: np.ndarray, b: np.ndarray) -> int:
     """sum(a * b) mod PRIME for field arrays of the same shape (no int64 overflow)."""
     if a.size == 0:
         return 0
-    return int((a * b % PRIME).sum() % PRIME)
+    return int(shamir.mul_mod(a, b).sum() % PRIME)  # n < 2^32 products < 2^31: no overflow
 
 
-def stack_tags(values: np.ndarray, tags: np.ndarray) -> np.ndarray:
+def stack_tags(values: np.ndarray | None, tags: np.ndarray) -> np.ndarray:
     """One array per batch for the shuffle: row i = (x_i, alpha_1 x_i, .., alpha_K x_i).
 
-    ``values`` (n, w), ``tags`` (K, n, w) -> (n, (K + 1) w)."""
+    ``values`` (n, w) (None: zeros), ``tags`` (K, n, w) -> (n, (K + 1) w), uint32 (the
+    representation the resharing sends; field elements fit)."""
     k, n, w = tags.shape
-    return np.concatenate([values, tags.transpose(1, 0, 2).reshape(n, k * w)], axis=1)
+    out = np.zeros((n, (k + 1) * w), dtype="<u4")
+    if values is not None:
+        out[:, :w] = values
+    out[:, w:].reshape(n, k, w)[...] = tags.transpose(1, 0, 2)
+    return out
 
 
 def split_tags(stacked: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray]:

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import math
 import os
 
 import numpy as np
@@ -73,7 +74,7 @@ def permutation_from_seed(seed: bytes, n: int, label: bytes = b"") -> np.ndarray
 def to_additive(share_i: np.ndarray, pid: int, coalition: Coalition) -> np.ndarray:
     """Server ``pid``'s additive share over ``coalition`` of the secret behind its Shamir share."""
     lam = shamir.lagrange_coefficients([a + 1 for a in coalition])[coalition.index(pid)]
-    return share_i * int(lam) % PRIME
+    return shamir.mul_mod(share_i, int(lam))
 
 
 def member_round(
@@ -83,8 +84,26 @@ def member_round(
 
     Returns the outgoing sharings, shape ``(m, *share_i.shape)`` (row r goes to server r).
     """
+    return shamir.share(permuted_additive(share_i, pid, coalition, seed, label), m, t)
+
+
+def permuted_additive(
+    share_i: np.ndarray,
+    pid: int,
+    coalition: Coalition,
+    seed: bytes,
+    label: bytes,
+    addend: np.ndarray | None = None,
+) -> np.ndarray:
+    """Member ``pid``'s additive share over ``coalition`` (plus ``addend``, an additive share
+    over the coalition it holds besides its Shamir share), rows permuted by the coalition's
+    permutation (uint32: the representation the resharing sends). ``np.take`` on whole rows:
+    several times faster than fancy indexing for rows of value and tags."""
     perm = permutation_from_seed(seed, share_i.shape[0], label + bytes(coalition))
-    return shamir.share(to_additive(share_i, pid, coalition)[perm], m, t)
+    out = to_additive(np.take(share_i, perm, axis=0), pid, coalition).astype("<u4")
+    if addend is not None:
+        shamir.add_mod32(out, np.take(addend, perm, axis=0).astype("<u4", copy=False), out=out)
+    return out
 
 
 def simulate_permute_reshare(
@@ -185,36 +204,50 @@ def outgoing_reshares(
     m: int,
     t: int,
     run_label: bytes,
+    addend: dict[str, np.ndarray] | None = None,
 ) -> list[bytes]:
     """Member ``pid``'s round for every batch (sorted by name, one permutation per batch):
-    the bytes it sends to each of the m servers."""
-    names = sorted(arrays)
-    parts = [
-        member_round(arrays[k], pid, coalition, seed, m, t, run_label + k.encode() + b"|")
-        for k in names
+    the bytes it sends to each of the m servers (``addend``: see ``permuted_additive``)."""
+    parts = [  # member_round, straight to the wire (uint32, same values)
+        shamir.share_wire(
+            permuted_additive(
+                arrays[k],
+                pid,
+                coalition,
+                seed,
+                run_label + k.encode() + b"|",
+                None if addend is None else addend[k],
+            ),
+            m,
+            t,
+        )
+        for k in sorted(arrays)
     ]
-    return [b"".join(shamir.to_wire(p[r]) for p in parts) for r in range(m)]
+    return [b"".join(p[r] for p in parts) for r in range(m)]
 
 
 def combine_reshares(
-    received: list[bytes], coalition: Coalition, shapes: dict[str, tuple[int, ...]]
+    received: list[bytes],
+    coalition: Coalition,
+    shapes: dict[str, tuple[int, ...]],
+    dtype: str = "int64",
 ) -> dict[str, np.ndarray]:
     """Add up the sharings received from the members of ``coalition`` (in its order): this
-    server's new Shamir shares. ValueError names the member whose message is malformed."""
+    server's new Shamir shares (int64, or uint32 between rounds). ValueError names the member
+    whose message is malformed."""
     names = sorted(shapes)
-    new = {k: np.zeros(shapes[k], dtype=np.int64) for k in names}
     if len(received) != len(coalition):
         raise ValueError(f"reshare: {len(received)} messages for coalition {coalition}")
+    parts: dict[str, list[tuple[str, bytes]]] = {k: [] for k in names}
     for a, data in zip(coalition, received, strict=True):
         if not isinstance(data, (bytes, bytearray)):
             raise ValueError(f"reshare: server {a} sent {type(data).__name__}, not bytes")
-        off = 0
+        view, off = memoryview(data), 0
         for k in names:
             s = shapes[k]
-            size = 4 * (int(np.prod(s)) if s else 1)
-            part = shamir.from_wire(data[off : off + size], s, f"reshare from server {a}")
-            shamir.add_mod(new[k], part, out=new[k])
+            size = 4 * math.prod(s)
+            parts[k].append((f"reshare from server {a}", view[off : off + size]))
             off += size
         if off != len(data):
             raise ValueError(f"reshare: server {a} sent {len(data)} bytes, expected {off}")
-    return new
+    return {k: shamir.sum_wire(parts[k], shapes[k], dtype) for k in names}

@@ -5,6 +5,11 @@ numpy array with values in ``[0, PRIME)``; the product of two elements is below 
 in int64, so every multiplication is followed by ``% PRIME`` and never overflows. On the wire
 elements travel as little-endian uint32.
 
+Hot paths (the shuffle's resharing, the MPC multiplications): ``share_wire`` shares straight to
+wire bytes and ``sum_wire`` adds received sharings, both in uint32 (``add_mod32``: a sum of
+two elements is below 2^32); ``mul_mod`` reduces products in uint64. Same values as ``share``,
+``from_wire`` and ``a * b % PRIME``, several times less CPU.
+
 Share representation is MPyC's: party ``i`` (0-based MPyC pid) holds the evaluation of a random
 degree-``t`` polynomial ``f`` with ``f(0) = secret`` at the point ``x = i + 1``. So a party's share
 array can be wrapped as ``mpc.SecFld(PRIME).array(...)`` and used by MPyC's secure arithmetic
@@ -17,6 +22,8 @@ exact rejection sampling (no modular bias).
 
 from __future__ import annotations
 
+import functools
+import math
 import os
 from collections.abc import Sequence
 
@@ -26,17 +33,15 @@ from cryptography.hazmat.primitives.ciphers import Cipher, algorithms
 PRIME = (1 << 31) - 1
 
 
-def _field_from_words(words: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Map uint32 words to candidates in [0, 2^31 - 1); returns (values, rejected mask)."""
-    v = (words & np.uint32(0x7FFFFFFF)).astype(np.int64)
-    return v, v == PRIME
+_P32 = np.uint32(PRIME)
+_P64 = np.uint64(PRIME)
 
 
 def random_field_elements(shape: int | tuple[int, ...]) -> np.ndarray:
     """Uniform elements of GF(PRIME): a fresh 256-bit key from the OS CSPRNG expanded by
     ChaCha20 (``keyed_field_elements``, exact rejection sampling)."""
     shape = (shape,) if isinstance(shape, int) else tuple(shape)
-    count = int(np.prod(shape)) if shape else 1
+    count = math.prod(shape)
     return keyed_field_elements(os.urandom(32), bytes(16), count).reshape(shape)
 
 
@@ -51,16 +56,22 @@ def chacha20_stream(key: bytes, nonce: bytes, nbytes: int) -> bytes:
     return enc.update(bytes(nbytes))
 
 
-def keyed_field_elements(key: bytes, nonce: bytes, count: int) -> np.ndarray:
-    """``count`` uniform field elements expanded from a key (same key -> same elements)."""
+def keyed_field_words(key: bytes, nonce: bytes, count: int) -> np.ndarray:
+    """``count`` uniform field elements (uint32) expanded from a key (same key -> same
+    elements): ChaCha20 words masked to 31 bits, the value 2^31 - 1 rejected (exact)."""
     extra = 64 + count // 1_000_000  # spare words for the rare rejections
     words = np.frombuffer(chacha20_stream(key, nonce, 4 * (count + extra)), dtype="<u4")
-    v, bad = _field_from_words(words)
-    if bad.any():  # probability 2^-31 per word: filter only then (a full copy otherwise)
-        v = v[~bad]
+    v = words & np.uint32(0x7FFFFFFF)  # candidates; 2^31 - 1 = PRIME is rejected
+    if v.size and v.max() == _P32:  # probability 2^-31 per word: filter only then
+        v = v[v != _P32]
     if v.size < count:
         raise RuntimeError("keyed_field_elements: keystream exhausted (probability < 2^-1000)")
     return v[:count]
+
+
+def keyed_field_elements(key: bytes, nonce: bytes, count: int) -> np.ndarray:
+    """``keyed_field_words`` as int64 (the representation of the rest of this module)."""
+    return keyed_field_words(key, nonce, count).astype(np.int64)
 
 
 def check_field(values: np.ndarray, where: str) -> np.ndarray:
@@ -74,13 +85,27 @@ def check_field(values: np.ndarray, where: str) -> np.ndarray:
     return a
 
 
-def add_mod(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-    """(a + b) mod PRIME for int64 field arrays (values in [0, PRIME)), without a division:
-    the sum is below 2 PRIME, and in uint64 ``min(s, s - PRIME)`` picks the reduced one."""
+def add_mod32(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """(a + b) mod PRIME for uint32 field arrays: the sum is below 2^32, and ``min(s, s -
+    PRIME)`` (wrapping) picks the reduced one (several times faster than in int64 or uint64)."""
     s = np.add(a, b, out=out)
-    u = s.view(np.uint64)
-    np.minimum(u, u - np.uint64(PRIME), out=u)
+    np.minimum(s, s - _P32, out=s)
     return s
+
+
+def mul_mod(a: np.ndarray, b: np.ndarray | int) -> np.ndarray:
+    """(a * b) mod PRIME for non-negative integer field arrays (int64, uint64 or uint32), as
+    int64: the product is below 2^62 and the reduction runs in uint64 (faster than int64's)."""
+    au = np.asarray(a)
+    au = au.view(np.uint64) if au.dtype in (np.int64, np.uint64) else au.astype(np.uint64)
+    if isinstance(b, (int, np.integer)):
+        bu: np.ndarray | np.uint64 = np.uint64(int(b) % PRIME)
+    else:
+        bb = np.asarray(b)
+        bu = bb.view(np.uint64) if bb.dtype == np.int64 else bb.astype(np.uint64)
+    prod = np.multiply(au, bu)
+    np.remainder(prod, _P64, out=prod)
+    return prod.view(np.int64)
 
 
 def eval_points(m: int) -> np.ndarray:
@@ -106,12 +131,9 @@ def share(
         c = check_field(coefficients, "shamir.share coefficients")
     if c.shape != (t, *s.shape):
         raise ValueError(f"shamir.share: coefficients shape {c.shape} != {(t, *s.shape)}")
+    if t == 1:
+        return _share_t1(s.astype("<u4"), c[0].astype("<u4"), m).astype(np.int64)
     out = np.empty((m, *s.shape), dtype=np.int64)
-    if t == 1:  # f(x + 1) = f(x) + c0: one modular addition per party
-        add_mod(s, c[0], out=out[0])
-        for i in range(1, m):
-            add_mod(out[i - 1], c[0], out=out[i])
-        return out
     for i, x in enumerate(eval_points(m)):  # m is small; Horner per party, vectorized over data
         y = np.zeros(s.shape, dtype=np.int64)
         for d in range(t - 1, -1, -1):  # f(x) = s + c0 x + ... + c_{t-1} x^t
@@ -121,8 +143,13 @@ def share(
 
 
 def lagrange_coefficients(xs: Sequence[int], x0: int = 0) -> np.ndarray:
-    """Lagrange coefficients ``lambda_j`` with ``f(x0) = sum_j lambda_j f(xs[j])`` mod PRIME."""
-    xs = [int(x) % PRIME for x in xs]
+    """Lagrange coefficients ``lambda_j`` with ``f(x0) = sum_j lambda_j f(xs[j])`` mod PRIME
+    (read-only; cached: the MPC steps ask for the same few point sets again and again)."""
+    return _lagrange(tuple(int(x) % PRIME for x in xs), int(x0))
+
+
+@functools.lru_cache(maxsize=256)
+def _lagrange(xs: tuple[int, ...], x0: int) -> np.ndarray:
     if len(set(xs)) != len(xs):
         raise ValueError(f"lagrange_coefficients: points must be distinct, got {xs}")
     out = []
@@ -133,7 +160,9 @@ def lagrange_coefficients(xs: Sequence[int], x0: int = 0) -> np.ndarray:
                 num = num * (x0 - xk) % PRIME
                 den = den * (xj - xk) % PRIME
         out.append(num * pow(den, PRIME - 2, PRIME) % PRIME)
-    return np.array(out, dtype=np.int64)
+    arr = np.array(out, dtype=np.int64)
+    arr.flags.writeable = False
+    return arr
 
 
 def combine(shares: np.ndarray, coeffs: np.ndarray) -> np.ndarray:
@@ -174,8 +203,13 @@ def to_wire(a: np.ndarray) -> bytes:
 
 def from_wire(data: bytes, shape: tuple[int, ...], where: str) -> np.ndarray:
     """Inverse of ``to_wire`` with length and range checks (ValueError names ``where``)."""
-    count = int(np.prod(shape)) if shape else 1
-    if not isinstance(data, (bytes, bytearray)) or len(data) != 4 * count:
+    return _wire_words(data, shape, where).astype(np.int64).reshape(shape)
+
+
+def _wire_words(data: bytes | memoryview, shape: tuple[int, ...], where: str) -> np.ndarray:
+    """The uint32 words of ``data`` (no copy) after the length and range checks."""
+    count = math.prod(shape)
+    if not isinstance(data, (bytes, bytearray, memoryview)) or len(data) != 4 * count:
         raise ValueError(
             f"{where}: expected {4 * count} bytes for shape {shape}, "
             f"got {len(data) if isinstance(data, (bytes, bytearray)) else type(data)}"
@@ -183,4 +217,39 @@ def from_wire(data: bytes, shape: tuple[int, ...], where: str) -> np.ndarray:
     words = np.frombuffer(data, dtype="<u4")
     if words.size and words.max() >= PRIME:
         raise ValueError(f"{where}: values must lie in [0, {PRIME})")
-    return words.astype(np.int64).reshape(shape)
+    return words
+
+
+def share_wire(secrets: np.ndarray, m: int, t: int) -> list[bytes]:
+    """``share(secrets, m, t)`` straight to the wire: party i's shares as little-endian
+    uint32 bytes. ``secrets`` must already be field elements (internal use: no range pass).
+    For t = 1 everything runs in uint32 (one coefficient, m modular additions)."""
+    if t != 1:
+        sh = share(np.asarray(secrets, dtype=np.int64), m, t)
+        return [to_wire(sh[i]) for i in range(m)]
+    s32 = np.asarray(secrets).astype("<u4", copy=False)
+    c = keyed_field_words(os.urandom(32), bytes(16), s32.size).reshape(s32.shape)
+    sh = _share_t1(s32, c, m)
+    return [sh[i].tobytes() for i in range(m)]
+
+
+def _share_t1(s: np.ndarray, c: np.ndarray, m: int) -> np.ndarray:
+    """Degree-1 shares (m, ...) uint32 of ``s`` with coefficient ``c`` (uint32 field arrays):
+    f(x + 1) = f(x) + c, one modular addition per party."""
+    out = np.empty((m, *s.shape), dtype="<u4")
+    add_mod32(s, c, out=out[0])
+    for i in range(1, m):
+        add_mod32(out[i - 1], c, out=out[i])
+    return out
+
+
+def sum_wire(
+    parts: Sequence[tuple[str, bytes | memoryview]], shape: tuple[int, ...], dtype: str = "int64"
+) -> np.ndarray:
+    """The sum mod PRIME of several arrays on the wire (``to_wire``), as ``dtype`` (int64 or
+    uint32), with the length and range checks of ``from_wire`` (ValueError names the part's
+    ``where``); the additions run in uint32."""
+    acc = np.zeros(math.prod(shape), dtype="<u4")
+    for where, data in parts:
+        add_mod32(acc, _wire_words(data, shape, where), out=acc)
+    return acc.reshape(shape) if dtype == "uint32" else acc.astype(np.int64).reshape(shape)

@@ -2,12 +2,14 @@
 
     python scripts/bench_mpc_shuffle.py [--json] [--ns 10000,100000,1000000] [--baseline-n 200]
 
-Both security modes run at every n, side by side: ``semi-honest`` is seed agreement +
-permute-and-reshare; ``malicious-abort`` adds what ``server_run`` adds (the client-sharing
-check, MAC keys, the tags, the shuffle of value and tags together, the MAC and multiset
-checks; ``parties.mpc_shuffle.malicious``). Times are per server: wall seconds and CPU seconds
-(``time.process_time``, the number to compare on a loaded machine); the ratio is of the
-largest per-server CPU time.
+The security modes run at every n, side by side: ``semi-honest`` is seed agreement +
+permute-and-reshare; ``malicious-abort`` (the default) adds what ``server_run`` adds (the
+client-sharing check with the MAC keys, the tags, the shuffle of value and tags together, the
+MAC check; ``parties.mpc_shuffle.malicious``); ``malicious-abort+multiset`` also the multiset
+check (``--param mpc_multiset=on``). Times are per server: wall seconds and CPU seconds
+(``time.process_time``, the number to compare on a loaded machine; CPU seconds per step for
+server 0); the ratios are of the largest per-server CPU time. Wall seconds are valid only on
+a quiet machine: the 1, 5 and 15 minute load averages before and after are in the JSON.
 
 Runs m = 3 servers (t = 1) as separate processes on loopback, launched by MPyC's own ``-M3``
 mechanism (party 0 spawns parties 1 and 2). For every n: one Shamir-shared vector of n field
@@ -71,20 +73,38 @@ async def _worker(args: argparse.Namespace) -> None:
         mine = shamir.share(x, m, t, coefficients=coef)[me]
         await sync()
         b0, t0, c0 = mpyc_bytes_sent(mpc), time.perf_counter(), time.process_time()
+        steps: dict[str, float] = {}
+        last = [c0]
+
+        def step(name: str) -> None:  # CPU seconds of this server per step
+            now = time.process_time()
+            steps[name] = round(now - last[0], 4)
+            last[0] = now
+
         seeds = await agree_coalition_seeds(mpc, coals, label)
-        if security == "malicious-abort":
+        step("seed agreement")
+        if security.startswith("malicious-abort"):
             log = mal.CheckLog()
-            bad = await mal.check_inputs(mpc, {"client": {"x": mine}}, ["client"], label, log)
+            clients = {"client": {"x": mine}}
+            bad, alpha = await mal.check_inputs(mpc, clients, ["client"], label, log)
             assert not bad, "bench: the honest client's sharing was refused"
-            alpha = await mal.draw_mac_keys(mpc)
-            tags = await mal.tag_batches(mpc, alpha, {"x": mine})
+            step("input check and MAC keys")
+            tags, own = await mal.tag_batches(mpc, alpha, {"x": mine}, coals[0])
             stacked = {"x": mc.stack_tags(mine, tags["x"])}
-            shuffled = await mpyc_permute_reshare(mpc, stacked, seeds, label)
+            addend = None if own is None else {"x": mc.stack_tags(None, own["x"])}
+            step("MAC tags")
+            shuffled = await mpyc_permute_reshare(mpc, stacked, seeds, label, addend=addend)
             y, ytags = mc.split_tags(shuffled["x"], 1)
-            await mal.verify_shuffle(mpc, alpha, {"x": mine}, {"x": y}, {"x": ytags}, label, log)
+            step("permute-and-reshare (value + tags)")
+            multiset = security.endswith("+multiset")  # --param mpc_multiset=on
+            await mal.verify_shuffle(
+                mpc, alpha, {"x": mine}, {"x": y}, {"x": ytags}, label, log, multiset
+            )
+            step("MAC check" + (" and multiset check" if multiset else ""))
             out = {"x": y}
         else:
             out = await mpyc_permute_reshare(mpc, {"x": mine}, seeds, label)
+            step("permute-and-reshare")
         elapsed = time.perf_counter() - t0
         cpu = time.process_time() - c0
         sent = mpyc_bytes_sent(mpc) - b0
@@ -98,7 +118,8 @@ async def _worker(args: argparse.Namespace) -> None:
             ok = bool(np.array_equal(np.sort(y[:, 0]), np.sort(x[:, 0])))
             ok = ok and bool(shamir.consistent(allsh, t).all())
         per = await mpc.transfer(
-            {"seconds": elapsed, "cpu_seconds": cpu, "bytes_sent": sent}, receivers=0
+            {"seconds": elapsed, "cpu_seconds": cpu, "bytes_sent": sent, "steps": steps},
+            receivers=0,
         )
         return {"n": n, "verified": ok, "servers": per}
 
@@ -111,27 +132,28 @@ async def _worker(args: argparse.Namespace) -> None:
             "cpu_seconds_per_server": [round(s["cpu_seconds"], 4) for s in best["servers"]],
             "seconds_per_server": [round(s["seconds"], 4) for s in best["servers"]],
             "bytes_sent_per_server": [s["bytes_sent"] for s in best["servers"]],
+            "cpu_seconds_per_step_server0": best["servers"][0]["steps"],
             "verified": all(r["verified"] for r in reps),
         }
 
     results = []
     for n in [int(v) for v in args.ns.split(",") if v]:
         modes = {}
-        for security in ("semi-honest", "malicious-abort"):
+        for security in ("semi-honest", "malicious-abort", "malicious-abort+multiset"):
             reps = [
                 await one_run(n, f"bench-{n}-{security}-{r}".encode(), security)
                 for r in range(args.reps)
             ]
             modes[security] = summary(reps) if me == 0 else None
         if me == 0:
-            sh, ma = modes["semi-honest"], modes["malicious-abort"]
             results.append(
                 {
                     "n": n,
                     **modes,
-                    "cpu_ratio_malicious_over_semi_honest": ma["cpu_seconds"] / sh["cpu_seconds"]
-                    if sh["cpu_seconds"] > 0
-                    else None,
+                    "cpu_ratio_malicious_over_semi_honest": _ratio(modes, "malicious-abort"),
+                    "cpu_ratio_malicious_multiset_over_semi_honest": _ratio(
+                        modes, "malicious-abort+multiset"
+                    ),
                 }
             )
 
@@ -189,6 +211,12 @@ async def _worker(args: argparse.Namespace) -> None:
             json.dump(report, f)
 
 
+def _ratio(modes: dict, key: str) -> float | None:
+    """CPU seconds of mode ``key`` over those of the semi-honest mode."""
+    sh = modes["semi-honest"]["cpu_seconds"]
+    return modes[key]["cpu_seconds"] / sh if sh > 0 else None
+
+
 def main(argv: list[str] | None = None) -> int:
     """Orchestrate: launch party 0 with ``-M3`` (MPyC spawns the other two) and print."""
     argv = sys.argv[1:] if argv is None else argv
@@ -219,6 +247,7 @@ def main(argv: list[str] | None = None) -> int:
             "--no-log",
         ]
         t0 = time.perf_counter()
+        report_load = [round(x, 2) for x in os.getloadavg()]
         proc = subprocess.run(
             cmd,
             cwd=ROOT,
@@ -236,15 +265,20 @@ def main(argv: list[str] | None = None) -> int:
         with open(result) as f:
             report = json.load(f)
         report["wall_seconds"] = time.perf_counter() - t0
+        report["load_average_1_5_15_min_before"] = report_load
+        report["load_average_1_5_15_min_after"] = [round(x, 2) for x in os.getloadavg()]
     if args.json:
         print(json.dumps(report, indent=2))
     else:
         for r in report["permute_and_reshare"]:
             sh, ma = r["semi-honest"], r["malicious-abort"]
+            mm = r["malicious-abort+multiset"]
             print(
                 f"n={r['n']:>8}: semi-honest {sh['cpu_seconds']:.3f} s CPU, malicious-abort "
                 f"{ma['cpu_seconds']:.3f} s CPU ({r['cpu_ratio_malicious_over_semi_honest']:.2f}x)"
-                f", verified={sh['verified'] and ma['verified']}"
+                f", + multiset {mm['cpu_seconds']:.3f} s CPU "
+                f"({r['cpu_ratio_malicious_multiset_over_semi_honest']:.2f}x), "
+                f"verified={sh['verified'] and ma['verified'] and mm['verified']}"
             )
         b = report["baseline"]
         print(

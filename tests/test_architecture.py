@@ -171,7 +171,9 @@ def _package_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
                 seen.add(b)
                 todo.extend(pk.get(b, ()))
         reach[a] = seen
-    comps = {tuple(sorted({a} | {b for b in reach[a] if a in reach[b]})) for a in pk if a in reach[a]}
+    comps = {
+        tuple(sorted({a} | {b for b in reach[a] if a in reach[b]})) for a in pk if a in reach[a]
+    }
     return sorted(list(c) for c in comps)
 
 

@@ -102,3 +102,33 @@ def test_every_t_coalition_misses_a_round():
         coals = pr.coalitions(m, t)
         for bad in itertools.combinations(range(m), t):
             assert any(set(A).isdisjoint(bad) for A in coals)
+
+
+def test_fast_kernels_agree_with_the_reference_arithmetic():
+    rng = np.random.default_rng(5)
+    a = rng.integers(0, shamir.PRIME, size=(400, 3))
+    b = rng.integers(0, shamir.PRIME, size=(400, 3))
+    a[0, 0], b[0, 0] = shamir.PRIME - 1, shamir.PRIME - 1  # the largest product
+    np.testing.assert_array_equal(shamir.mul_mod(a, b), a * b % shamir.PRIME)
+    np.testing.assert_array_equal(shamir.mul_mod(a, 12345), a * 12345 % shamir.PRIME)
+    s = shamir.add_mod32(a.astype("<u4"), b.astype("<u4"))
+    np.testing.assert_array_equal(s, (a + b) % shamir.PRIME)
+    for m, t in ((3, 1), (5, 2)):
+        wires = shamir.share_wire(a, m, t)
+        allsh = np.stack([shamir.from_wire(w, a.shape, "test") for w in wires])
+        assert shamir.consistent(allsh, t).all()
+        np.testing.assert_array_equal(shamir.reconstruct(allsh[: t + 1], list(range(t + 1))), a)
+    total = shamir.sum_wire([("x", shamir.to_wire(a)), ("y", shamir.to_wire(b))], a.shape)
+    np.testing.assert_array_equal(total, (a + b) % shamir.PRIME)
+    bad = np.full(a.shape, shamir.PRIME, dtype="<u4").tobytes()
+    with pytest.raises(ValueError, match="server 2: values must lie"):
+        shamir.sum_wire([("x", shamir.to_wire(a)), ("server 2", bad)], a.shape)
+    with pytest.raises(ValueError, match="server 1: expected"):
+        shamir.sum_wire([("server 1", b"abc")], a.shape)
+
+
+def test_keyed_field_words_reject_the_prime(monkeypatch):
+    words = np.array([5, 0x7FFFFFFF, 0xFFFFFFFF, 7, 0x80000003] + [1] * 70, dtype="<u4")
+    monkeypatch.setattr(shamir, "chacha20_stream", lambda key, nonce, n: words.tobytes()[:n])
+    out = shamir.keyed_field_words(bytes(32), bytes(16), 4)
+    assert out.tolist() == [5, 7, 3, 1]  # 2^31 - 1 (with or without the top bit) rejected

@@ -13,16 +13,21 @@ runtimes, ``mpc.permute_reshare.outgoing_reshares`` replaced for ONE server):
 
 from __future__ import annotations
 
-import asyncio
-
 import numpy as np
 import pytest
+from _mpc_helpers import (
+    grr_mpc_run,
+    honest_client,
+    raw_client,
+    raw_outputs,
+    run_in_process,
+    sent_outputs,
+)
 
 from mpc import mac_check, shamir
 from mpc import permute_reshare as perm_mod
 from mpc.shamir import PRIME
-from parties.mpc_shuffle import local_runtime, malicious, shuffler, wire
-from parties.runtime.memlink import MemoryNetwork
+from parties.mpc_shuffle import malicious, shuffler, wire
 from protocols.base import BatchSpec
 
 SPECS = [BatchSpec("x", 1, 8)]
@@ -30,12 +35,13 @@ EVIL = 1  # the deviating server's MPyC pid
 OFFSET = 1000  # moves the victim's value out of the domain, exactly x + 1000
 
 
-def _cfg(security: str) -> wire.MPCShufflerConfig:
+def _cfg(security: str, multiset: bool = False) -> wire.MPCShufflerConfig:
     return wire.MPCShufflerConfig(
         servers=("s0", "s1", "s2"),
         analyzer="an",
         clients=("victim", "other"),
         security=security,
+        multiset=multiset,
         timeout=20.0,
     )
 
@@ -50,7 +56,7 @@ def _evil_reshares(monkeypatch, kind: str) -> list[int]:
     orig = perm_mod.outgoing_reshares
     mounted: list[int] = []
 
-    def evil(arrays, pid, coalition, seed, m, t, run_label):
+    def evil(arrays, pid, coalition, seed, m, t, run_label, **kw):
         if pid == EVIL and not mounted:
             arrays = {k: v.copy() for k, v in arrays.items()}
             a = arrays["x"]
@@ -58,46 +64,26 @@ def _evil_reshares(monkeypatch, kind: str) -> list[int]:
                 lam = int(
                     shamir.lagrange_coefficients([c + 1 for c in coalition])[coalition.index(pid)]
                 )
-                a[0, 0] = (a[0, 0] + OFFSET * pow(lam, PRIME - 2, PRIME)) % PRIME
+                a[0, 0] = (int(a[0, 0]) + OFFSET * pow(lam, PRIME - 2, PRIME)) % PRIME
             else:  # duplicate: row 2 (values and tags) replaced by row 1
                 a[2] = a[1]
             mounted.append(pid)
-        return orig(arrays, pid, coalition, seed, m, t, run_label)
+        return orig(arrays, pid, coalition, seed, m, t, run_label, **kw)
 
     monkeypatch.setattr(perm_mod, "outgoing_reshares", evil)
     return mounted
 
 
-async def _raw_analyzer(ctx, cfg: wire.MPCShufflerConfig) -> np.ndarray:
-    """Anyone holding the servers' public output shares: reconstruct every value."""
-    parts = []
-    for s in cfg.servers:
-        arrays, _ = await wire.recv_chunked(ctx, s, wire.MSG_OUTPUT, s)
-        parts.append(arrays["x"])
-    return shamir.reconstruct(np.stack(parts)[:2], [0, 1])[:, 0]
-
-
 async def _run(cfg, clients: dict, *, raw: bool = False):
-    names = [*cfg.servers, cfg.analyzer, *cfg.clients]
-    net = MemoryNetwork(names, timeout=5)
-    rts = local_runtime.LocalMPCNetwork(3, 1).runtimes()
-    client_tasks = [fn(net.context(c)) for c, fn in clients.items()]
-    servers = [
-        asyncio.ensure_future(shuffler.server_run(net.context(s), rts[i], cfg, SPECS))
-        for i, s in enumerate(cfg.servers)
-    ]
-    await asyncio.gather(*client_tasks)
-    results = await asyncio.gather(*servers, return_exceptions=True)
-    sent_outputs = sum(net._queues[(s, cfg.analyzer, wire.MSG_OUTPUT)].qsize() for s in cfg.servers)
-    out = None
-    if not any(isinstance(r, BaseException) for r in results):
-        an = net.context(cfg.analyzer)
-        out = await (_raw_analyzer(an, cfg) if raw else shuffler.analyzer_collect(an, cfg, SPECS))
-    return results, sent_outputs, out
+    results, net, out = await run_in_process(cfg, SPECS, clients, collect=not raw)
+    sent = sent_outputs(net, cfg)
+    if raw and not any(isinstance(r, BaseException) for r in results):
+        out = await raw_outputs(net, cfg, "x")
+    return results, sent, out
 
 
 def _honest(cfg, data):
-    return lambda ctx: shuffler.client_submit(ctx, cfg, SPECS, data, users=len(data["x"]))
+    return honest_client(cfg, SPECS, data)
 
 
 async def test_offset_attack_reads_the_victim_in_semi_honest_mode(monkeypatch):
@@ -124,15 +110,20 @@ async def test_offset_attack_aborts_on_the_mac_check_and_opens_nothing(monkeypat
     assert sent == 0  # no output share reached the analyzer
 
 
-async def test_duplicated_row_aborts_on_the_multiset_check(monkeypatch):
-    cfg = _cfg("malicious-abort")
+@pytest.mark.parametrize("multiset", [False, True])
+async def test_duplicated_row_aborts_on_the_mac_and_multiset_checks(monkeypatch, multiset):
+    """A non-permutation (row 2 replaced by row 1 in one server's additive share): an
+    additive error on values and tags that is not alpha-consistent, so the MAC check alone
+    catches it (the default); with ``mpc_multiset`` the multiset check fails too."""
+    cfg = _cfg("malicious-abort", multiset)
     mounted = _evil_reshares(monkeypatch, "duplicate")
     clients = {"victim": _honest(cfg, VICTIM), "other": _honest(cfg, OTHER)}
     results, sent, _ = await _run(cfg, clients)
     assert mounted == [EVIL]
     for r in results:
         assert isinstance(r, malicious.MaliciousAbort), r
-        assert "multiset check on batch 'x'" in str(r)
+        assert "MAC check on batch 'x'" in str(r)
+        assert ("multiset check on batch 'x'" in str(r)) == multiset
     assert sent == 0
 
 
@@ -164,18 +155,9 @@ async def test_inconsistent_client_sharing_was_used_in_semi_honest_mode():
 
 
 async def test_honest_malicious_run_records_its_check_shares():
-    cfg = _cfg("malicious-abort")
+    cfg = _cfg("malicious-abort", multiset=True)
     clients = {"victim": _honest(cfg, VICTIM), "other": _honest(cfg, OTHER)}
-    names = [*cfg.servers, cfg.analyzer, *cfg.clients]
-    net = MemoryNetwork(names, timeout=5)
-    rts = local_runtime.LocalMPCNetwork(3, 1).runtimes()
-    await asyncio.gather(
-        *(fn(net.context(c)) for c, fn in clients.items()),
-        *(
-            shuffler.server_run(net.context(s), rts[i], cfg, SPECS)
-            for i, s in enumerate(cfg.servers)
-        ),
-    )
+    _, net, _ = await run_in_process(cfg, SPECS, clients, collect=False)
     metas = []
     for s in cfg.servers:
         _, meta = await wire.recv_chunked(net.context(cfg.analyzer), s, wire.MSG_OUTPUT, s)
@@ -210,27 +192,8 @@ def test_unknown_security_mode_is_refused():
 
 
 def _run_dir(tmp_path_factory, security: str):
-    from conftest import keys_of, sdp
-
     run = tmp_path_factory.mktemp(f"mpc-{security}") / "run"
-    sdp(
-        "run",
-        "grr",
-        "--shuffler",
-        "mpc",
-        "--users",
-        "300",
-        "--param",
-        f"security={security}",
-        "--out",
-        str(run),
-        "--keep-keys",
-        str(keys_of(run)),
-        "--quiet",
-        timeout=300,
-        check=True,
-    )
-    return run
+    return grr_mpc_run(run, "--param", f"security={security}")
 
 
 @pytest.fixture(scope="module")
@@ -301,9 +264,12 @@ def test_verifier_refuses_a_nonzero_mac_check_value(malicious_run):
         check_abort_checks(0, forged, servers, 1, "malicious-abort")
     # one server's share off the polynomial
     forged = copy.deepcopy(metas)
-    forged[2]["checks"]["multiset"]["reports"][0] += 1
-    with pytest.raises(OutputMismatch, match="multiset check of batch 'reports' do not lie"):
+    forged[2]["checks"]["mac"]["reports"][0] += 1
+    with pytest.raises(OutputMismatch, match="MAC check of batch 'reports' do not lie"):
         check_abort_checks(0, forged, servers, 1, "malicious-abort")
+    # a run asked for the multiset check (mpc_multiset) but recorded none
+    with pytest.raises(OutputMismatch, match="no multiset check values"):
+        check_abort_checks(0, metas, servers, 1, "malicious-abort", multiset=True)
     # the servers ran semi-honest while the cluster asked for malicious-abort
     forged = copy.deepcopy(metas)
     for m in forged:
@@ -349,23 +315,95 @@ async def test_out_of_domain_rows_are_never_opened_in_open_mode():
     the servers find them on shares (pass/fail only) and leave them out of the output."""
     cfg = _cfg("malicious-abort")
 
-    async def raw_client(ctx):
-        rows = np.array([[4], [123456], [7]], dtype=np.int64)  # 123456 is out of [0, 8)
-        sh = shamir.share(rows, cfg.m, cfg.threshold)
-        for i, s in enumerate(cfg.servers):
-            await wire.send_chunked(ctx, s, wire.MSG_SHARES, {"x": sh[i]}, {"users": 3})
-
-    clients = {"victim": raw_client, "other": _honest(cfg, OTHER)}
-    names = [*cfg.servers, cfg.analyzer, *cfg.clients]
-    net = MemoryNetwork(names, timeout=5)
-    rts = local_runtime.LocalMPCNetwork(3, 1).runtimes()
-    await asyncio.gather(
-        *(fn(net.context(c)) for c, fn in clients.items()),
-        *(
-            shuffler.server_run(net.context(s), rts[i], cfg, SPECS)
-            for i, s in enumerate(cfg.servers)
-        ),
-    )
-    values = await _raw_analyzer(net.context(cfg.analyzer), cfg)  # everything the servers sent
+    rows = np.array([[4], [123456], [7]], dtype=np.int64)  # 123456 is out of [0, 8)
+    clients = {"victim": raw_client(cfg, "x", rows), "other": _honest(cfg, OTHER)}
+    _, net, _ = await run_in_process(cfg, SPECS, clients, collect=False)
+    values = await raw_outputs(net, cfg, "x")  # everything the servers sent
     assert 123456 not in values.tolist() and len(values) == 7
     assert sorted(values.tolist()) == sorted([4, 7, *OTHER["x"][:, 0].tolist()])
+
+
+BIG = [BatchSpec("x", 1, 1000)]  # a bound above max_domain (64): no affordable domain check
+
+
+async def test_out_of_domain_value_with_a_large_bound_is_never_opened():
+    """Item 2 for bounds > max_domain: on 2cb7aa9 (and in semi-honest mode) the servers open
+    a malicious client's out-of-domain value; in malicious-abort mode such a batch is refused
+    before anything is shuffled or opened (by every party), with one line naming it."""
+    rows = np.array([[4], [123456], [7]], dtype=np.int64)  # 123456 is out of [0, 1000)
+    for security in ("semi-honest", "malicious-abort"):
+        cfg = _cfg(security)
+        clients = {"victim": raw_client(cfg, "x", rows), "other": _honest(cfg, OTHER)}
+        results, net, _ = await run_in_process(cfg, BIG, clients, collect=False)
+        if security == "semi-honest":  # what 2cb7aa9 did in both modes
+            assert 123456 in (await raw_outputs(net, cfg, "x")).tolist()
+            continue
+        for r in results:
+            assert isinstance(r, ValueError), r
+            assert "bound 1000 > 64" in str(r) and "security=semi-honest" in str(r)
+        assert sent_outputs(net, cfg) == 0
+    with pytest.raises(ValueError, match="bound 1000 > 64"):
+        await shuffler.analyzer_collect(None, _cfg("malicious-abort"), BIG)
+
+
+def test_large_bound_in_malicious_open_mode_is_refused_at_launch(tmp_path):
+    from conftest import sdp
+
+    out = sdp("run", "splitmix-sum", "--shuffler", "mpc", "--users", "50", "--out", str(tmp_path))
+    assert out.returncode != 0
+    lines = [x for x in out.stderr.strip().splitlines() if x]
+    assert len(lines) == 1 and "bound" in lines[0] and "security=semi-honest" in lines[0], lines
+    assert "Traceback" not in out.stderr and not (tmp_path / "result.json").exists()
+
+
+@pytest.mark.parametrize("who", ["member", "outside"])
+async def test_deviation_in_the_tag_terms_aborts(monkeypatch, who):
+    """The tags' GRR98 terms (``malicious.tag_batches``): a member of the first coalition adds
+    an error to the term it adds in the shuffle's first round, or the server outside it to
+    the term it reshares: an additive error on a tag, caught by the MAC check."""
+    mounted: list[int] = []
+    if who == "member":  # server 1, in the first coalition (0, 1)
+        orig = perm_mod.outgoing_reshares
+
+        def evil(arrays, pid, coalition, seed, m, t, run_label, **kw):
+            if pid == EVIL and kw.get("addend") is not None and not mounted:
+                kw["addend"] = {k: v.copy() for k, v in kw["addend"].items()}
+                kw["addend"]["x"][0, 1] = (int(kw["addend"]["x"][0, 1]) + 1) % PRIME
+                mounted.append(pid)
+            return orig(arrays, pid, coalition, seed, m, t, run_label, **kw)
+
+        monkeypatch.setattr(perm_mod, "outgoing_reshares", evil)
+    else:  # server 2, outside it
+        orig_share = malicious.share_from
+
+        async def evil_share(rt, senders, value, shape):
+            if rt.pid == 2 and value is not None and shape[0] == mac_check.MAC_KEYS:
+                value = value.copy()
+                value[0, 0] = (value[0, 0] + 1) % PRIME
+                mounted.append(rt.pid)
+            return await orig_share(rt, senders, value, shape)
+
+        monkeypatch.setattr(malicious, "share_from", evil_share)
+    cfg = _cfg("malicious-abort")
+    clients = {"victim": _honest(cfg, VICTIM), "other": _honest(cfg, OTHER)}
+    results, sent, _ = await _run(cfg, clients)
+    assert mounted == [EVIL if who == "member" else 2]
+    for r in results:
+        assert isinstance(r, malicious.MaliciousAbort), r
+        assert "MAC check on batch 'x'" in str(r)
+    assert sent == 0
+
+
+def test_the_multiset_check_is_an_option_that_verify_rechecks(tmp_path):
+    import json
+
+    from conftest import sdp
+
+    run = grr_mpc_run(tmp_path / "run", "--param", "mpc_multiset=on")
+    res = json.loads((run / "result.json").read_text())
+    assert "and a multiset check" in res["mpc"]["trust"]
+    out = sdp("verify", str(run), "--json", timeout=300)
+    assert out.returncode == 0, out.stdout + out.stderr
+    checks = {c["name"]: c for c in json.loads(out.stdout)["checks"]}
+    assert checks["MPC abort checks"]["ok"]
+    assert "the MAC and multiset checks open to 0" in checks["MPC abort checks"]["detail"]

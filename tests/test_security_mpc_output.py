@@ -21,20 +21,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 import tomllib
+from _mpc_helpers import grr_mpc_run, honest_client, raw_client, run_in_process, transcript_entries
 from conftest import keys_of, resign_transcript, sdp
 
 from mpc import histogram_arith, shamir
-from parties.mpc_shuffle import local_runtime, shuffler, wire
+from parties.mpc_shuffle import wire
 from parties.runtime import codec
-from parties.runtime.memlink import MemoryNetwork
 from protocols.base import BatchSpec
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def _entries(run: Path, party: str) -> list[dict]:
-    path = run / "transcripts" / f"{party}.jsonl"
-    return [json.loads(line) for line in path.read_text().splitlines()]
 
 
 def _replace_blob(run: Path, party: str, entry: dict, payload: bytes) -> None:
@@ -45,28 +40,16 @@ def _replace_blob(run: Path, party: str, entry: dict, payload: bytes) -> None:
 
 @pytest.fixture(scope="module")
 def mpc_run(tmp_path_factory):
-    run = tmp_path_factory.mktemp("mpcrun") / "run"
-    sdp(
-        "run",
-        "grr",
-        "--shuffler",
-        "mpc",
-        "--users",
-        "600",
-        "--out",
-        str(run),
-        "--keep-keys",
-        str(keys_of(run)),
-        "--quiet",
-        timeout=300,
-        check=True,
-    )
-    return run
+    return grr_mpc_run(tmp_path_factory.mktemp("mpcrun") / "run", users=600)
 
 
 def test_servers_output_shares_are_in_their_signed_transcripts(mpc_run):
     for s in ("mpc-1", "mpc-2", "mpc-3"):
-        outs = [e for e in _entries(mpc_run, s) if e["dir"] == "send" and e["ty"] == "mpc-output"]
+        outs = [
+            e
+            for e in transcript_entries(mpc_run, s)
+            if e["dir"] == "send" and e["ty"] == "mpc-output"
+        ]
         assert outs and all(e["pub"] for e in outs), f"{s}: output shares are not public"
 
 
@@ -78,7 +61,7 @@ def test_analyzer_publishing_another_multiset_fails_verification(mpc_run, tmp_pa
 
     run = tmp_path / "forged"
     shutil.copytree(mpc_run, run)
-    entries = _entries(run, "analyzer")
+    entries = transcript_entries(run, "analyzer")
     pub = next(e for e in entries if e["dir"] == "publish" and e["ty"] == "shuffled")
     obj = codec.loads((run / "transcripts" / "analyzer.blobs" / pub["dg"]).read_bytes())
     batches = {k: codec.obj_to_array(v) for k, v in obj["batches"].items()}
@@ -131,12 +114,7 @@ def _cfg() -> wire.MPCShufflerConfig:
 SPECS = [BatchSpec("x", 2, 4)]
 
 
-async def _evil_client(ctx, cfg: wire.MPCShufflerConfig) -> None:
-    """Shares raw field elements outside the domain {0..3} (no sentinel): a malicious client."""
-    rows = np.array([[1, 2], [7, 0], [3, 3]], dtype=np.int64)  # row 1 is out of domain
-    sh = shamir.share(rows, cfg.m, cfg.threshold)
-    for i, s in enumerate(cfg.servers):
-        await wire.send_chunked(ctx, s, wire.MSG_SHARES, {"x": sh[i]}, {"users": 3})
+EVIL_ROWS = np.array([[1, 2], [7, 0], [3, 3]], dtype=np.int64)  # row 1 is out of {0..3}
 
 
 async def _histogram_run(monkeypatch, zero_first_mask: bool):
@@ -158,20 +136,9 @@ async def _histogram_run(monkeypatch, zero_first_mask: bool):
             return out
 
         monkeypatch.setattr(shamir, "random_field_elements", masks)
-    net = MemoryNetwork([*cfg.servers, cfg.analyzer, *cfg.clients], timeout=20)
-    rts = local_runtime.LocalMPCNetwork(3, 1).runtimes()
-    import asyncio
-
-    tasks = [
-        shuffler.client_submit(net.context("good"), cfg, SPECS, good),
-        _evil_client(net.context("evil"), cfg),
-        *(
-            shuffler.server_run(net.context(s), rts[i], cfg, SPECS)
-            for i, s in enumerate(cfg.servers)
-        ),
-        shuffler.analyzer_collect(net.context(cfg.analyzer), cfg, SPECS),
-    ]
-    return (await asyncio.gather(*tasks))[-1]
+    # a malicious client: raw field elements outside the domain (no sentinel)
+    clients = {"good": honest_client(cfg, SPECS, good), "evil": raw_client(cfg, "x", EVIL_ROWS)}
+    return (await run_in_process(cfg, SPECS, clients, timeout=20))[2]
 
 
 @pytest.mark.parametrize("zero_first_mask", [False, True])

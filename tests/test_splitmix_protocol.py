@@ -137,8 +137,8 @@ async def test_splitmix_over_the_mpc_shuffler_matches_trusted_shuffle():
     batches = proto.encode(x, np.random.default_rng(9))
     specs = proto.batch_specs()
     cfg = mpc_wire.MPCShufflerConfig(
-        servers=("s0", "s1", "s2"), analyzer="an", clients=("c0", "c1")
-    )
+        servers=("s0", "s1", "s2"), analyzer="an", clients=("c0", "c1"), security="semi-honest"
+    )  # shares mod q > max_domain: refused in malicious-abort mode (issue 25)
     net = MemoryNetwork(["s0", "s1", "s2", "an", "c0", "c1"])
     rts = pr_.LocalMPCNetwork(3, 1).runtimes()
     half = n * proto.params.shares // 2

@@ -6,10 +6,11 @@ Steps a server runs in mode ``malicious-abort`` (``parties.mpc_shuffle.shuffler.
 1. ``check_inputs``: after every submission arrived, coins are drawn jointly and each accepted
    client's sharing is tested for degree <= t by opening masked random combinations; a client
    whose sharing is inconsistent is refused (named, its rows counted as rejected).
-2. ``draw_mac_keys`` and ``tag_batches``: secret MAC keys and the tags alpha_j x of every value;
-   the caller shuffles value and tags in the same rows (``mac_check.stack_tags``).
-3. ``verify_shuffle``: after the shuffle, new joint coins; the MAC check and the multiset check
-   are opened (only their check values: 0 when honest). Any non-zero value raises
+2. MAC keys (secret, drawn with the input check's coins) and ``tag_batches``: the tags
+   alpha_j x of every value (their GRR98 terms added up in the shuffle's first round); the
+   caller shuffles value and tags in the same rows (``mac_check.stack_tags``).
+3. ``verify_shuffle``: after the shuffle, new joint coins; the MAC check (and, asked for, the
+   multiset check) is opened (only its check values: 0 when honest). Any non-zero value raises
    ``MaliciousAbort`` naming the check and the batch: nothing else is opened or sent.
 
 ``CheckLog`` keeps this server's shares of every opened check value and coin, which go into
@@ -28,7 +29,7 @@ from mpc import mac_check as mc
 from mpc import shamir
 from mpc.shamir import PRIME
 from parties.mpc_shuffle.mpyc_runtime import MPCServerError
-from parties.mpc_shuffle.secure_ops import secure_mul, share_from
+from parties.mpc_shuffle.secure_ops import grr_coefficient, secure_mul, share_from
 
 
 class MaliciousAbort(MPCServerError):
@@ -66,17 +67,22 @@ async def open_all(rt: Any, share_i: np.ndarray) -> tuple[np.ndarray, np.ndarray
     return vals, ok
 
 
-async def joint_coin_seed(rt: Any, label: bytes, log: CheckLog, name: str) -> bytes:
+async def joint_coin_seed(
+    rt: Any, label: bytes, log: CheckLog, name: str, secret: int = 0
+) -> tuple[bytes, np.ndarray]:
     """A seed no coalition of t servers can predict or bias: the sum of random sharings input
-    by every server, opened (consistency checked) after they are all fixed."""
+    by every server, opened (consistency checked) after they are all fixed. Also returns
+    this server's shares of ``secret`` more such random values, drawn in the same round and
+    never opened (masks)."""
     m = len(rt.parties)
-    shape = (mc.COIN_ELEMENTS,)
-    mine = await share_from(rt, list(range(m)), shamir.random_field_elements(shape), shape)
+    shape = (mc.COIN_ELEMENTS + secret,)
+    drawn = await share_from(rt, list(range(m)), shamir.random_field_elements(shape), shape)
+    mine = drawn[: mc.COIN_ELEMENTS]
     vals, ok = await open_all(rt, mine)
     if not ok.all():
         raise MaliciousAbort(f"coin opening {name!r}: the servers' shares are inconsistent")
     log.coins[name] = mine.tolist()
-    return mc.coin_seed(vals, label + b"|" + name.encode())
+    return mc.coin_seed(vals, label + b"|" + name.encode()), drawn[mc.COIN_ELEMENTS :]
 
 
 async def _random_shared(rt: Any, shape: tuple[int, ...]) -> np.ndarray:
@@ -93,14 +99,17 @@ async def check_inputs(
     clients: Sequence[str],
     label: bytes,
     log: CheckLog,
-) -> list[str]:
-    """The clients (among ``clients``, in order) whose sharing is NOT of degree <= t.
+) -> tuple[list[str], np.ndarray]:
+    """(The clients, among ``clients`` in order, whose sharing is NOT of degree <= t; this
+    server's shares of the ``MAC_KEYS`` secret uniform MAC keys, drawn in the same round as
+    the check's coins).
 
     Every server calls this with its own shares of the same clients' batches."""
+    keys = mc.MAC_KEYS
     if not clients:
-        return []
-    seed = await joint_coin_seed(rt, label, log, "inputs")
+        return [], await _random_shared(rt, (keys,))
     reps = mc.INPUT_CHECK_REPETITIONS
+    seed, secret = await joint_coin_seed(rt, label, log, "inputs", keys + len(clients) * reps)
     combo = np.zeros((len(clients), reps), dtype=np.int64)
     for ci, c in enumerate(clients):
         names = sorted(per_client[c])
@@ -108,47 +117,73 @@ async def check_inputs(
         for rep in range(reps):
             rho = [mc.coins(seed, f"input|{ci}|{k}|{rep}", per_client[c][k].shape) for k in names]
             combo[ci, rep] = mc.input_combinations(arrays, rho)
-    masked = (combo + await _random_shared(rt, combo.shape)) % PRIME
+    masked = (combo + secret[keys:].reshape(combo.shape)) % PRIME  # a fresh degree-t mask each
     _, ok = await open_all(rt, masked)
     log.inputs = masked.reshape(-1).tolist()
     log.input_clients = list(clients)
-    return [c for ci, c in enumerate(clients) if not ok[ci].all()]
-
-
-async def draw_mac_keys(rt: Any) -> np.ndarray:
-    """Shares of ``MAC_KEYS`` secret uniform keys."""
-    return await _random_shared(rt, (mc.MAC_KEYS,))
+    return [c for ci, c in enumerate(clients) if not ok[ci].all()], secret[:keys]
 
 
 async def tag_batches(
-    rt: Any, alpha: np.ndarray, arrays: dict[str, np.ndarray]
-) -> dict[str, np.ndarray]:
-    """Shares of the tags alpha_j x of every value: ``{name: (K, n, w)}`` (one round)."""
+    rt: Any, alpha: np.ndarray, arrays: dict[str, np.ndarray], first: Sequence[int]
+) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray] | None]:
+    """The tags alpha_j x of every value, ``{name: (K, n, w)}``, in two parts that the first
+    round of permute-and-reshare (coalition ``first``) adds up, so the tag multiplication
+    needs no resharing of its own: with the GRR98 coefficients lambda_i over all m servers,
+    alpha_j x = sum_i lambda_i alpha_j,i x_i (local products of the servers' shares).
+
+    Returns (this server's Shamir shares of Z = the sum of the terms of the servers OUTSIDE
+    ``first``, which they share as in GRR98; and, for a member of ``first``, its own term,
+    an additive share over ``first`` that it adds in that round, ``reshare_exchange.
+    mpyc_permute_reshare(addend=...)``; None for the others). The members reshare their terms
+    with fresh randomness, as GRR98 does; an error a server adds to a term is an additive
+    error on the tag, which the MAC check catches."""
     names = sorted(arrays)
     k = alpha.shape[0]
     flat = np.concatenate([arrays[n].reshape(-1) for n in names]) if names else np.zeros(0)
-    x = np.broadcast_to(flat.astype(np.int64), (k, flat.size))
-    a = np.broadcast_to(alpha.reshape(k, 1), (k, flat.size))
-    prod = await secure_mul(rt, x, a)
-    out, off = {}, 0
-    for n in names:
-        size = arrays[n].size
-        out[n] = prod[:, off : off + size].reshape(k, *arrays[n].shape)
-        off += size
-    return out
+    # the GRR coefficient folded into the K keys: one local product per tag
+    scaled = shamir.mul_mod(alpha, grr_coefficient(rt)).reshape(k, 1)
+    local = shamir.mul_mod(np.asarray(flat, dtype=np.int64).reshape(1, -1), scaled)
+    outside = [i for i in range(len(rt.parties)) if i not in first]
+    shared = await share_from(rt, outside, local if rt.pid in outside else None, local.shape)
+
+    def per_batch(a: np.ndarray) -> dict[str, np.ndarray]:
+        out, off = {}, 0
+        for n in names:
+            size = arrays[n].size
+            out[n] = a[:, off : off + size].reshape(k, *arrays[n].shape)
+            off += size
+        return out
+
+    return per_batch(shared), (per_batch(local) if rt.pid in first else None)
 
 
-async def _product_tree(rt: Any, factors: np.ndarray) -> np.ndarray:
-    """Shares of the product of each row of ``factors`` (rows, L), in log2(L) rounds."""
+async def _product_tree(
+    rt: Any, factors: np.ndarray, extra: tuple[np.ndarray, np.ndarray]
+) -> tuple[np.ndarray, np.ndarray]:
+    """Shares of the product of each row of ``factors`` (rows, L), in ceil(log2 L) rounds, and
+    of the elementwise product of the ``extra`` pair, computed in the first of those rounds."""
     cur = factors
+    if cur.shape[1] < 2:  # no round of the tree to share
+        return (cur[:, 0] if cur.shape[1] else np.ones(cur.shape[0], dtype=np.int64)), (
+            await secure_mul(rt, *extra)
+        )
+    done = None
     while cur.shape[1] > 1:
         if cur.shape[1] % 2:
             cur = np.concatenate([cur, np.ones((cur.shape[0], 1), dtype=np.int64)], axis=1)
         h = cur.shape[1] // 2
-        cur = await secure_mul(rt, cur[:, :h], cur[:, h:])
-    if cur.shape[1] == 0:
-        return np.ones(cur.shape[0], dtype=np.int64)
-    return cur[:, 0]
+        if done is None:  # the first round also multiplies the extra pair
+            a, b = cur[:, :h], cur[:, h:]
+            prod = await secure_mul(
+                rt,
+                np.concatenate([a.ravel(), extra[0].ravel()]),
+                np.concatenate([b.ravel(), extra[1].ravel()]),
+            )
+            cur, done = prod[: a.size].reshape(a.shape), prod[a.size :].reshape(extra[0].shape)
+        else:
+            cur = await secure_mul(rt, cur[:, :h], cur[:, h:])
+    return cur[:, 0], done
 
 
 async def verify_shuffle(
@@ -159,14 +194,19 @@ async def verify_shuffle(
     tags: dict[str, np.ndarray],
     label: bytes,
     log: CheckLog,
+    multiset: bool = False,
 ) -> None:
-    """MAC check and multiset check on the shuffled batches; MaliciousAbort names a failure.
+    """MAC check (and with ``multiset`` the multiset check) on the shuffled batches;
+    MaliciousAbort names a failure. The MAC check alone catches any deviation of a minority
+    in this linear protocol, a non-permutation included (an additive error on values and
+    tags that is alpha-consistent with probability 1/p per key).
 
     ``before``/``after``: this server's shares of the batches before and after the shuffle;
     ``tags``: its shares of the shuffled tags (K, n, w). Coins are drawn here, after the
     outputs are fixed."""
     names = sorted(after)
-    seed = await joint_coin_seed(rt, label, log, "checks")
+    reps = mc.MULTISET_REPETITIONS if multiset else 0
+    seed, rho = await joint_coin_seed(rt, label, log, "checks", len(names) * reps)
     k = alpha.shape[0]
     # MAC check: c_j = sum r [alpha_j y] - [alpha_j] sum r [y], per batch and key
     s_val = np.zeros((len(names), k), dtype=np.int64)
@@ -174,10 +214,8 @@ async def verify_shuffle(
     for b, n in enumerate(names):
         r = mc.coins(seed, f"mac|{n}", (k, *after[n].shape))
         s_val[b], s_tag[b] = mc.mac_check_sums(after[n], tags[n], r)
-    prod = await secure_mul(rt, s_val, np.broadcast_to(alpha, s_val.shape).copy())
-    mac_share = (s_tag - prod) % PRIME
-    # multiset check: rho (prod (z - d(x_i)) - prod (z - d(y_i))) per batch and repetition
-    reps = mc.MULTISET_REPETITIONS
+    # multiset check: rho (prod (z - d(x_i)) - prod (z - d(y_i))) per batch and repetition,
+    # with the secret random rho a factor of both products (no round of its own)
     factors, lengths = [], []
     for n in names:
         w = after[n].shape[1]
@@ -186,21 +224,22 @@ async def verify_shuffle(
             z = int(mc.coins(seed, f"multiset-z|{n}|{rep}", (1,))[0])
             for rows in (before[n], after[n]):
                 factors.append((z - mc.row_digests(rows, beta)) % PRIME)
-                lengths.append(rows.shape[0])
-    diff = np.zeros((len(names), reps), dtype=np.int64)
-    if factors:
-        width = max(lengths)
-        padded = np.ones((len(factors), width), dtype=np.int64)  # pad with the constant 1
-        for i, f in enumerate(factors):
-            padded[i, : f.size] = f
-        prods = (await _product_tree(rt, padded)).reshape(len(names), reps, 2)
-        diff = (prods[:, :, 0] - prods[:, :, 1]) % PRIME
-    rho = await _random_shared(rt, diff.shape)
-    ms_share = await secure_mul(rt, diff, rho)
+                lengths.append(rows.shape[0] + 1)
+    padded = np.ones((len(factors), max(lengths, default=1)), dtype=np.int64)  # 1: padding
+    for i, f in enumerate(factors):
+        padded[i, : f.size] = f
+        padded[i, f.size] = rho[i // 2]
+    # ... whose tree's first round also computes the MAC check's [alpha_j] sum r [y]
+    mac_pair = (s_val, np.broadcast_to(alpha, s_val.shape))
+    prods, prod = await _product_tree(rt, padded, mac_pair)
+    mac_share = (s_tag - prod) % PRIME
+    prods = prods.reshape(len(names), reps, 2)
+    ms_share = (prods[:, :, 0] - prods[:, :, 1]) % PRIME
     opened, ok = await open_all(rt, np.concatenate([mac_share, ms_share], axis=1))
     for b, n in enumerate(names):
         log.mac[n] = mac_share[b].tolist()
-        log.multiset[n] = ms_share[b].tolist()
+        if reps:
+            log.multiset[n] = ms_share[b].tolist()
     failed = []
     for b, n in enumerate(names):
         if not ok[b, :k].all() or (opened[b, :k] != 0).any():
@@ -220,7 +259,7 @@ async def check_tagged(
     """MAC check of products computed after the shuffle (histogram counting): ``items`` are
     tagged arrays (1 + K, ...), value then tags; coins are drawn here, after they are fixed.
     MaliciousAbort names ``name`` if a value or tag was changed."""
-    seed = await joint_coin_seed(rt, label, log, f"counting {name}")
+    seed, _ = await joint_coin_seed(rt, label, log, f"counting {name}")
     k = alpha.shape[0]
     s_val = np.zeros(k, dtype=np.int64)
     s_tag = np.zeros(k, dtype=np.int64)

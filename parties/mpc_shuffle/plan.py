@@ -12,7 +12,8 @@ parties: a list, "p1,p2,p3" or a base port; the MPyC host is the party's host), 
 without TLS and the result says so), ``mpc_threshold`` (default (m-1)//2), ``mpc_mode``
 (``open`` or ``histogram``), ``security`` (``malicious-abort``, the default: MAC-checked
 shuffle secure with abort against a malicious minority; or ``semi-honest``, faster, no
-checks). The launcher sets the first two.
+checks), ``mpc_multiset`` (malicious-abort: add the multiset check behind the MAC check). The
+launcher sets the first two.
 """
 
 from __future__ import annotations
@@ -23,10 +24,12 @@ from typing import Any
 
 import numpy as np
 
+from mpc import mac_check
 from mpc.shamir import PRIME
 from parties.clients.roles import ClientPopulation
+from parties.mpc_shuffle.mpyc_runtime import MPCServerError
 from parties.mpc_shuffle.shuffler import analyzer_collect, client_submit, serve_rounds
-from parties.mpc_shuffle.wire import MPCShufflerConfig
+from parties.mpc_shuffle.wire import MPCShufflerConfig, domain_refusal
 from parties.runtime import codec
 from parties.runtime.link import PeerError
 from protocols.base import BatchSpec
@@ -56,6 +59,16 @@ class MpcPlan:
         certs = [write_mpyc_party_tls(str(dirs[s] / MPYC_DIR), i) for i, s in enumerate(servers)]
         for s in servers:
             write_mpyc_trust_bundle(str(dirs[s] / MPYC_DIR), certs)
+
+    def check_workload(self, params: dict[str, Any], workload: Any) -> None:
+        """Refuse at launch the batches the parties would refuse (``wire.domain_refusal``)."""
+        cfg = MPCShufflerConfig(("s1", "s2", "s3"), "a", ())  # the defaults of a run
+        mode = str(params.get("mpc_mode", cfg.mode))
+        security = str(params.get("security", cfg.security))
+        for spec in workload.protocol.batch_specs():
+            why = domain_refusal(spec, mode, security, cfg.max_domain)
+            if why is not None:
+                raise ValueError(why)
 
     def layout(self, options: dict[str, Any]) -> list[tuple[str, str]]:
         m, clients = int(options.get("servers", 3)), int(options.get("clients", 2))
@@ -107,6 +120,7 @@ def config_from_cluster(cluster: Any) -> MPCShufflerConfig:
         threshold=int(params.get("mpc_threshold", (m - 1) // 2)),
         mode=str(params.get("mpc_mode", "open")),
         security=str(params.get("security", "malicious-abort")),
+        multiset=mac_check.flag(params.get("mpc_multiset", False)),
         timeout=float(getattr(cluster, "phase_timeout", 120.0)),
         run_label=f"sdp-mpc|{getattr(cluster, 'session', '')}".encode(),
     )
@@ -182,15 +196,18 @@ async def run_server_role(node: Any, cluster: Any) -> None:
         public = await _recv_state(node, cfg, rnd) if rnd else {}
         return proto.batch_specs_round(rnd, public)
 
-    await serve_rounds(
-        node,
-        cfg,
-        round_specs,
-        proto.n_rounds,
-        cfg.servers.index(node.name),
-        mpc_addresses(cluster),
-        ssl_dir=None if tls is None else str(tls),
-    )
+    try:
+        await serve_rounds(
+            node,
+            cfg,
+            round_specs,
+            proto.n_rounds,
+            cfg.servers.index(node.name),
+            mpc_addresses(cluster),
+            ssl_dir=None if tls is None else str(tls),
+        )
+    except MPCServerError as exc:  # an expected end (a lost server, a failed abort check):
+        raise PeerError(str(exc)) from None  # one line, no traceback, nothing published
 
 
 def histogram_to_multiset(counts: np.ndarray) -> np.ndarray:
@@ -203,7 +220,7 @@ def histogram_to_multiset(counts: np.ndarray) -> np.ndarray:
     return np.repeat(np.arange(c.size, dtype=np.int64), c).reshape(-1, 1)
 
 
-def security_statement(security: str) -> str:
+def security_statement(security: str, multiset: bool = False) -> str:
     """What the MPC shuffler guarantees in ``security`` mode (result.json, privacy statement)."""
     if security == "semi-honest":
         return (
@@ -213,9 +230,11 @@ def security_statement(security: str) -> str:
     return (
         "MPC shuffler, malicious-abort mode: secure with abort against a malicious minority "
         "(t < m/2): client sharings are checked for degree <= t, the shuffle is checked by "
-        "information-theoretic MACs (3 keys, forgery <= 2^-89.99) and a multiset check before "
-        "anything is opened (histogram mode: the counting's products too); a deviating server "
-        "can make the run abort, not change or read the shuffled output"
+        "information-theoretic MACs (3 keys: an offset, or a duplicated, dropped or replaced "
+        "row, passes with probability <= 2^-89.99)"
+        + (" and a multiset check" if multiset else "")
+        + " before anything is opened (histogram mode: the counting's products too); a "
+        "deviating server can make the run abort, not change or read the shuffled output"
     )
 
 
@@ -296,9 +315,9 @@ async def run_analyzer_role(node: Any, cluster: Any) -> None:
                 "mpyc_tls": bool(cluster.params.get("mpc_tls")),
                 "rounds": rounds,
                 "security": cfg.security,
-                "trust": security_statement(cfg.security),
+                "trust": security_statement(cfg.security, cfg.multiset),
             }
         },
         released,
-        {"shuffler_security": security_statement(cfg.security)},
+        {"shuffler_security": security_statement(cfg.security, cfg.multiset)},
     )

@@ -19,6 +19,7 @@ from mpc import permute_reshare as pr
 from mpc import shamir
 from mpc.shamir import PRIME
 from parties.mpc_shuffle.mpyc_runtime import MPCServerError
+from parties.mpc_shuffle.secure_ops import exchange
 
 
 async def agree_coalition_seeds(
@@ -54,31 +55,57 @@ async def agree_coalition_seeds(
 
 
 async def mpyc_permute_reshare(
-    rt: Any, arrays: dict[str, np.ndarray], seeds: dict[pr.Coalition, bytes], run_label: bytes = b""
+    rt: Any,
+    arrays: dict[str, np.ndarray],
+    seeds: dict[pr.Coalition, bytes],
+    run_label: bytes = b"",
+    *,
+    addend: dict[str, np.ndarray] | None = None,
+    deviate: tuple[str, int, int] | None = None,
 ) -> dict[str, np.ndarray]:
     """Shuffle the rows of every array (one independent permutation per batch) on MPyC.
 
     ``arrays`` maps batch names to this server's Shamir shares, shape ``(n_b, width_b)``; every
     server must pass the same names and shapes. Returns this server's shares of the shuffled
     batches. ``seeds`` comes from ``agree_coalition_seeds`` (only the member coalitions).
+    ``addend`` (a member of the first coalition only): an additive share over that coalition
+    added to this server's own in the first round (the MAC tags' GRR parts,
+    ``malicious.tag_batches``). ``deviate`` = (batch, row, offset), tests only (``fault_hooks.mpc_offset``): this server
+    adds ``offset`` to the row's first column while it reshares in its first coalition.
     """
     m, t, me = len(rt.parties), rt.threshold, rt.pid
-    cur = {k: shamir.check_field(arrays[k], f"mpyc_permute_reshare batch {k!r}") for k in arrays}
+    cur = {k: _field(arrays[k], f"mpyc_permute_reshare batch {k!r}") for k in arrays}
     shapes = {k: tuple(v.shape) for k, v in cur.items()}
-    for A in pr.coalitions(m, t):
+    coals = pr.coalitions(m, t)
+    if addend is not None and me not in coals[0]:
+        raise ValueError(f"mpyc_permute_reshare: server {me} is not in {coals[0]}: no addend")
+    for A in coals:
         outgoing: list[bytes | None] = [None] * m
+        if me in A and deviate is not None:  # additive share + offset, exactly
+            name, row, offset = deviate
+            lam = int(shamir.lagrange_coefficients([a + 1 for a in A])[A.index(me)])
+            cur[name] = cur[name].copy()
+            cur[name][row, 0] = (int(cur[name][row, 0]) + offset * pow(lam, -1, PRIME)) % PRIME
+            deviate = None
         if me in A:
-            outgoing = list(pr.outgoing_reshares(cur, me, A, seeds[A], m, t, run_label))
-        futs = [rt.transfer(outgoing[r], sender_receivers=[(a, r) for a in A]) for r in range(m)]
-        received = await rt.gather(futs[me])
-        for r in range(m):
-            if r != me:
-                await rt.gather(futs[r])  # sends to r complete on our side (empty result)
-        try:
-            cur = pr.combine_reshares(received, A, shapes)
+            extra = {"addend": addend} if addend is not None and A == coals[0] else {}
+            outgoing = list(pr.outgoing_reshares(cur, me, A, seeds[A], m, t, run_label, **extra))
+        received = await exchange(rt, outgoing, list(A))
+        try:  # uint32 between rounds (what the next round sends), int64 at the end
+            cur = pr.combine_reshares(received, A, shapes, "uint32")
         except ValueError as exc:
             raise MPCServerError(str(exc)) from None
-    return cur
+    return {k: v.astype(np.int64) for k, v in cur.items()}
+
+
+def _field(a: np.ndarray, where: str) -> np.ndarray:
+    """int64 field elements (``shamir.check_field``), or uint32 ones kept as they are (the
+    representation the resharing sends: one range pass, no conversion)."""
+    if a.dtype == np.uint32:
+        if a.size and a.max() >= PRIME:
+            raise ValueError(f"{where}: values must lie in [0, {PRIME})")
+        return a
+    return shamir.check_field(a, where)
 
 
 def secfld_type(rt: Any) -> Any:

@@ -28,6 +28,27 @@ from mpc.shamir import PRIME
 from parties.mpc_shuffle.mpyc_runtime import MPCServerError
 
 
+async def exchange(rt: Any, outgoing: list[bytes | None], senders: list[int]) -> list[Any]:
+    """Every sender s sends ``outgoing[r]`` (its own) to every server r; returns what this
+    server got, in the order of ``senders``. A sender's part for itself stays local (not
+    pickled and unpickled by MPyC's transfer)."""
+    m, me = len(rt.parties), rt.pid
+    futs = [
+        rt.transfer(
+            outgoing[r] if r != me else None,
+            sender_receivers=[(s, r) for s in senders if s != r],
+        )
+        for r in range(m)
+    ]
+    got = list(await rt.gather(futs[me]))
+    for r in range(m):
+        if r != me:
+            await rt.gather(futs[r])  # sends to r complete on our side (empty result)
+    if me in senders:
+        got.insert(senders.index(me), outgoing[me])
+    return got
+
+
 async def share_from(
     rt: Any, senders: Sequence[int], value: np.ndarray | None, shape: tuple[int, ...]
 ) -> np.ndarray:
@@ -37,25 +58,23 @@ async def share_from(
     if me in senders:
         if value is None or value.shape != shape:
             raise ValueError(f"share_from: sender {me} must input an array of shape {shape}")
-        sh = shamir.share(value, m, t)
-        outgoing = [shamir.to_wire(sh[r]) for r in range(m)]
-    futs = [rt.transfer(outgoing[r], sender_receivers=[(s, r) for s in senders]) for r in range(m)]
-    got = await rt.gather(futs[me])
-    for r in range(m):
-        if r != me:
-            await rt.gather(futs[r])
-    acc = np.zeros(shape, dtype=np.int64)
-    for s, data in zip(senders, got, strict=True):
-        acc = (acc + shamir.from_wire(data, shape, f"sharing from server {s}")) % PRIME
-    return acc
+        outgoing = list(shamir.share_wire(value, m, t))
+    got = await exchange(rt, outgoing, list(senders))
+    return shamir.sum_wire(
+        [(f"sharing from server {s}", data) for s, data in zip(senders, got, strict=True)], shape
+    )
+
+
+def grr_coefficient(rt: Any) -> int:
+    """This server's GRR98 recombination coefficient: the degree-2t product of two sharings
+    is sum_i lambda_i a_i b_i over all m servers (t < m/2)."""
+    return int(shamir.lagrange_coefficients(range(1, len(rt.parties) + 1))[rt.pid])
 
 
 async def secure_mul(rt: Any, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Shares of the elementwise product (local product, then GRR98 degree reduction)."""
-    m = len(rt.parties)
-    lam = shamir.lagrange_coefficients(range(1, m + 1))[rt.pid]
-    d = a * b % PRIME * int(lam) % PRIME
-    return await share_from(rt, list(range(m)), d, d.shape)
+    d = shamir.mul_mod(shamir.mul_mod(a, b), grr_coefficient(rt))
+    return await share_from(rt, list(range(len(rt.parties))), d, d.shape)
 
 
 async def open_to_servers(rt: Any, share_i: np.ndarray) -> np.ndarray:

@@ -4,8 +4,9 @@ Trust model: m >= 3 servers, Shamir threshold t < m/2, honest majority. Any coal
 most t servers learns nothing about the messages or the permutation (the shares are uniformly
 random and some all-honest coalition's permutation is unknown to them). Security mode
 ``malicious-abort`` (the default): up to t servers may deviate arbitrarily; client sharings are
-checked for degree <= t, every value carries 3 MAC tags through the shuffle, and the MAC and
-multiset checks run before anything is opened (``parties.mpc_shuffle.malicious``,
+checked for degree <= t, every value carries 3 MAC tags through the shuffle, and the MAC check
+(with ``--param mpc_multiset=on`` also the multiset check) runs before anything is opened
+(``parties.mpc_shuffle.malicious``,
 ``mpc.mac_check``): a deviation makes the run abort, naming the check, with nothing opened.
 Mode ``semi-honest`` (``--param security=semi-honest``): no checks, faster; a server that
 deviates can change the output without detection. Nothing here is a publicly verifiable proof
@@ -25,8 +26,10 @@ Flow:
      reconstructs them (and checks the m shares lie on one degree-t polynomial). The analyzer
      sees exactly what a trusted shuffler would give it: the shuffled multiset, so the
      shuffle-model DP guarantee of the protocol applies. No server sees any message. In
-     malicious-abort mode, batches with a bound of at most ``max_domain`` first go through the
-     masked domain check on shares and out-of-domain rows are left out (never opened).
+     malicious-abort mode, every batch first goes through the masked domain check on shares
+     and out-of-domain rows are left out (never opened); a batch with a bound above
+     ``max_domain`` (the check's cost grows with the bound) is refused in that mode
+     (``wire.domain_refusal``: at launch, and by every party before a round).
    - ``histogram``: the servers compute per-component histograms of the shuffled messages in
      MPC (power sums + Lagrange basis, all values must have a domain of at most ``max_domain``)
      and open only the counts to the analyzer. The analyzer learns the statistic, not even the
@@ -88,6 +91,7 @@ from parties.mpc_shuffle.wire import (
     send_chunked,
     share_batches,
 )
+from parties.runtime import fault_hooks
 from parties.runtime.link import PartyContext, PeerError
 from protocols.base import Batches, BatchSpec
 
@@ -192,7 +196,7 @@ async def server_run(
     log = mal.CheckLog()
     inconsistent: list[str] = []
     if malicious:  # a client's sharing must have degree <= t before it is used
-        inconsistent = await guarded(
+        inconsistent, alpha = await guarded(
             rt, cfg, "input check", mal.check_inputs(rt, got, accepted, cfg.label, log)
         )
         for c in inconsistent:
@@ -228,26 +232,42 @@ async def server_run(
     flights_before = mpyc_flights(rt)
     coals = pr.coalitions(cfg.m, cfg.threshold)
     seeds = await guarded(rt, cfg, "seed agreement", agree_coalition_seeds(rt, coals, cfg.label))
+    deviate = fault_hooks.mpc_offset(ctx.name)  # tests only: a deviating server
     if malicious:  # value and tags travel in the same rows through the shuffle
-        alpha = await guarded(rt, cfg, "MAC keys", mal.draw_mac_keys(rt))
-        tags = await guarded(rt, cfg, "MAC tags", mal.tag_batches(rt, alpha, arrays))
+        tags, own = await guarded(rt, cfg, "MAC tags", mal.tag_batches(rt, alpha, arrays, coals[0]))
         stacked = {k: mac_check.stack_tags(arrays[k], tags[k]) for k in names}
+        addend = None  # a first-round member's own GRR98 terms of the tags
+        if own is not None:
+            addend = {k: mac_check.stack_tags(None, own[k]) for k in names}
         out = await guarded(
-            rt, cfg, "permute-and-reshare", mpyc_permute_reshare(rt, stacked, seeds, cfg.label)
+            rt,
+            cfg,
+            "permute-and-reshare",
+            mpyc_permute_reshare(rt, stacked, seeds, cfg.label, addend=addend, deviate=deviate),
         )
         split = {k: mac_check.split_tags(out[k], sp[k].width) for k in names}
         shuffled = {k: v for k, (v, _) in split.items()}
         await guarded(
             rt,
             cfg,
-            "MAC and multiset checks",
+            "MAC check",
             mal.verify_shuffle(
-                rt, alpha, arrays, shuffled, {k: t for k, (_, t) in split.items()}, cfg.label, log
+                rt,
+                alpha,
+                arrays,
+                shuffled,
+                {k: t for k, (_, t) in split.items()},
+                cfg.label,
+                log,
+                cfg.multiset,
             ),
         )
     else:
         shuffled = await guarded(
-            rt, cfg, "permute-and-reshare", mpyc_permute_reshare(rt, arrays, seeds, cfg.label)
+            rt,
+            cfg,
+            "permute-and-reshare",
+            mpyc_permute_reshare(rt, arrays, seeds, cfg.label, deviate=deviate),
         )
     stats["t_shuffle_s"] = time.perf_counter() - t1
     ledger = getattr(ctx, "ledger", None)
@@ -277,21 +297,12 @@ async def server_run(
         }
     if cfg.mode == "open":
         out_arrays = shuffled
-        small = {k: b for k, b in bounds.items() if b <= cfg.max_domain}
-        if malicious and small:  # out-of-domain rows are found on shares and never opened
+        if malicious:  # out-of-domain rows are found on shares and never opened (every bound
+            # is at most max_domain here: a larger one is refused, ``wire.domain_refusal``)
             found = await guarded(
-                rt,
-                cfg,
-                "domain check",
-                mpc_domain_check(
-                    rt,
-                    {k: shuffled[k] for k in small},
-                    small,
-                    tags={k: tags[k] for k in small},
-                    **kwargs,
-                ),
+                rt, cfg, "domain check", mpc_domain_check(rt, shuffled, bounds, tags=tags, **kwargs)
             )
-            out_arrays = {k: v[~found[k][0]] if k in found else v for k, v in shuffled.items()}
+            out_arrays = {k: v[~found[k][0]] for k, v in shuffled.items()}
             extra["invalid_rows"] = {k: int(found[k][0].sum()) for k in found}
     else:
         if malicious:

@@ -39,6 +39,7 @@ class MPCShufflerConfig:
     threshold: int = 1
     mode: str = "open"
     security: str = "malicious-abort"  # or "semi-honest" (faster, no checks)
+    multiset: bool = False  # malicious-abort: the multiset check behind the MAC check too
     timeout: float = 120.0
     max_domain: int = 64
     run_label: bytes = field(default=b"sdp-mpc")
@@ -71,6 +72,30 @@ class MPCShufflerConfig:
         return self.run_label + b"|round" + str(self.round).encode()
 
 
+def domain_refusal(spec: BatchSpec, mode: str, security: str, max_domain: int) -> str | None:
+    """Why the MPC shuffler refuses a batch of this bound in this mode (None: accepted).
+
+    The domain check on shares (``secure_ops.mpc_domain_check``) costs a multiplication per
+    domain value, so it runs for bounds up to ``max_domain`` only. Mode ``histogram`` needs it
+    for the counts; mode ``open`` in ``malicious-abort`` needs it so that out-of-domain values
+    are never opened (issue 25): a larger bound is refused, not opened unchecked."""
+    if spec.bound <= max_domain:
+        return None
+    if mode == "histogram":
+        return (
+            f"histogram mode: batch {spec.name!r} has bound {spec.bound} > max_domain "
+            f"{max_domain}; use mode 'open'"
+        )
+    if security == "malicious-abort":
+        return (
+            f"MPC shuffler: batch {spec.name!r} has bound {spec.bound} > {max_domain}: "
+            f"malicious-abort mode checks values on shares (never opening an out-of-domain "
+            f"one) only up to bound {max_domain}, at one multiplication per domain value; use "
+            f"--param security=semi-honest (no checks) for this protocol"
+        )
+    return None
+
+
 def _check_specs(
     specs: Sequence[BatchSpec], cfg: MPCShufflerConfig | None = None
 ) -> dict[str, BatchSpec]:
@@ -78,11 +103,9 @@ def _check_specs(
     for s in specs:
         if not (1 <= s.bound <= SENTINEL):
             raise ValueError(f"batch {s.name!r}: bound {s.bound} does not fit GF(2^31-1)")
-        if cfg is not None and cfg.mode == "histogram" and s.bound > cfg.max_domain:
-            raise ValueError(
-                f"histogram mode: batch {s.name!r} has bound {s.bound} > max_domain "
-                f"{cfg.max_domain}; use mode 'open'"
-            )
+        why = None if cfg is None else domain_refusal(s, cfg.mode, cfg.security, cfg.max_domain)
+        if why is not None:
+            raise ValueError(why)
     return out
 
 

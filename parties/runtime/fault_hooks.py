@@ -3,7 +3,8 @@
 ``SDP_FAULT_KILL=PARTY:PHASE[,PARTY:PHASE...]`` kills PARTY (SIGKILL, with its process group) on
 entering PHASE; ``PARTY:sent:TYPE`` once it has written the frames of a TYPE message, before
 their seal. ``SDP_FAULT_DELAY=PARTY:PHASE:SECONDS[,...]`` stalls PARTY for SECONDS on entering
-PHASE (a host under load: what it sends next is late).
+PHASE (a host under load: what it sends next is late). ``SDP_FAULT_MPC_OFFSET=PARTY:BATCH:ROW:
+OFFSET`` makes MPC server PARTY deviate: it adds OFFSET to row ROW of BATCH while it reshares.
 """
 
 from __future__ import annotations
@@ -18,6 +19,15 @@ DELAY = {
     d.rsplit(":", 1)[0]: float(d.rsplit(":", 1)[1])
     for d in filter(None, os.environ.get("SDP_FAULT_DELAY", "").split(","))
 }
+
+_OFFSET = os.environ.get("SDP_FAULT_MPC_OFFSET", "").split(":")
+
+
+def mpc_offset(party: str) -> tuple[str, int, int] | None:
+    """(batch, row, offset) if MPC server ``party`` is to deviate while it reshares."""
+    if len(_OFFSET) != 4 or _OFFSET[0] != party:
+        return None
+    return _OFFSET[1], int(_OFFSET[2]), int(_OFFSET[3])
 
 
 def die() -> None:

@@ -88,6 +88,9 @@ RUNTIME_PARAMS: dict[str, Param] = {
         Param("mpc_ports", "str", "MPC: one MPyC port per server (list, 'p1,p2,p3' or a base)"),
         Param("mpc_threshold", "int", "MPC: Shamir threshold t < m/2 (default (m-1)//2)", low=0),
         Param(
+            "mpc_multiset", "bool", "MPC malicious-abort: add the multiset check (log2 n rounds)"
+        ),
+        Param(
             "security",
             "choice",
             "MPC: malicious-abort (MACs, default) or the faster semi-honest mode",
@@ -318,6 +321,8 @@ def resolve_job(
     plan.layout(layout)  # raises on an impossible layout
     if hasattr(plan, "check_params"):  # parameters a party would otherwise refuse mid-run
         plan.check_params(params, layout)
+    if hasattr(plan, "check_workload") and workload is not None:  # batches it would refuse
+        plan.check_workload(params, workload)
     return protocol, shuffler, params, layout
 
 

@@ -18,8 +18,9 @@ Malicious-abort runs (cluster parameter ``security``, default ``malicious-abort`
 chunk's meta also holds ``security`` and ``checks``, the server's shares of everything the
 servers opened to check the run (``parties.mpc_shuffle.malicious.CheckLog``): ``coins`` (the
 joint coin openings), ``inputs`` with ``input_clients`` (masked random combinations of each
-client's sharing, 3 per client), ``mac`` (per batch, the 3 MAC check values) and ``multiset``
-(per batch, the masked multiset check value). ``check_abort_checks`` re-checks them: the m
+client's sharing, 3 per client), ``mac`` (per batch, the 3 MAC check values) and, with the
+cluster parameter ``mpc_multiset``, ``multiset`` (per batch, the masked multiset check value).
+``check_abort_checks`` re-checks them: the m
 servers' shares of every opened value lie on one polynomial of degree t, the MAC and multiset
 values reconstruct to 0, and every client whose combination was inconsistent is among the
 rejected clients. This shows an auditor that the checks ran and passed; their soundness rests
@@ -37,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from mpc import shamir
+from mpc import mac_check, shamir
 from parties.runtime import codec
 from parties.verify.transcripts import Check, Report, Transcript
 
@@ -188,10 +189,17 @@ def compare_round(
 
 
 def check_abort_checks(
-    rd: int, metas: list[dict[str, Any]], servers: list[str], t: int, security: str
+    rd: int,
+    metas: list[dict[str, Any]],
+    servers: list[str],
+    t: int,
+    security: str,
+    multiset: bool = False,
 ) -> int:
     """Re-check round ``rd``'s opened check values from the servers' signed shares; returns
-    how many values were checked. OutputMismatch names the check that fails."""
+    how many values were checked. OutputMismatch names the check that fails. The multiset
+    check's values are required with ``multiset`` (cluster parameter ``mpc_multiset``) and
+    checked whenever present."""
     where = f"round {rd}"
     ran = _agree(metas, "security", servers, where)
     if ran != security:
@@ -248,6 +256,8 @@ def check_abort_checks(
         checked += inputs.shape[1]
     for key, what in (("mac", "MAC check"), ("multiset", "multiset check")):
         batches = checks[0].get(key)
+        if key == "multiset" and not multiset and not batches:
+            continue  # not asked for: the MAC check covers non-permutations too
         if not isinstance(batches, dict) or not batches:
             raise OutputMismatch(f"{where}: no {what} values")
         for b in sorted(batches):
@@ -282,6 +292,7 @@ def check_mpc_outputs(
     t = int(params.get("mpc_threshold", (m - 1) // 2))
     mode = str(params.get("mpc_mode", "open"))
     security = str(params.get("security", "malicious-abort"))
+    multiset = mac_check.flag(params.get("mpc_multiset", False))
     name = "MPC output vs servers' shares"
     abort_checked = 0
     try:
@@ -313,7 +324,9 @@ def check_mpc_outputs(
                 bounds,
                 pub,
             )
-            abort_checked += check_abort_checks(rd, [o[rd][1] for o in outs], servers, t, security)
+            abort_checked += check_abort_checks(
+                rd, [o[rd][1] for o in outs], servers, t, security, multiset
+            )
     except OutputMismatch as exc:
         report.add(
             Check(
@@ -337,7 +350,8 @@ def check_mpc_outputs(
             abort_checked,
             f"security {security}: "
             + (
-                "the MAC and multiset checks open to 0 and every opened coin and client-sharing "
+                f"the MAC {'and multiset checks open' if multiset else 'check opens'} to 0 and "
+                "every opened coin and client-sharing "
                 f"check is consistent in the {m} servers' signed shares (sound while at most "
                 f"{t} servers deviate)"
                 if security == "malicious-abort"
