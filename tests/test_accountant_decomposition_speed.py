@@ -205,3 +205,9 @@ def test_bucket_masses_rows_far_apart_equal_rows_alone() -> None:
         np.testing.assert_allclose(together[i], alone[0], rtol=1e-11, atol=0)
         assert together[i].sum() == pytest.approx(0.5, rel=1e-14)
         assert (together[i] > 0).any()
+
+
+def test_one_bucket_grid_is_refused() -> None:
+    """A one-point grid would be the window's top alone (no rigorous charge): refused."""
+    with pytest.raises(ValueError, match="points must be >= 2"):
+        decomposition_delta(0.1, 4.0, 1000, "hadamard", points=1)

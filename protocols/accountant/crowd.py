@@ -324,6 +324,8 @@ def split_delta(
     last count; upper: at its first, plus the mass above the window) share the neutral counts'
     tables; the last neutral count is summed without state arrays (:func:`_ppb_sums`).
     """
+    if points < 2:  # a grid holds both window ends (one point would be hi alone)
+        raise ValueError(f"split_delta: points must be >= 2, got {points}")
     alpha = math.exp(eps)
     if alpha >= u or w10 <= 0:
         return 0.0, 0.0
