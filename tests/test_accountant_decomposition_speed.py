@@ -141,7 +141,7 @@ def _exact_bucket_masses(r: int, p: float, g: list[int], hi: int) -> list[float]
 def test_neutral_bucket_masses_are_exact(r: int, p: float, points: int, rtol: float) -> None:
     """The bucket masses agree with exact rational arithmetic, in the bulk and far in both
     tails: to 1e-12 from pmf ratios (one cumulative product per chunk of rows); to 1e-9 from
-    the incomplete beta at the boundaries (few buckets in a wide window: 2 buckets, 377 counts),
+    the incomplete beta at the boundaries (few buckets in a wide window: 2 buckets, 381 counts),
     each boundary's probability taken from its own side of the median."""
     tab = _Neutral(np.array([r - 1, r, r + 1]), p, 1e-13, points)
     i = r - tab.r0
