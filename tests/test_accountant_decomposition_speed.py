@@ -8,9 +8,13 @@ Reference values: computed with the per-state code at commit 3a7368b (before the
 
 from __future__ import annotations
 
+import math
+from fractions import Fraction
+
 import numpy as np
 import pytest
 
+from protocols.accountant.crowd import _bucket_masses, _Neutral, _neutral_grid, _Part, _ppb_sums
 from protocols.accountant.decomposition import decomposition_delta, decomposition_epsilon
 from protocols.accountant.gparv import _sf, positive_part_binomial
 
@@ -102,7 +106,73 @@ def test_decomposition_delta_matches_per_state_reference(
 def test_decomposition_epsilon_matches_per_state_reference(
     n: int, mech: str, kw: dict, eps_local: float, delta: float, eps: float
 ) -> None:
-    assert decomposition_epsilon(eps_local, n, delta, mech, **kw) == pytest.approx(eps, rel=1e-9)
+    """Same central epsilon within the forward search's own resolution (it locates the root from
+    above to a relative 2e-5; the bucket masses, now exact to 1e-14 where the incomplete beta's
+    differences were off by up to 1e-10, can move one bisection step: 50000/grr went from
+    0.0907130 to 0.0907121), and certified there."""
+    got = decomposition_epsilon(eps_local, n, delta, mech, **kw)
+    assert got == pytest.approx(eps, rel=2e-5)
+    up = decomposition_delta(got, eps_local, n, mech, tail=delta * 1e-7, points=32, **kw)[1]
+    assert up <= delta
+
+
+def _exact_bucket_masses(r: int, p: float, g: list[int], hi: int) -> list[float]:
+    """Pr[g_j <= Bin(r, p) < g_{j+1}] (last: <= hi) in exact rational arithmetic (p's binary
+    value)."""
+    a, d = Fraction(p).as_integer_ratio()
+    b = d - a
+    num = {g[0]: math.comb(r, g[0]) * a ** g[0] * b ** (r - g[0])}
+    for k in range(g[0], hi):  # C(r, k+1) a^(k+1) b^(r-k-1), exactly
+        num[k + 1] = num[k] * (r - k) * a // ((k + 1) * b)
+    den = d**r
+    ends = [*g[1:], hi + 1]
+    return [float(Fraction(sum(num[k] for k in range(x, y)), den)) for x, y in zip(g, ends)]
+
+
+@pytest.mark.parametrize(
+    ("r", "p", "points", "rtol"),
+    [
+        (2000, 0.3, 32, 1e-12),
+        (1999, 0.0953, 32, 1e-12),
+        (400, 0.5, 32, 1e-12),
+        (2000, 0.3, 2, 1e-9),
+    ],
+)
+def test_neutral_bucket_masses_are_exact(r: int, p: float, points: int, rtol: float) -> None:
+    """The bucket masses agree with exact rational arithmetic, in the bulk and far in both
+    tails: to 1e-12 from pmf ratios (one cumulative product per chunk of rows); to 1e-9 from
+    the incomplete beta at the boundaries (few buckets in a wide window: 2 buckets, 381 counts),
+    each boundary's probability taken from its own side of the median."""
+    tab = _Neutral(np.array([r - 1, r, r + 1]), p, 1e-13, points)
+    i = r - tab.r0
+    g, mass = tab.at[1][i, :-1], tab.mass[0][i]
+    assert np.array_equal(tab.mass[1][i, :-1], mass)
+    want = _exact_bucket_masses(r, p, [int(x) for x in g], int(tab.at[1][i, -1]))
+    live = [j for j in range(len(g)) if j == len(g) - 1 or g[j + 1] > g[j]]
+    np.testing.assert_allclose(mass[live], np.array(want)[live], rtol=rtol, atol=0)
+    if points > 2:
+        assert min(np.array(want)[live]) < 1e-12  # the window reaches into the tails
+
+
+def test_last_count_sums_equal_positive_part_binomial() -> None:
+    """The banded, chunked sums of the last count equal the elementwise closed form, including
+    states whose k* is clipped (x > 0: every K counts; x < -h t: nothing positive)."""
+    rng = np.random.default_rng(11)
+    t = np.arange(1, 400)
+    h, coef = 7.5, -0.4
+    n_states = 3000
+    idx = np.sort(rng.integers(0, t.size, size=n_states))
+    at = np.sort(rng.integers(0, 60, size=(40, 9)), axis=1)
+    mass = rng.random((40, 9))
+    ri = rng.integers(0, 40, size=n_states)
+    s = rng.normal(-h * t[idx] / 2.0, 3.0 * h * np.sqrt(t[idx]))
+    s[:50] = np.abs(s[:50]) + 1e3  # clipped to k* = 0
+    s[50:100] = -h * (t[idx[50:100]] + 5.0)  # beyond t + 1
+    w = rng.random(n_states)
+    got = _ppb_sums([_Part(s, w, idx, at, mass, ri, coef)], t, h, 0.5)[0]
+    x = s[:, None] + coef * at[ri]
+    want = positive_part_binomial(x.ravel(), h, np.repeat(t[idx], at.shape[1]), 0.5)
+    assert got == pytest.approx(float(((w[:, None] * mass[ri]).ravel()) @ want), rel=1e-12)
 
 
 def test_positive_part_binomial_tabulated_tails_equal_elementwise() -> None:
@@ -118,3 +188,26 @@ def test_positive_part_binomial_tabulated_tails_equal_elementwise() -> None:
             s * _sf(kstar, n, p) + h * n * p * _sf(kstar - 1.0, np.maximum(n - 1.0, 0.0), p), 0.0
         )
         np.testing.assert_array_equal(got, want)
+
+
+def test_bucket_masses_rows_far_apart_equal_rows_alone() -> None:
+    """Rows sharing a chunk whose windows are far apart (the pmf from the chunk's first count
+    overflows, or underflows before a row's window) give each row's own masses."""
+    r = np.array([60, 2000, 3000, 3100, 3101])
+    lo = np.array([0, 900, 2900, 3100, 1400])
+    hi = np.array([40, 1100, 3000, 3100, 1700])
+    g = _neutral_grid(lo, hi, 8)
+    inside = np.full(r.size, 0.5)
+    together = _bucket_masses(r, lo, hi, g, 0.5, inside)
+    for i in range(r.size):
+        s = slice(i, i + 1)
+        alone = _bucket_masses(r[s], lo[s], hi[s], g[s], 0.5, inside[s])
+        np.testing.assert_allclose(together[i], alone[0], rtol=1e-11, atol=0)
+        assert together[i].sum() == pytest.approx(0.5, rel=1e-14)
+        assert (together[i] > 0).any()
+
+
+def test_one_bucket_grid_is_refused() -> None:
+    """A one-point grid would be the window's top alone (no rigorous charge): refused."""
+    with pytest.raises(ValueError, match="points must be >= 2"):
+        decomposition_delta(0.1, 4.0, 1000, "hadamard", points=1)

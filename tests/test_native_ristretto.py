@@ -3,7 +3,11 @@
 Differential: decode/validity agree with libsodium's checks in ``mpc.ristretto`` on random and
 edge-case encodings; MSM agrees with the libsodium sum of scalar multiplications for scalars
 0, 1, L-1 and random ones, for sizes on both sides of the Straus/Pippenger switch. The
-``group_backend`` fixture runs the mix-net proof checks on both backends.
+``group_backend`` fixture runs the mix-net proof checks on both backends. Torsion-like inputs
+(a pure-Python RFC 9496 reference builds them): P + T for the eight Edwards torsion points T in
+the extension's point layout (same element, same bytes as libsodium's P, for T in E[4]), the
+encodings of those representatives and of E[8] (accepted by the extension exactly when by
+libsodium), and MSM over torsion-shifted representatives (equal to libsodium's).
 """
 
 from __future__ import annotations
@@ -327,3 +331,210 @@ def test_client_proofs_batched_and_bad_ones_found(group_backend: str) -> None:
     subs[5]["proof"]["t"][0] = R.IDENTITY  # malformed: named without batching
     _, rej = screen_submissions(sess, specs, subs, parties=parties)
     assert next(r for r in rej if r["index"] == 5)["reason"].startswith("invalid element")
+
+
+# ---------------------------------------------------------------- torsion-like inputs
+# A pure-Python RFC 9496 reference (sections 4.2-4.3) on Edwards coordinates, to build points
+# the decoder never returns: P + T for the eight Edwards torsion points T. ristretto255
+# identifies P with P + T for T in E[4] (the four points of order dividing 4); the four of
+# order 8 leave the even subgroup 2E, where the encoding is not the group's.
+
+D_ED = -121665 * pow(121666, -1, P) % P
+SQRT_M1 = pow(2, (P - 1) // 4, P)
+
+
+def _neg(v: int) -> bool:
+    return v % P & 1 == 1
+
+
+def _sqrt_ratio_m1(u: int, v: int) -> tuple[bool, int]:
+    """RFC 9496 4.2: (was_square, non-negative r) with r^2 v = u (or SQRT_M1 u)."""
+    r = u * pow(v, 3, P) * pow(u * pow(v, 7, P), (P - 5) // 8, P) % P
+    check = v * r * r % P
+    flipped = check in ((-u) % P, (-u * SQRT_M1) % P)
+    if flipped:
+        r = r * SQRT_M1 % P
+    r = (P - r) % P if _neg(r) else r
+    return check == u % P or check == (-u) % P, r
+
+
+INVSQRT_A_MINUS_D = _sqrt_ratio_m1(1, (-1 - D_ED) % P)[1]
+
+
+def _py_decode(b: bytes) -> tuple[int, int] | None:
+    """RFC 9496 4.3.1 to affine (x, y); None if rejected."""
+    s = int.from_bytes(b, "little")
+    if s >= P or _neg(s):
+        return None
+    u1, u2 = (1 - s * s) % P, (1 + s * s) % P
+    v = (-D_ED * u1 * u1 - u2 * u2) % P
+    ok, inv = _sqrt_ratio_m1(1, v * u2 * u2 % P)
+    den_x = inv * u2 % P
+    den_y = inv * den_x * v % P
+    x = 2 * s * den_x % P
+    x = (P - x) % P if _neg(x) else x
+    y = u1 * den_y % P
+    if not ok or _neg(x * y) or y == 0:
+        return None
+    return x, y
+
+
+def _py_encode(x: int, y: int) -> bytes:
+    """RFC 9496 4.3.2 from affine (x, y) (Z = 1, T = xy)."""
+    z, t = 1, x * y % P
+    u1 = (z + y) * (z - y) % P
+    u2 = x * y % P
+    _, inv = _sqrt_ratio_m1(1, u1 * u2 * u2 % P)
+    den1, den2 = inv * u1 % P, inv * u2 % P
+    z_inv = den1 * den2 * t % P
+    if _neg(t * z_inv):  # rotate
+        x, y, den_inv = y * SQRT_M1 % P, x * SQRT_M1 % P, den1 * INVSQRT_A_MINUS_D % P
+    else:
+        den_inv = den2
+    if _neg(x * z_inv):
+        y = (-y) % P
+    s = den_inv * (z - y) % P
+    s = (P - s) % P if _neg(s) else s
+    return s.to_bytes(32, "little")
+
+
+def _ed_add(p: tuple[int, int], q: tuple[int, int]) -> tuple[int, int]:
+    """Twisted Edwards addition, a = -1 (complete on edwards25519)."""
+    (x1, y1), (x2, y2) = p, q
+    k = D_ED * x1 * x2 * y1 * y2 % P
+    return (
+        (x1 * y2 + y1 * x2) * pow(1 + k, -1, P) % P,
+        (y1 * y2 + x1 * x2) * pow(1 - k, -1, P) % P,
+    )
+
+
+def _ed_mul(k: int, p: tuple[int, int]) -> tuple[int, int]:
+    acc = (0, 1)
+    for bit in bin(k)[2:]:
+        acc = _ed_add(acc, acc)
+        if bit == "1":
+            acc = _ed_add(acc, p)
+    return acc
+
+
+def _torsion() -> list[tuple[int, int]]:
+    """The eight points of E[8]: 2T = (+-sqrt(-1), 0) gives y^2 = -x^2 and, on the curve,
+    d x^4 - 2 x^2 - 1 = 0, so x^2 = (1 +- sqrt(1 + d)) / d."""
+    pts = [(0, 1), (0, P - 1), (SQRT_M1, 0), (P - SQRT_M1, 0)]
+    ok, root = _sqrt_ratio_m1((1 + D_ED) % P, 1)
+    assert ok
+    for sgn in (1, -1):
+        x2 = (1 + sgn * root) * pow(D_ED, -1, P) % P
+        ok_x, x = _sqrt_ratio_m1(x2, 1)
+        ok_y, y = _sqrt_ratio_m1((-x2) % P, 1)
+        if ok_x and ok_y:
+            pts += [(x, y), (P - x, y), (x, P - y), (P - x, P - y)]
+    assert len(pts) == 8 and len(set(pts)) == 8
+    for x, y in pts:  # on the curve, and 8 T = O
+        assert (-x * x + y * y - 1 - D_ED * x * x * y * y) % P == 0
+        assert _ed_mul(8, (x, y)) == (0, 1)
+    return pts
+
+
+TORSION = _torsion()
+E4 = [t for t in TORSION if _ed_mul(4, t) == (0, 1)]
+
+
+def _table(points: list[tuple[int, int]]) -> bytes:
+    """The extension's decoded form (ge_niels: y + x, y - x, 2 d x y; five 51-bit limbs)."""
+    out = bytearray()
+    for x, y in points:
+        for v in ((y + x) % P, (y - x) % P, 2 * D_ED * x * y % P):
+            for i in range(5):
+                out += ((v >> (51 * i)) & (2**51 - 1)).to_bytes(8, "little")
+    assert len(out) == len(points) * N.POINT_SIZE
+    return bytes(out)
+
+
+def _sample_points() -> list[bytes]:
+    return [R.IDENTITY, R.G, bytes.fromhex(MULTIPLES[7])] + [
+        R.hash_to_point(b"torsion", bytes([i])) for i in range(5)
+    ]
+
+
+def test_python_reference_matches_libsodium() -> None:
+    assert len(E4) == 4 and INVSQRT_A_MINUS_D == int(
+        "54469307008909316920995813868745141605393597292927456921205312896311721017578"
+    )
+    for enc in _sample_points():
+        xy = _py_decode(enc)
+        assert xy is not None and _py_encode(*xy) == enc
+        assert N.encode(_table([xy])) == enc  # the table layout is the extension's
+    for h in BAD:
+        assert _py_decode(bytes.fromhex(h)) is None
+
+
+def test_torsion_coset_encodes_like_the_point() -> None:
+    """P + T, T in E[4], is the same ristretto255 element: the extension's encoder gives
+    libsodium's bytes for P; P + T for T of order 8 is outside 2E and encodes elsewhere, the
+    same bytes as the RFC formula (no undefined behaviour in the encoder)."""
+    for enc in _sample_points():
+        xy = _py_decode(enc)
+        assert xy is not None
+        for t in TORSION:
+            q = _ed_add(xy, t)
+            got = N.encode(_table([q]))
+            assert got == _py_encode(*q)
+            if t in E4:
+                assert got == enc
+            else:
+                assert got != enc
+
+
+def test_torsion_representative_encodings_rejected_or_same_element() -> None:
+    """Byte strings a sloppy encoder would produce for the representatives P + T: the
+    Jacobi-quartic s = +-sqrt((1 - y)/(1 + y)) of each (the canonical encoding is this s of one
+    representative of E[4]), x/(1 + y) and (1 - y)/x, both signs; and the eight Ed25519
+    encodings of E[8]. The extension, libsodium and the RFC reference accept exactly the same
+    ones, and an accepted one is the canonical encoding of its element in both."""
+    cands: set[bytes] = set()
+    for enc in _sample_points():
+        xy = _py_decode(enc)
+        assert xy is not None
+        for t in TORSION:
+            x, y = _ed_add(xy, t)
+            vals = [x * pow(1 + y, -1, P) if y != P - 1 else 0, (1 - y) * pow(x, -1, P) if x else 0]
+            square, s = _sqrt_ratio_m1((1 - y) % P, (1 + y) % P)
+            if square:
+                vals.append(s)
+            for v in vals:
+                cands |= {(v % P).to_bytes(32, "little"), (-v % P).to_bytes(32, "little")}
+    for x, y in TORSION:  # Ed25519 point encodings: y with the sign of x in bit 255
+        cands.add((y | (x & 1) << 255).to_bytes(32, "little"))
+    accepted = 0
+    for c in sorted(cands):
+        ok = R.is_valid(c)
+        assert _native_valid(c) == ok == (_py_decode(c) is not None), c.hex()
+        if ok:
+            accepted += 1
+            assert N.encode(N.decode(c, True)) == c
+    assert accepted >= len(_sample_points()) and len(cands) - accepted > 100
+
+
+@pytest.mark.parametrize("n", [5, 47, 48, 120])
+def test_msm_on_torsion_shifted_representatives_matches_libsodium(n: int) -> None:
+    """MSM over P_i + T_i (T_i in E[4], so the same elements) equals libsodium's sum of
+    s_i P_i, on the Straus and Pippenger paths and the constant-time MSM; scalars 0, 1, L-1
+    included."""
+    pts = [R.hash_to_point(b"tmsm", i.to_bytes(4, "little")) for i in range(n - 1)] + [R.G]
+    scal = R.random_scalars(n)
+    for i in range(min(n, len(EDGE))):
+        scal[i] = EDGE[i]
+    shifted = []
+    for i, p in enumerate(pts):
+        xy = _py_decode(p)
+        assert xy is not None
+        shifted.append(_ed_add(xy, E4[i % 4]))
+    table = _table(shifted)
+    want = _ref_msm(scal, pts)
+    assert N.msm(_sb(scal), table) == want
+    assert N.ct_msm(_sb(scal), table) == want
+    # the torsion points themselves (the identity's representatives) contribute nothing
+    torsion_only = _table([E4[i % 4] for i in range(n)])
+    assert N.msm(_sb(scal), torsion_only) == R.IDENTITY
+    assert N.encode(torsion_only) == R.IDENTITY * n

@@ -28,6 +28,7 @@ Inner models (values given a blanket draw, u = e^eps0-ratio, alpha = e^eps):
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 
@@ -92,40 +93,213 @@ def _neutral_grid(lo: np.ndarray, hi: np.ndarray, points: int) -> np.ndarray:
     return np.maximum.accumulate(g, axis=1)
 
 
-def _bucket(
-    s: np.ndarray, r: np.ndarray, coef: float, p: float, tail: float, points: int, upper: bool
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Branch states (partial sum s, remaining trials r) over a neutral count N ~ Bin(r, p)
-    whose atoms have value ``coef`` <= 0: F is non-increasing in N, so a bucket is charged at
-    its left end (upper) or at the next grid point (lower; exact on a unit grid). Above the
-    window F <= F(hi) (kept at hi, upper only). Returns (s, r, mass, parent, below) with
-    ``below[i]`` the mass of state i's count under its window (the caller charges it).
-    """
-    # everything but the partial sums depends only on r: evaluate it once per distinct r
-    ur, inv = np.unique(r, return_inverse=True)
-    ulo, uhi = _windows(ur, p, tail)
-    ug = _neutral_grid(ulo, uhi, points)
-    ubefore = _cdf(ug - 1, ur[:, None], p)
-    uabove = _sf(uhi + 1, ur, p)
-    unxt = np.concatenate([ubefore[:, 1:], (1.0 - uabove)[:, None]], axis=1)
-    mass = np.maximum(unxt - ubefore, 0.0)[inv]
-    hi, g, above = uhi[inv], ug[inv], uabove[inv]
-    rr = r[:, None]
-    if upper:
-        at = g
-    else:  # the bucket's last count (the final bucket is the single count hi)
-        at = np.maximum(np.concatenate([g[:, 1:] - 1, g[:, -1:]], axis=1), g)
-    parent = np.repeat(np.arange(s.size), g.shape[1])
-    new_s = (s[:, None] + coef * at).ravel()
-    new_r = (rr - at).ravel()
-    new_m = mass.ravel()
-    if upper:
-        new_s = np.concatenate([new_s, s + coef * hi])
-        new_r = np.concatenate([new_r, r - hi])
-        new_m = np.concatenate([new_m, above])
-        parent = np.concatenate([parent, np.arange(s.size)])
-    below = _cdf(ulo - 1, ur, p)[inv]
-    return new_s, new_r, new_m, parent, below
+# elements per temporary array in the chunked loops: under glibc's 128 KiB mmap threshold, so
+# temporaries reuse heap memory instead of page-faulting fresh mappings (measured: a chunk of
+# 16384 float64 made the last count's sum several times slower than 8192 on the 2-core machine)
+_CHUNK = 8192
+
+
+def _pmf_segments(
+    r: np.ndarray, lo: np.ndarray, hi: np.ndarray, g: np.ndarray, p: float
+) -> np.ndarray:
+    """(rows, m + 1): sums of the pmf of Bin(r, p) over [g_j, g_{j+1}) (the m-th ends at hi),
+    then [hi + 1, ...) (to drop), up to a common factor: the rows share one range of counts
+    from k0 = min(lo), the pmf there set to 1 and cumulated by the ratios
+    pmf(k+1)/pmf(k) = (r - k) p / ((k + 1)(1 - p))."""
+    rows, m = g.shape
+    k0, k1 = int(lo.min()), int(hi.max()) + 1  # counts k0 .. k1 (k1: an end)
+    k = np.arange(k0, k1, dtype=np.float64)
+    ratio = r[:, None] - k[None, :]
+    ratio *= (p / (1.0 - p)) / (k + 1.0)
+    np.maximum(ratio, 0.0, out=ratio)  # counts beyond r
+    pm = np.empty((rows, k1 - k0 + 1))
+    pm[:, 0] = 1.0
+    with np.errstate(over="ignore", invalid="ignore"):
+        np.cumprod(ratio, axis=1, out=pm[:, 1:])
+    if not np.isfinite(pm).all():  # pmf(mode)/pmf(k0) beyond the float range: log space
+        with np.errstate(divide="ignore"):
+            np.cumsum(np.log(ratio), axis=1, out=pm[:, 1:])
+        pm[:, 0] = 0.0
+        pm -= pm.max(axis=1, keepdims=True)
+        np.exp(pm, out=pm)
+    idx = np.empty((rows, m + 1), dtype=np.int64)
+    idx[:, :m] = g
+    idx[:, m] = hi + 1
+    idx += (np.arange(rows) * (k1 - k0 + 1) - k0)[:, None]
+    return np.add.reduceat(pm.ravel(), idx.ravel()).reshape(rows, m + 1)
+
+
+# a window wider than this many counts per bucket boundary is cheaper by the incomplete beta at
+# the boundaries (~1.3 us each) than by the pmf of every count (~12 ns each)
+_BETA_WIDTH = 60
+
+
+def _beta_masses(
+    r: np.ndarray, lo: np.ndarray, hi: np.ndarray, g: np.ndarray, p: float, inside: np.ndarray
+) -> np.ndarray:
+    """As :func:`_bucket_masses`, from the incomplete beta at the bucket boundaries: Pr[N < b]
+    at a boundary up to the median, Pr[N >= b] above it (no difference of numbers near 1;
+    the incomplete beta itself is good to ~1e-10 relative at these n)."""
+    rows, m = g.shape
+    b = np.concatenate([g, hi[:, None] + 1], axis=1)  # bucket j: [b_j, b_{j+1})
+    rr = np.broadcast_to(r[:, None], b.shape)
+    low = b <= np.floor(r * p)[:, None]
+    val = np.empty(b.shape)
+    val[low] = _cdf(b[low] - 1, rr[low], p)  # Pr[N < b]
+    val[~low] = _sf(b[~low], rr[~low], p)  # Pr[N >= b]
+    a, z, la, lz = val[:, :-1], val[:, 1:], low[:, :-1], low[:, 1:]
+    out = np.where(la & lz, z - a, np.where(~la & ~lz, a - z, 1.0 - a - z))
+    np.maximum(out, 0.0, out=out)
+    tot = out.sum(axis=1)
+    out *= np.where(tot > 0, inside / np.where(tot > 0, tot, 1.0), 0.0)[:, None]
+    return out
+
+
+def _bucket_masses(
+    r: np.ndarray, lo: np.ndarray, hi: np.ndarray, g: np.ndarray, p: float, inside: np.ndarray
+) -> np.ndarray:
+    """(rows, m) Pr[g_j <= N < g_{j+1}] (the last bucket ends at hi) for N ~ Bin(r, p), rows
+    scaled to sum to ``inside`` (each row's mass from the incomplete beta). Built from pmf
+    ratios (:func:`_pmf_segments`), no incomplete beta per count; the scaling cancels the
+    unknown first pmf, and a bucket's mass (a sum of positive terms) keeps full relative
+    accuracy even far in a tail. Chunks of rows whose windows nearly coincide (consecutive r)
+    share one range of counts; a row whose mass underflowed in its chunk is redone alone."""
+    rows, m = g.shape
+    if int((hi - lo).max()) + 1 > _BETA_WIDTH * (m + 1):  # few buckets, wide windows
+        return _beta_masses(r, lo, hi, g, p, inside)
+    out = np.empty((rows, m + 1))
+    step = max(1, _CHUNK // (int((hi - lo).max()) + 2))
+    a = 0
+    while a < rows:
+        b = min(a + step, rows)
+        while b - a > 1 and (int(hi[a:b].max()) - int(lo[a:b].min()) + 2) * (b - a) > 2 * _CHUNK:
+            b = a + (b - a) // 2
+        out[a:b] = _pmf_segments(r[a:b], lo[a:b], hi[a:b], g[a:b], p)
+        a = b
+    out = out[:, :m]
+    out[:, :-1][g[:, 1:] == g[:, :-1]] = 0.0  # empty bucket (reduceat gives one term)
+    tot = out.sum(axis=1)
+    for i in np.flatnonzero(~(tot > 1e-200)):
+        out[i] = _pmf_segments(r[i : i + 1], lo[i : i + 1], hi[i : i + 1], g[i : i + 1], p)[0, :m]
+        out[i, :-1][g[i, 1:] == g[i, :-1]] = 0.0
+        tot[i] = out[i].sum()
+    out *= np.where(tot > 0, inside / np.where(tot > 0, tot, 1.0), 0.0)[:, None]
+    return out
+
+
+class _Neutral:
+    """Buckets of a neutral count N ~ Bin(r, p) for every r in the range of a set of states
+    (the states of both passes): window [lo, hi] (outside mass <= tail each side, verified),
+    grid g (``points`` columns, duplicates allowed: a unit grid where the window is narrower),
+    bucket masses Pr[g_j <= N < g_{j+1}] (the last bucket ends at hi) and the mass below lo.
+    F is non-increasing in N, so per pass (0: lower, 1: upper) ``at`` charges a bucket at its
+    last count (lower) or its first (upper, plus a column for the mass above hi, kept at hi:
+    F <= F(hi) there); a row of ``at`` is non-decreasing."""
+
+    def __init__(self, r: np.ndarray, p: float, tail: float, points: int) -> None:
+        self.r0 = int(r.min())
+        ur = np.arange(self.r0, int(r.max()) + 1)
+        lo, hi = _windows(ur, p, tail)
+        g = _neutral_grid(lo, hi, points)
+        self.below = _cdf(lo - 1, ur, p)
+        above = _sf(hi + 1, ur, p)
+        mass = _bucket_masses(ur, lo, hi, g, p, 1.0 - self.below - above)
+        last = np.maximum(np.concatenate([g[:, 1:] - 1, g[:, -1:]], axis=1), g)
+        self.at = (last, np.concatenate([g, hi[:, None]], axis=1))
+        self.mass = (mass, np.concatenate([mass, above[:, None]], axis=1))
+
+
+class _Part(NamedTuple):
+    """States whose last count is summed by :func:`_ppb_sums`: partial sums s, weights w, row
+    of T ``idx``; the last count's values ``at`` and masses (table rows ``ri``), coefficient."""
+
+    s: np.ndarray
+    w: np.ndarray
+    idx: np.ndarray
+    at: np.ndarray
+    mass: np.ndarray
+    ri: np.ndarray
+    coef: float
+
+
+def _ppb_sums(parts: list[_Part], t: np.ndarray, h: float, p: float) -> list[float]:
+    """sum over states and buckets of w mass E[(x + h K)_+], x = s + coef at, K ~ Bin(t[idx],
+    p), per part. Same values as :func:`positive_part_binomial` (up to rounding): the sum over
+    k >= k* of (x + h k) pmf(k), k* = floor(-x/h) + 1 clipped to [0, t + 1]. The k* of one t
+    span a narrow band (x is monotone along a row, so a row's ends bound it); per t, Pr[K >= k]
+    and E[K; K >= k] are tabulated over the band (shared by the parts) from the incomplete
+    beta beyond it and the pmf ratios inside it. The (states, buckets) arrays are formed chunk
+    by chunk (cache-sized, no state array for the last count)."""
+    if not any(q.s.size for q in parts):
+        return [0.0] * len(parts)
+    ilo = min(int(q.idx.min()) for q in parts if q.s.size)
+    tu = t[ilo : max(int(q.idx.max()) for q in parts if q.s.size) + 1]
+    tuf = tu.astype(np.float64)
+    kmin = np.full(tu.size, np.iinfo(np.int64).max, dtype=np.int64)
+    kmax = np.full(tu.size, -1, dtype=np.int64)
+    clipped = []
+    for q in parts:
+        if not q.s.size:
+            clipped.append(False)
+            continue
+        ends = q.s[:, None] + q.coef * q.at[q.ri][:, [0, -1]]
+        raw = np.floor(ends / -h) + 1.0
+        tq = tuf[q.idx - ilo][:, None]
+        clipped.append(bool((raw < 0).any() or (raw > tq + 1.0).any()))
+        kend = np.clip(raw, 0.0, tq + 1.0).astype(np.int64)
+        np.minimum.at(kmin, q.idx - ilo, kend.min(axis=1))
+        np.maximum.at(kmax, q.idx - ilo, kend.max(axis=1))
+    unused = kmax < 0  # rows of T no state uses
+    kmin[unused], kmax[unused] = 0, 0
+    top = np.minimum(kmax, tu)
+    lo = np.minimum(kmin, tu)
+    inband = np.maximum(top - kmin + 1, 0)
+    beyond0 = _sf(kmax + 1, tu, p)  # Pr[K > kmax]
+    beyond1 = tuf * p * _sf(kmax, np.maximum(tuf - 1.0, 0.0), p)  # E[K; K > kmax]
+    # the band's mass, from the side where it is not a difference of numbers near 1
+    below = _cdf(kmin - 1, tu, p)
+    band = np.where(below < 0.5, _cdf(top, tu, p) - below, _sf(kmin, tu, p) - beyond0)
+    width = int((top - lo).max()) + 1
+    kk = lo[:, None] + np.arange(width)[None, :]
+    pm = _bucket_masses(tu, lo, lo + width - 1, kk, p, np.ones(tu.size))  # pmf at each k
+    pm[np.arange(width)[None, :] >= inband[:, None]] = 0.0
+    tot = pm.sum(axis=1)
+    pm *= np.where(tot > 0, np.maximum(band, 0.0) / np.where(tot > 0, tot, 1.0), 0.0)[:, None]
+    # one more column: k* beyond the band (t + 1: nothing positive) reads zeros
+    s0 = np.zeros((tu.size, width + 1))
+    he1 = np.zeros((tu.size, width + 1))
+    s0[:, :width] = np.cumsum(pm[:, ::-1], axis=1)[:, ::-1] + beyond0[:, None]
+    he1[:, :width] = h * (np.cumsum((pm * kk)[:, ::-1], axis=1)[:, ::-1] + beyond1[:, None])
+    s0, he1 = s0.ravel(), he1.ravel()
+    out = []
+    for q, clip in zip(parts, clipped, strict=True):
+        if not q.s.size:
+            out.append(0.0)
+            continue
+        rb = (q.idx - ilo) * (width + 1)
+        off = (rb + 1 - lo[q.idx - ilo]).astype(np.float64)
+        step = max(1, _CHUNK // q.at.shape[1])
+        total = 0.0
+        for a in range(0, q.s.size, step):
+            b = min(a + step, q.s.size)
+            x = q.at[q.ri[a:b]].astype(np.float64)
+            x *= q.coef
+            x += q.s[a:b, None]
+            col = np.divide(x, -h)
+            np.floor(col, out=col)
+            col += off[a:b, None]
+            if clip:  # k* clipped to 0 (then lo = 0) or beyond t + 1 (the zero column)
+                np.clip(col, rb[a:b, None], rb[a:b, None] + width, out=col)
+            k = col.astype(np.intp)
+            val = s0.take(k)
+            val *= x
+            val += he1.take(k)
+            np.maximum(val, 0.0, out=val)
+            m = q.mass[q.ri[a:b]]
+            m *= q.w[a:b, None]
+            total += float(np.vdot(m, val))
+        out.append(total)
+    return out
 
 
 def split_delta(
@@ -146,8 +320,12 @@ def split_delta(
     (u, u) w.p. ``w11`` (value u (1 - a)), (1, 1) w.p. ``w00`` (value 1 - a), zero otherwise.
     The count T of the two informative corners is enumerated exactly; given T the first of them
     is Bin(T, 1/2) (closed form) and the neutral corners, whose values are small multiples of
-    1 - a, are bucketed (monotone: they only lower the sum).
+    1 - a, are bucketed (monotone: they only lower the sum). Both passes (lower: a bucket at its
+    last count; upper: at its first, plus the mass above the window) share the neutral counts'
+    tables; the last neutral count is summed without state arrays (:func:`_ppb_sums`).
     """
+    if points < 2:  # a grid holds both window ends (one point would be hi alone)
+        raise ValueError(f"split_delta: points must be >= 2, got {points}")
     alpha = math.exp(eps)
     if alpha >= u or w10 <= 0:
         return 0.0, 0.0
@@ -172,24 +350,33 @@ def split_delta(
     cut = skip_rel * float(contrib.max()) if contrib.size else 0.0
     rows = np.flatnonzero(contrib >= cut)
     skipped = float(contrib.sum() - contrib[rows].sum())
-    out = []
-    for upper in (False, True):
-        s, r, w = base[rows].astype(np.float64), n - t0[rows], w_t[rows].copy()
-        idx = rows.copy()  # row (value of T) of each state
-        charge = skipped if upper else 0.0
-        for coef, p in ((u * (1.0 - alpha), p11), (1.0 - alpha, p00)):
-            if p <= 0.0:
+    stages = [(c, p) for c, p in ((u * (1.0 - alpha), p11), (1.0 - alpha, p00)) if p > 0.0]
+    # per pass (0: lower, 1: upper): partial sums, remaining trials, weights, row of T
+    state = [(base[rows].astype(np.float64), n - t0[rows], w_t[rows], rows) for _ in (0, 1)]
+    charge = [0.0, skipped]
+    zero = np.zeros(rows.size, dtype=np.int64)
+    parts = [_Part(s, w, i, np.zeros((1, 1)), np.ones((1, 1)), zero, 0.0) for s, _, w, i in state]
+    for j, (coef, p) in enumerate(stages):
+        table = _Neutral(np.concatenate([state[0][1], state[1][1]]), p, tail, points)
+        for up in (0, 1):
+            s, r, w, idx = state[up]
+            ri = r - table.r0
+            if up:
+                charge[1] += float((w * table.below[ri]) @ row_max[idx])
+            if j == len(stages) - 1:  # the last count: summed by _ppb_sums
+                parts[up] = _Part(s, w, idx, table.at[up], table.mass[up], ri, coef)
                 continue
-            s, r, m, parent, below = _bucket(s, r, coef, p, tail, points, upper)
-            if upper:
-                charge += float((w * below) @ row_max[idx])
-            w = w[parent] * m
-            idx = idx[parent]
-            keep = w > 0
-            s, r, w, idx = s[keep], r[keep], w[keep], idx[keep]
-        val = positive_part_binomial(s, h, t0[idx], 0.5)
-        out.append(float(w @ val) + charge)
-    lower, upper_v = out
+            at, mass = table.at[up][ri], table.mass[up][ri]
+            w2 = (w[:, None] * mass).ravel()
+            keep = w2 > 0
+            state[up] = (
+                (s[:, None] + coef * at).ravel()[keep],
+                (r[:, None] - at).ravel()[keep],
+                w2[keep],
+                np.repeat(idx, at.shape[1])[keep],
+            )
+    lower, upper_v = _ppb_sums(parts, t0, h, 0.5)
+    lower, upper_v = lower + charge[0], upper_v + charge[1]
     # outside the T window: T < lo: F <= T gmax <= lo gmax; T > hi: F <= n gmax
     upper_v += float(_cdf(tlo - 1, nn, pt)[0]) * float(tlo[0]) * gmax
     upper_v += float(_sf(thi + 1, nn, pt)[0]) * n * gmax
