@@ -2,7 +2,8 @@
 
     python scripts/bench_mixnet.py --n 10000 --json            # one core, width 1
     python scripts/bench_mixnet.py --n 10000 --workers 2 --json   (prints the parallel
-        efficiency against one worker on the same inputs: wall(1) / wall(W) / W)
+        efficiency against one worker on the same inputs: wall(1) / wall(W) / W, and the
+        serial fraction: the parent's CPU over the one-worker CPU, with Amdahl's projection)
     python scripts/bench_mixnet.py --n 10000 --e2e --json      # + 3 servers end to end, verified
     python scripts/bench_mixnet.py --n 100 --e2e --e2e-n 100000 --workers 2 --fast-servers --json
 
@@ -101,9 +102,11 @@ def bench_proof(n: int, workers: int) -> dict[str, object]:
     vops = {k: v / n for k, v in R.reset_ops().items()}
     one = None
     if workers > 1:  # the same proof on one worker: the parallel efficiency's baseline
-        (o1, p1), _, wp1 = _timed(lambda: shuffle_and_prove(sess, 1, "b", pk, ct, gens, workers=1))
-        _, _, wv1 = _timed(lambda: verify_shuffle(sess, 1, "b", pk, ct, o1, p1, gens, workers=1))
-        one = {"prove": wp1, "verify": wv1}
+        (o1, p1), cp1, wp1 = _timed(
+            lambda: shuffle_and_prove(sess, 1, "b", pk, ct, gens, workers=1)
+        )
+        _, cv1, wv1 = _timed(lambda: verify_shuffle(sess, 1, "b", pk, ct, o1, p1, gens, workers=1))
+        one = {"prove": (wp1, cp1), "verify": (wv1, cv1)}
     chain = None
     if workers == 1:  # a run's verifier checks the chain of k proofs in one batched equation
         lists, proofs = [ct, out], [proof]
@@ -144,9 +147,23 @@ def bench_proof(n: int, workers: int) -> dict[str, object]:
             "ops_model_per_ct": model,
         }
         if one is not None:
-            entry["one_worker_wall_s"] = round(one[name], 3)
-            entry["speedup"] = round(one[name] / wall, 3)
-            entry["parallel_efficiency"] = round(one[name] / wall / workers, 3)
+            w1, c1 = one[name]
+            entry["one_worker_wall_s"] = round(w1, 3)
+            entry["speedup"] = round(w1 / wall, 3)
+            entry["parallel_efficiency"] = round(w1 / wall / workers, 3)
+            # the parent's own CPU (it waits idle on the pool otherwise) is the serial part: its
+            # share f of the one-worker CPU bounds the efficiency on W cores (Amdahl), and unlike
+            # wall time it is not distorted by other load on a shared machine
+            f = cpu / c1
+            entry.update(
+                one_worker_cpu_s=round(c1, 3),
+                parent_cpu_s=round(cpu, 3),
+                parent_cpu_us_per_ct=round(1e6 * cpu / n, 2),
+                serial_fraction=round(f, 4),
+                amdahl_efficiency={
+                    k: round(1 / (f + (1 - f) / k) / k, 3) for k in (2, 16) if k >= workers
+                },
+            )
         if workers == 1:  # counters and per-core figures are meaningful for a single process
             entry.update(
                 ops_counted_per_ct={k: round(v, 3) for k, v in ops.items()},
