@@ -107,14 +107,20 @@ def _phase_a(
     return a_out, b_out, cv, sum(rho) % L
 
 
-def _scan(seed: bytes, useed: bytes, n: int, psi: list[int]) -> tuple[int, int]:
-    """The chunk's chain prefix as an affine map: ``(R, U) -> (A + B R, B U)``."""
+def _unpack(blob: bytes) -> list[int]:
+    fb = int.from_bytes
+    return [fb(blob[i : i + 32], "little") for i in range(0, len(blob), 32)]
+
+
+def _scan(seed: bytes, useed: bytes, n: int, psi: list[int]) -> tuple[int, int, bytes]:
+    """The chunk's chain prefix as an affine map ``(R, U) -> (A + B R, B U)``, and its public
+    challenges ``u'_i = u_{psi(i)}`` (packed, so the later phases do not hash them again)."""
     up = scalar_vector(useed, n, psi)
     rhat = _secrets(seed, "rhat", len(psi))
     a, b = 0, 1
     for x, y in zip(rhat, up):
         a, b = (x + y * a) % L, y * b % L
-    return a, b
+    return a, b, scalars_blob(up)
 
 
 def _xg_yh(xs: Sequence[int], ys: Sequence[int], h: bytes) -> bytes:
@@ -124,9 +130,7 @@ def _xg_yh(xs: Sequence[int], ys: Sequence[int], h: bytes) -> bytes:
 
 def _phase_b(
     seed: bytes,
-    useed: bytes,
-    n: int,
-    psi: list[int],
+    up_blob: bytes,
     r0: int,
     u0: int,
     h: bytes,
@@ -136,8 +140,8 @@ def _phase_b(
 ) -> tuple[bytes, bytes, bytes, list[bytes], list[bytes], int, list[int]]:
     """Chain commitments from the chunk's start ``(R, U) = (r0, u0)``, their proof commitments,
     partial sums of t3, t4 and of ``rtil = sum u'_i rho_i``, ``rstar_j = sum u'_i rt_{j,i}``."""
-    m = len(psi)
-    up = scalar_vector(useed, n, psi)
+    up = _unpack(up_blob)
+    m = len(up)
     rhat, what, wp = (_secrets(seed, x, m) for x in ("rhat", "what", "wp"))
     x1, y1, x2, y2 = [0] * m, [0] * m, [0] * m, [0] * m
     r, u = r0, u0
@@ -158,10 +162,10 @@ def _phase_b(
     return chat, that, t3, t4a, t4b, rtil, rstar
 
 
-def _phase_c(seed: bytes, useed: bytes, n: int, psi: list[int], ch: int) -> tuple[bytes, bytes]:
+def _phase_c(seed: bytes, up_blob: bytes, ch: int) -> tuple[bytes, bytes]:
     """The chunk's responses ``shat_i = what_i + c rhat_i``, ``sprime_i = w'_i + c u'_i``."""
-    m = len(psi)
-    up = scalar_vector(useed, n, psi)
+    up = _unpack(up_blob)
+    m = len(up)
     rhat, what, wp = (_secrets(seed, x, m) for x in ("rhat", "what", "wp"))
     shat = scalars_blob([x + ch * y for x, y in zip(what, rhat)])
     sprime = scalars_blob([x + ch * y for x, y in zip(wp, up)])
@@ -258,14 +262,14 @@ def _prove(
     # affine map, composed here over the chunks, gives every chunk its starting (R, U)
     maps = map_chunks(_scan, [(sd, useed, n, p) for sd, p in zip(seeds, psis)], pool)
     starts, r_n, u_n = [], 0, 1
-    for a, b in maps:
+    for a, b, _ in maps:
         starts.append((r_n, u_n))
         r_n, u_n = (a + b * r_n) % L, b * u_n % L
     res = map_chunks(
         _phase_b,
         [
-            (sd, useed, n, p, r0, u0, h, hs[s:e], x[0], x[1])
-            for sd, p, (r0, u0), (s, e), x in zip(seeds, psis, starts, chunks, res)
+            (sd, mp[2], r0, u0, h, hs[s:e], x[0], x[1])
+            for sd, mp, (r0, u0), (s, e), x in zip(seeds, maps, starts, chunks, res)
         ],
         pool,
     )
@@ -281,7 +285,7 @@ def _prove(
     ch = shuffle_challenge(useed, chat, that, t1, t2, t3, t4a, t4b)
     rtil = sum(x[5] for x in res) % L
     rstar = [sum(x[6][j] for x in res) % L for j in range(w)]
-    resp = map_chunks(_phase_c, [(sd, useed, n, p, ch) for sd, p in zip(seeds, psis)], pool)
+    resp = map_chunks(_phase_c, [(sd, mp[2], ch) for sd, mp in zip(seeds, maps)], pool)
     proof = {
         "c": c,
         "chat": b"".join(chat),
