@@ -140,6 +140,18 @@ def random_scalars(n: int) -> list[int]:
     return [s if s else random_scalar() for s in out]
 
 
+def seeded_scalars(seed: bytes, label: bytes, n: int) -> list[int]:
+    """``n`` secret scalars expanded from a 32-byte secret ``seed`` (SHAKE-256 of ``label`` and
+    ``seed``, 64 bytes per scalar reduced mod L: bias below 2^-259). Lets each chunk of a
+    parallel prover draw its own randomness from one fresh ``os.urandom(32)`` seed; a zero
+    (probability n * 2^-252) is kept, not redrawn, so the expansion stays deterministic."""
+    if len(seed) != 32:
+        raise ValueError(f"seeded_scalars: seed of {len(seed)} bytes, need 32")
+    raw = hashlib.shake_256(b"sdp-seeded-scalars|" + label + b"|" + seed).digest(64 * n)
+    fb = int.from_bytes
+    return [fb(raw[i : i + 64], "little") % L for i in range(0, 64 * n, 64)]
+
+
 def is_valid(p: bytes) -> bool:
     """True iff ``p`` is the canonical encoding of a group element (identity included)."""
     return isinstance(p, bytes) and len(p) == 32 and p[31] < 0x80 and _valid(p) == 1

@@ -18,15 +18,20 @@ re-encrypted with ``rt[j][i]``. The prover publishes
 
 Cost per ciphertext (width w): see ``prover_op_counts`` (width 1: 6 variable-base, 4
 fixed-base multiplications and 8 additions). Element-wise
-work is split into chunks run in a process pool (``workers``) so one server uses every core.
+work is split into chunks run in a process pool (``workers``) so one server uses every core;
+each chunk draws its own secret scalars from a per-chunk seed, the prefix scalars are a
+parallel scan, and responses and sums are computed per chunk, so the parent's serial work
+per element is a few byte copies (``docs/native.md``, parallel efficiency).
 """
 
 from __future__ import annotations
 
-import secrets
+import os
 from collections.abc import Sequence
 from concurrent.futures import Executor
 from typing import Any
+
+import numpy as np
 
 from mpc.mixnet.schema import (
     Ciphertexts,
@@ -37,7 +42,6 @@ from mpc.mixnet.schema import (
 )
 from mpc.pools import process_pool
 from mpc.ristretto import (
-    IDENTITY,
     G,
     L,
     add,
@@ -46,9 +50,11 @@ from mpc.ristretto import (
     msm_secret,
     random_scalars,
     scalar_bytes,
+    seeded_scalars,
     smul,
     smul_base,
     smul_fixed_many,
+    split_points,
     sum_points,
 )
 
@@ -59,56 +65,111 @@ def prover_op_counts(w: int) -> dict[str, int]:
 
 
 def random_permutation(n: int) -> list[int]:
-    """Uniform permutation from the OS CSPRNG (Fisher-Yates)."""
-    p = list(range(n))
-    for i in range(n - 1, 0, -1):
-        j = secrets.randbelow(i + 1)
-        p[i], p[j] = p[j], p[i]
-    return p
+    """Uniform permutation from the OS CSPRNG: the order of ``n`` random 128-bit keys (a tie,
+    probability below n^2 / 2^129, only biases the order of the tied pair)."""
+    keys = np.frombuffer(os.urandom(16 * n), dtype=np.uint64).reshape(n, 2)
+    return np.lexsort((keys[:, 1], keys[:, 0])).tolist()
 
 
 # ---- element-wise chunks (module level so a process pool can run them) ----
+# Each chunk of outputs ``s..e`` draws its secret scalars from its own fresh 32-byte seed
+# (``seeded_scalars``), so the parent draws and converts no per-element randomness; a chunk
+# re-derives them in each phase instead of shipping secrets around. Results return as joined
+# byte blobs and partial sums, so the parent only concatenates and adds.
+
+
+def _secrets(seed: bytes, label: str, m: int) -> list[int]:
+    return seeded_scalars(seed, label.encode(), m)
 
 
 def _phase_a(
+    seed: bytes,
     pk: bytes,
-    a_in: list[list[bytes]],
-    b_in: list[list[bytes]],
-    rt: list[list[int]],
-    rho: list[int],
+    a_in: list[bytes],
+    b_in: list[bytes],
     hs: list[bytes],
-) -> tuple[list[list[bytes]], list[list[bytes]], list[bytes]]:
-    """Re-encryption of a chunk of (already permuted) inputs and permutation commitments."""
+) -> tuple[list[bytes], list[bytes], bytes, int]:
+    """Re-encryption of a chunk of (already permuted) inputs, given as one blob per column,
+    its permutation commitments ``rho_i G + H_i`` and the partial sum of ``rho``."""
+    m = len(hs)
+    rt = [_secrets(seed, f"rt{j}", m) for j in range(len(a_in))]
+    rho = _secrets(seed, "rho", m)
     # secret scalars on fixed bases: constant time (mpc.ristretto.smul_fixed_many)
-    a_out = [smul_fixed_many([(rt[j], pk)], a_in[j], "reenc") for j in range(len(a_in))]
-    b_out = [smul_fixed_many([(rt[j], G)], b_in[j], "reenc") for j in range(len(b_in))]
-    cv = smul_fixed_many([(rho, G)], hs, "perm commitment")
-    return a_out, b_out, cv
+    a_out = [
+        b"".join(smul_fixed_many([(rt[j], pk)], split_points(a, m, "input a"), "reenc"))
+        for j, a in enumerate(a_in)
+    ]
+    b_out = [
+        b"".join(smul_fixed_many([(rt[j], G)], split_points(b, m, "input b"), "reenc"))
+        for j, b in enumerate(b_in)
+    ]
+    cv = b"".join(smul_fixed_many([(rho, G)], hs, "perm commitment"))
+    return a_out, b_out, cv, sum(rho) % L
 
 
-def _xg_yh(xs: Sequence[int], ys: Sequence[int], h: bytes) -> list[bytes]:
-    """``x_i G + y_i H``."""
-    return smul_fixed_many([(xs, G), (ys, h)], None, "xG+yH")
+def _unpack(blob: bytes) -> list[int]:
+    fb = int.from_bytes
+    return [fb(blob[i : i + 32], "little") for i in range(0, len(blob), 32)]
+
+
+def _scan(seed: bytes, useed: bytes, n: int, psi: list[int]) -> tuple[int, int, bytes]:
+    """The chunk's chain prefix as an affine map ``(R, U) -> (A + B R, B U)``, and its public
+    challenges ``u'_i = u_{psi(i)}`` (packed, so the later phases do not hash them again)."""
+    up = scalar_vector(useed, n, psi)
+    rhat = _secrets(seed, "rhat", len(psi))
+    a, b = 0, 1
+    for x, y in zip(rhat, up):
+        a, b = (x + y * a) % L, y * b % L
+    return a, b, scalars_blob(up)
+
+
+def _xg_yh(xs: Sequence[int], ys: Sequence[int], h: bytes) -> bytes:
+    """``x_i G + y_i H``, joined."""
+    return b"".join(smul_fixed_many([(xs, G), (ys, h)], None, "xG+yH"))
 
 
 def _phase_b(
+    seed: bytes,
+    up_blob: bytes,
+    r0: int,
+    u0: int,
     h: bytes,
     hs: list[bytes],
-    a_out: list[list[bytes]],
-    b_out: list[list[bytes]],
-    x1: list[int],
-    y1: list[int],
-    x2: list[int],
-    y2: list[int],
-    wp: list[int],
-) -> tuple[list[bytes], list[bytes], bytes, list[bytes], list[bytes]]:
-    """Chain commitments, their proof commitments and partial sums of t3, t4 for a chunk."""
+    a_out: list[bytes],
+    b_out: list[bytes],
+) -> tuple[bytes, bytes, bytes, list[bytes], list[bytes], int, list[int]]:
+    """Chain commitments from the chunk's start ``(R, U) = (r0, u0)``, their proof commitments,
+    partial sums of t3, t4 and of ``rtil = sum u'_i rho_i``, ``rstar_j = sum u'_i rt_{j,i}``."""
+    up = _unpack(up_blob)
+    m = len(up)
+    rhat, what, wp = (_secrets(seed, x, m) for x in ("rhat", "what", "wp"))
+    x1, y1, x2, y2 = [0] * m, [0] * m, [0] * m, [0] * m
+    r, u = r0, u0
+    for i in range(m):  # x2, y2 use (R, U)_{i-1}; x1, y1 are (R, U)_i
+        x2[i] = (what[i] + wp[i] * r) % L
+        y2[i] = wp[i] * u % L
+        r = x1[i] = (rhat[i] + up[i] * r) % L
+        u = y1[i] = up[i] * u % L
     chat = _xg_yh(x1, y1, h)
     that = _xg_yh(x2, y2, h)
     t3 = msm_secret(wp, hs, "t3")  # secret scalars: a constant-time path
-    t4a = [msm_secret(wp, col, "t4a") for col in a_out]
-    t4b = [msm_secret(wp, col, "t4b") for col in b_out]
-    return chat, that, t3, t4a, t4b
+    t4a = [msm_secret(wp, split_points(col, m, "t4a"), "t4a") for col in a_out]
+    t4b = [msm_secret(wp, split_points(col, m, "t4b"), "t4b") for col in b_out]
+    rtil = sum(x * y for x, y in zip(up, _secrets(seed, "rho", m))) % L
+    rstar = [
+        sum(x * y for x, y in zip(up, _secrets(seed, f"rt{j}", m))) % L for j in range(len(a_out))
+    ]
+    return chat, that, t3, t4a, t4b, rtil, rstar
+
+
+def _phase_c(seed: bytes, up_blob: bytes, ch: int) -> tuple[bytes, bytes]:
+    """The chunk's responses ``shat_i = what_i + c rhat_i``, ``sprime_i = w'_i + c u'_i``."""
+    up = _unpack(up_blob)
+    m = len(up)
+    rhat, what, wp = (_secrets(seed, x, m) for x in ("rhat", "what", "wp"))
+    shat = scalars_blob([x + ch * y for x, y in zip(what, rhat)])
+    sprime = scalars_blob([x + ch * y for x, y in zip(wp, up)])
+    return shat, sprime
 
 
 def shuffle_and_prove(
@@ -135,7 +196,7 @@ def shuffle_and_prove(
         raise ValueError(f"shuffle {batch!r}: {len(hs)} generators for {n} ciphertexts")
     hs = hs[:n]
     psi = random_permutation(n) if perm is None else list(perm)
-    if sorted(psi) != list(range(n)):
+    if perm is not None and sorted(psi) != list(range(n)):
         raise ValueError(f"shuffle {batch!r}: perm is not a permutation of 0..{n - 1}")
     own_pool = None
     if pool is None and workers > 1:
@@ -161,71 +222,59 @@ def _prove(
 ) -> tuple[Ciphertexts, dict[str, Any]]:
     n, w = inp.n, inp.w
     chunks = chunk_ranges(n, workers if pool is not None else 1)
-    a_perm = [[col[k] for k in psi] for col in inp.a]
-    b_perm = [[col[k] for k in psi] for col in inp.b]
-    rt = [random_scalars(n) for _ in range(w)]  # re-encryption randomness of output i
-    r = random_scalars(n)  # permutation-commitment randomness, indexed by input k
-    rho = [r[k] for k in psi]
+    seeds = [os.urandom(32) for _ in chunks]  # each chunk's secret randomness
+    perm = np.asarray(psi, dtype=np.int64)
 
+    def permuted(col: list[bytes]) -> bytes:
+        return np.frombuffer(b"".join(col), dtype=np.uint8).reshape(n, 32)[perm].tobytes()
+
+    a_perm = [permuted(col) for col in inp.a]
+    b_perm = [permuted(col) for col in inp.b]
     res = map_chunks(
         _phase_a,
         [
             (
+                sd,
                 pk,
-                [c[s:e] for c in a_perm],
-                [c[s:e] for c in b_perm],
-                [x[s:e] for x in rt],
-                rho[s:e],
+                [c[32 * s : 32 * e] for c in a_perm],
+                [c[32 * s : 32 * e] for c in b_perm],
                 hs[s:e],
             )
-            for s, e in chunks
+            for sd, (s, e) in zip(seeds, chunks)
         ],
         pool,
     )
-    a_out = [sum((x[0][j] for x in res), []) for j in range(w)]
-    b_out = [sum((x[1][j] for x in res), []) for j in range(w)]
-    cv = sum((x[2] for x in res), [])
-    c = [IDENTITY] * n
-    for i, k in enumerate(psi):
-        c[k] = cv[i]
-    out = Ciphertexts(a_out, b_out)
+    a_blob = [b"".join(x[0][j] for x in res) for j in range(w)]
+    b_blob = [b"".join(x[1][j] for x in res) for j in range(w)]
+    out = Ciphertexts(
+        [split_points(x, n, "output a") for x in a_blob],
+        [split_points(x, n, "output b") for x in b_blob],
+    )
+    cperm = np.empty((n, 32), dtype=np.uint8)  # c_{psi(i)} = (permutation commitment)_i
+    cperm[perm] = np.frombuffer(b"".join(x[2] for x in res), dtype=np.uint8).reshape(n, 32)
+    c = cperm.tobytes()
+    rbar = sum(x[3] for x in res) % L
 
-    useed = perm_challenge_seed(sess, step, batch, inp, out, c)
-    u = scalar_vector(useed, n)
-    up = [u[k] for k in psi]
+    useed = perm_challenge_seed(sess, step, batch, inp, out, [c])  # hashes the concatenation
+    psis = [psi[s:e] for s, e in chunks]
 
-    # prefix scalars of the chain (closed form of chat_i)
-    rhat = random_scalars(n)
-    what = random_scalars(n)
-    wp = random_scalars(n)
-    R, U = [0] * (n + 1), [1] * (n + 1)
-    for i in range(n):
-        U[i + 1] = U[i] * up[i] % L
-        R[i + 1] = (rhat[i] + up[i] * R[i]) % L
-    x1, y1 = R[1:], U[1:]
-    x2 = [(what[i] + wp[i] * R[i]) % L for i in range(n)]
-    y2 = [wp[i] * U[i] % L for i in range(n)]
-
+    # prefix scalars of the chain (closed form of chat_i) as a parallel scan: each chunk's
+    # affine map, composed here over the chunks, gives every chunk its starting (R, U)
+    maps = map_chunks(_scan, [(sd, useed, n, p) for sd, p in zip(seeds, psis)], pool)
+    starts, r_n, u_n = [], 0, 1
+    for a, b, _ in maps:
+        starts.append((r_n, u_n))
+        r_n, u_n = (a + b * r_n) % L, b * u_n % L
     res = map_chunks(
         _phase_b,
         [
-            (
-                h,
-                hs[s:e],
-                [c_[s:e] for c_ in a_out],
-                [c_[s:e] for c_ in b_out],
-                x1[s:e],
-                y1[s:e],
-                x2[s:e],
-                y2[s:e],
-                wp[s:e],
-            )
-            for s, e in chunks
+            (sd, mp[2], r0, u0, h, hs[s:e], x[0], x[1])
+            for sd, mp, (r0, u0), (s, e), x in zip(seeds, maps, starts, chunks, res)
         ],
         pool,
     )
-    chat = sum((x[0] for x in res), [])
-    that = sum((x[1] for x in res), [])
+    chat = [x[0] for x in res]  # chunk blobs: the challenge hashes their concatenation
+    that = [x[1] for x in res]
     w1, w2, w3 = random_scalars(3)
     w4 = random_scalars(w)
     t1, t2 = smul_base(w1), smul_base(w2)
@@ -234,11 +283,11 @@ def _prove(
     t4b = [add(smul_base(w4[j]), sum_points(x[4][j] for x in res)) for j in range(w)]
 
     ch = shuffle_challenge(useed, chat, that, t1, t2, t3, t4a, t4b)
-    rbar = sum(r) % L
-    rtil = sum(uk * rk for uk, rk in zip(u, r)) % L
-    rstar = [sum(a * b for a, b in zip(up, rt[j])) % L for j in range(w)]
+    rtil = sum(x[5] for x in res) % L
+    rstar = [sum(x[6][j] for x in res) % L for j in range(w)]
+    resp = map_chunks(_phase_c, [(sd, mp[2], ch) for sd, mp in zip(seeds, maps)], pool)
     proof = {
-        "c": b"".join(c),
+        "c": c,
         "chat": b"".join(chat),
         "that": b"".join(that),
         "t1": t1,
@@ -247,10 +296,10 @@ def _prove(
         "t4a": t4a,
         "t4b": t4b,
         "s1": scalar_bytes(w1 + ch * rbar),
-        "s2": scalar_bytes(w2 + ch * R[n]),
+        "s2": scalar_bytes(w2 + ch * r_n),
         "s3": scalar_bytes(w3 + ch * rtil),
         "s4": [scalar_bytes(w4[j] - ch * rstar[j]) for j in range(w)],
-        "shat": scalars_blob([(what[i] + ch * rhat[i]) % L for i in range(n)]),
-        "sprime": scalars_blob([(wp[i] + ch * up[i]) % L for i in range(n)]),
+        "shat": b"".join(x[0] for x in resp),
+        "sprime": b"".join(x[1] for x in resp),
     }
     return out, proof

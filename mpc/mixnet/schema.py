@@ -88,11 +88,11 @@ def fs_scalar(label: str, *parts: Any) -> int:
     return int.from_bytes(fs_hash(label, *parts), "little") % L
 
 
-def scalar_vector(seed: bytes, n: int) -> list[int]:
-    """``n`` scalars ``H(seed, i) mod L`` (per-element challenges)."""
+def scalar_vector(seed: bytes, n: int, at: Sequence[int] | None = None) -> list[int]:
+    """``n`` scalars ``H(seed, i) mod L`` (per-element challenges); only ``i in at`` if given."""
     base = hashlib.sha512(DOMAIN + b"vec|" + seed)
     out = []
-    for i in range(n):
+    for i in range(n) if at is None else at:
         h = base.copy()
         h.update(i.to_bytes(8, "little"))
         out.append(int.from_bytes(h.digest(), "little") % L)
