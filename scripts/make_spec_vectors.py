@@ -13,7 +13,9 @@ servers, threshold 2, seeded: a simulation without privacy) and stores under
   directories below can be re-signed, i.e. forged by a party that controls its own key);
 - ``encodings.json``: canonical-JSON, CBOR and cluster-digest examples.
 
-``python scripts/make_spec_vectors.py corrupt NAME OUT`` writes the invalid run directory NAME
+``python scripts/make_spec_vectors.py variant NAME OUT`` writes an honest variant of ``run/``
+(``VARIANTS``: ``restarted``, a mix server that crashed before speaking and rejoined), which
+must verify. ``python scripts/make_spec_vectors.py corrupt NAME OUT`` writes the invalid run directory NAME
 (one targeted corruption of ``run/``, listed in ``CORRUPTIONS`` with the numbered check it must
 fail) to OUT; ``list`` prints the names and expected checks as JSON. The invalid directories
 are recipes rather than copies, to keep the vectors small; each is deterministic.
@@ -51,14 +53,18 @@ def _entries(run: Path, party: str) -> list[dict[str, Any]]:
     return [json.loads(x) for x in path.read_text().splitlines()]
 
 
-def _resign(run: Path, party: str, entries: list[dict[str, Any]]) -> None:
-    """Re-chain and re-sign ``party``'s transcript with its own key (a forging party)."""
+def _resign(
+    run: Path, party: str, entries: list[dict[str, Any]], filename: str | None = None
+) -> None:
+    """Re-chain and re-sign ``party``'s transcript (``filename``, default ``PARTY.jsonl``) with
+    its own key (a forging party); entries are renumbered in order."""
     from cryptography.hazmat.primitives.serialization import load_pem_private_key
 
     pem = (KEYS / party / f"{party}.key").read_bytes()
     key = load_pem_private_key(pem, None)
     prev = entries[0]["prev"]
-    for e in entries:
+    for i, e in enumerate(entries):
+        e["i"] = i
         e["prev"] = prev
         e.pop("sig", None)
         e.pop("hash", None)
@@ -66,13 +72,15 @@ def _resign(run: Path, party: str, entries: list[dict[str, Any]]) -> None:
         if e["dir"] == "checkpoint":
             e["sig"] = key.sign(b"sdp-checkpoint-v1" + bytes.fromhex(e["hash"])).hex()  # type: ignore[union-attr]
         prev = e["hash"]
-    (run / "transcripts" / f"{party}.jsonl").write_text(
+    (run / "transcripts" / (filename or f"{party}.jsonl")).write_text(
         "".join(json.dumps(e, sort_keys=True, separators=(",", ":")) + "\n" for e in entries)
     )
 
 
 def _parties(run: Path) -> list[str]:
-    return sorted(p.stem for p in (run / "transcripts").glob("*.jsonl"))
+    return sorted(
+        p.stem for p in (run / "transcripts").glob("*.jsonl") if ".crashed-" not in p.stem
+    )
 
 
 def _blob(run: Path, party: str, dg: str) -> bytes:
@@ -356,6 +364,76 @@ def c_bad_decryption_set(run: Path) -> None:
     _rewrite_record(run, change)
 
 
+def c_recv_logged_twice(run: Path) -> None:
+    """The analyzer logs its first received mix.result twice (same channel, same message
+    number), in a transcript it re-signs (spec V-5: a message key logged twice)."""
+    entries = _entries(run, "analyzer")
+    k = next(i for i, e in enumerate(entries) if e["dir"] == "recv" and e["ty"] == "mix.result")
+    entries.insert(k + 1, dict(entries[k]))
+    _resign(run, "analyzer", entries)
+
+
+def _restart(run: Path, party: str, late: str | None) -> None:
+    """``party`` crashed once before speaking (``PARTY.crashed-0.jsonl``: its open entry and a
+    checkpoint) and runs as incarnation 1; every other party logs ``rejoin`` of it at once,
+    except ``late``, which logs it only after its first receive from ``party``."""
+    entries = _entries(run, party)
+    opened = {k: v for k, v in entries[0].items() if k not in ("hash", "sig", "inc")}
+    crashed = [opened, {"i": 1, "t": opened["t"], "party": party, "dir": "checkpoint"}]
+    _resign(run, party, crashed, f"{party}.crashed-0.jsonl")
+    entries[0]["inc"] = 1
+    _resign(run, party, entries)
+    for other in _parties(run):
+        if other == party:
+            continue
+        es = _entries(run, other)
+        at = 1
+        if other == late:
+            at = 1 + next(
+                i for i, e in enumerate(es) if e["dir"] == "recv" and e.get("peer") == party
+            )
+        es.insert(at, {"t": es[at - 1]["t"], "party": other, "dir": "rejoin", "peer": party})
+        es[at]["inc"] = 1
+        _resign(run, other, es)
+
+
+def restarted(run: Path) -> None:
+    """An honest restart: mix-1 crashed before speaking and rejoined as incarnation 1; every
+    peer logged its rejoin before talking to it (must verify)."""
+    _restart(run, "mix-1", None)
+
+
+def c_recv_from_restarted(run: Path) -> None:
+    """As ``restarted``, but the analyzer logs its first mix.result from mix-1 before the
+    rejoin: a receive from incarnation 0, which was restarted (spec V-5 rule 0)."""
+    _restart(run, "mix-1", "analyzer")
+
+
+def c_crashed_closed(run: Path) -> None:
+    """mix-1's crashed incarnation 0 ends with a signed clean close (spec T-11: a closed
+    transcript is not a crash)."""
+    _restart(run, "mix-1", None)
+    path = run / "transcripts" / "mix-1.crashed-0.jsonl"
+    es = [json.loads(x) for x in path.read_text().splitlines()]
+    es.insert(1, {"t": es[0]["t"], "party": "mix-1", "dir": "close", "status": "ok"})
+    _resign(run, "mix-1", es, "mix-1.crashed-0.jsonl")
+
+
+def c_ledger_total_forged(run: Path) -> None:
+    """The analyzer signs a privacy statement whose composed total is smaller than its releases
+    compose to, and result.json repeats it (spec V-23 L-1)."""
+    e = _find(run, "analyzer", lambda e: e["dir"] == "publish" and e["ty"] == "privacy")
+    priv = cbor2.loads(_blob(run, "analyzer", e["dg"]))
+    priv["total"]["eps"] = priv["total"]["eps"] / 2
+    _substitute(run, e["dg"], cbor2.dumps(priv, canonical=True))
+    res = json.loads((run / "result.json").read_text())
+    res["privacy"]["total"]["eps"] = priv["total"]["eps"]
+    (run / "result.json").write_text(json.dumps(res, indent=1))
+
+
+VARIANTS: dict[str, Callable[[Path], None]] = {"restarted": restarted}
+
+
 CORRUPTIONS: dict[str, tuple[Callable[[Path], None], str, str]] = {
     "cluster-edited": (c_cluster_edited, "V-1", "cluster.toml changed after the run"),
     "cert-swapped": (c_cert_swapped, "V-2", "a certificate replaced by another party's"),
@@ -404,7 +482,27 @@ CORRUPTIONS: dict[str, tuple[Callable[[Path], None], str, str]] = {
     "bad-decryption-proof": (c_bad_decryption_proof, "V-18", "a decryption-share proof fails"),
     "bad-decryption-set": (c_bad_decryption_set, "V-17", "a decryption set of k servers, not t"),
     "result-edited": (c_result_edited, "V-22", "result.json estimate differs from the signed one"),
+    "recv-logged-twice": (c_recv_logged_twice, "V-5", "a received message logged twice"),
+    "recv-from-restarted": (
+        c_recv_from_restarted,
+        "V-5",
+        "a receive from an incarnation that was later restarted",
+    ),
+    "crashed-closed": (c_crashed_closed, "V-3", "a crashed incarnation's transcript is closed"),
+    "ledger-total-forged": (
+        c_ledger_total_forged,
+        "V-23",
+        "the signed privacy total is not the composition of its releases",
+    ),
 }
+
+
+def variant(name: str, out: Path) -> None:
+    """Write the honest variant ``name`` of ``run/`` (``VARIANTS``) to ``out``."""
+    if out.exists():
+        shutil.rmtree(out)
+    shutil.copytree(RUN, out)
+    VARIANTS[name](out)
 
 
 def corrupt(name: str, out: Path) -> str:
@@ -535,6 +633,10 @@ def generate(users: int = 100) -> None:
         "honest": {"run": "run", "trust": "run.trust.json", "ok": True},
         "honest_grr": {"run": "grr-run", "trust": "grr-run.trust.json", "ok": True},
         "invalid": {k: {"fails": v[1], "what": v[2]} for k, v in CORRUPTIONS.items()},
+        "honest_variants": {
+            k: {"recipe": f"python scripts/make_spec_vectors.py variant {k} OUT", "ok": True}
+            for k in VARIANTS
+        },
     }
     (VEC / "expected.json").write_text(json.dumps(expected, indent=1) + "\n")
 
@@ -544,6 +646,8 @@ def main(argv: list[str]) -> int:
         generate(int(argv[1]) if len(argv) > 1 else 100)
     elif argv[:1] == ["corrupt"] and len(argv) == 3:
         print(corrupt(argv[1], Path(argv[2])))
+    elif argv[:1] == ["variant"] and len(argv) == 3:
+        variant(argv[1], Path(argv[2]))
     elif argv[:1] == ["list"]:
         print(json.dumps({k: v[1] for k, v in CORRUPTIONS.items()}, indent=1))
     else:

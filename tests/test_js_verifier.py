@@ -213,8 +213,23 @@ def test_invalid_vector_fails_the_same_check_in_both(tmp_path, name):
     assert id_py == id_js == want, (id_py, id_js, out)
 
 
+@pytest.mark.parametrize("name", sorted(VECTORS.VARIANTS))
+def test_honest_variant_verifies_in_both(tmp_path, name):
+    """``restarted``: mix-1 crashed before speaking (its ``mix-1.crashed-0.jsonl`` is verified,
+    spec T-11) and every peer logged its rejoin; both verifiers accept it."""
+    run = tmp_path / name
+    VECTORS.variant(name, run)
+    ok_py, id_py = _python(run)
+    ok_js, _, out = _js(run)
+    assert ok_py and ok_js, (id_py, out)
+    v3 = next(c for c in json.loads(out)["checks"] if c["id"] == "V-3")
+    assert "of crashed incarnations" in v3["detail"]
+    assert not any("crashed" in x for x in json.loads(out)["not_checked"])
+
+
 def test_expected_json_lists_every_corruption():
     expected = json.loads((VEC / "expected.json").read_text())
+    assert set(expected["honest_variants"]) == set(VECTORS.VARIANTS)
     assert {k: v["fails"] for k, v in expected["invalid"].items()} == {
         k: v[1] for k, v in VECTORS.CORRUPTIONS.items()
     }

@@ -15,7 +15,7 @@ function grr(rounds, cluster, privacy) {
   const e = Math.exp(eps);
   const p = e / (e + k - 1), q = 1 / (e + k - 1);
   const n = rows.length;
-  return { estimate: { frequencies: counts.map((c) => (c / n - q) / (p - q)), reports: n }, n };
+  return { estimate: { frequencies: counts.map((c) => (c / n - q) / (p - q)), reports: n }, n, received: [n] };
 }
 
 // gfim (spec K-4): Hadamard-response frequencies in each round, the candidate set, and the
@@ -85,6 +85,7 @@ function gfim(rounds, cluster) {
       states: [r0],
       estimate: { top_k: top, top_k_frequencies: top.map((i) => f[i]), frequencies: f, candidates: cand, f1, f2, weight_phase2: w, combination: g.combination, n1, n2 },
       n: n1 + n2,
+      received: [n1, n2],
     };
   } catch (e) { return { err: e.message }; }
 }
