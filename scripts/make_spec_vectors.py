@@ -38,6 +38,9 @@ ROOT = Path(__file__).resolve().parent.parent
 VEC = ROOT / "tests" / "vectors" / "spec"
 RUN = VEC / "run"
 KEYS = VEC / "keys"
+MPC_RUN = VEC / "mpc-run"
+MPC_KEYS = VEC / "keys-mpc"
+MPC_TRUST = VEC / "mpc-run.trust.json"
 TRUST = VEC / "run.trust.json"
 
 
@@ -60,7 +63,7 @@ def _resign(
     its own key (a forging party); entries are renumbered in order."""
     from cryptography.hazmat.primitives.serialization import load_pem_private_key
 
-    pem = (KEYS / party / f"{party}.key").read_bytes()
+    pem = (_keys(run) / party / f"{party}.key").read_bytes()
     key = load_pem_private_key(pem, None)
     prev = entries[0]["prev"]
     for i, e in enumerate(entries):
@@ -75,6 +78,14 @@ def _resign(
     (run / "transcripts" / (filename or f"{party}.jsonl")).write_text(
         "".join(json.dumps(e, sort_keys=True, separators=(",", ":")) + "\n" for e in entries)
     )
+
+
+def _keys(run: Path) -> Path:
+    """The test keys of ``run``'s base vector (``keys-mpc/`` for the MPC run, else ``keys/``)."""
+    import tomllib
+
+    mpc = tomllib.loads((run / "cluster.toml").read_text())["run"].get("shuffler") == "mpc"
+    return MPC_KEYS if mpc else KEYS
 
 
 def _parties(run: Path) -> list[str]:
@@ -240,7 +251,7 @@ def _sign_list(run: Path, party: str, session: str, msg: dict[str, Any]) -> None
     from mpc.mixnet.schema import signed_statement
     from parties.verify.evidence import list_digest
 
-    key = load_pem_private_key((KEYS / party / f"{party}.key").read_bytes(), None)
+    key = load_pem_private_key((_keys(run) / party / f"{party}.key").read_bytes(), None)
     dg = list_digest(msg["submissions"], msg["users"])
     msg["sig"] = key.sign(signed_statement("inputs", session, party, dg))  # type: ignore[union-attr]
 
@@ -431,6 +442,51 @@ def c_ledger_total_forged(run: Path) -> None:
     (run / "result.json").write_text(json.dumps(res, indent=1))
 
 
+def c_duplicate_key(run: Path) -> None:
+    """An analyzer entry names ``ty`` twice: a forged value first, the signed one last (a
+    last-wins JSON parser sees a valid, signed entry; a first-wins one sees the forgery)."""
+    path = run / "transcripts" / "analyzer.jsonl"
+    lines = path.read_text().splitlines(keepends=True)
+    k = next(i for i, x in enumerate(lines) if '"ty":"mix.result"' in x)
+    lines[k] = '{"ty":"state",' + lines[k][1:]
+    path.write_text("".join(lines))
+
+
+def _mpc_output(run: Path, server: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(send entry, decoded payload) of ``server``'s last ``mpc-output`` chunk."""
+    es = [e for e in _entries(run, server) if e["dir"] == "send" and e["ty"] == "mpc-output"]
+    return es[-1], cbor2.loads(_blob(run, server, es[-1]["dg"]))
+
+
+def c_mpc_share_edited(run: Path) -> None:
+    """mpc-2 sends the analyzer one altered output share (re-signed by mpc-2 and by the
+    analyzer, which logged it): the three servers' shares no longer lie on one polynomial."""
+    e, chunk = _mpc_output(run, "mpc-2")
+    name = sorted(chunk["batches"])[0]
+    data = bytearray(chunk["batches"][name]["data"])
+    v = int.from_bytes(data[:4], "little")
+    data[:4] = ((v + 1) % (2**31 - 1)).to_bytes(4, "little")
+    chunk["batches"][name]["data"] = bytes(data)
+    _substitute(run, e["dg"], cbor2.dumps(chunk, canonical=True))
+
+
+def c_mpc_mac_nonzero(run: Path) -> None:
+    """Every server adds 1 to its share of the first MAC check value: the shares stay on one
+    polynomial, but the value opens to 1, not 0 (a deviation the run should have aborted on)."""
+    for server in ("mpc-1", "mpc-2", "mpc-3"):
+        e, chunk = _mpc_output(run, server)
+        mac = chunk["checks"]["mac"]
+        b = sorted(mac)[0]
+        mac[b][0] = (mac[b][0] + 1) % (2**31 - 1)
+        _substitute(run, e["dg"], cbor2.dumps(chunk, canonical=True))
+
+
+MPC_CORRUPTIONS: dict[str, tuple[Callable[[Path], None], str, str]] = {
+    "mpc-share-edited": (c_mpc_share_edited, "V-30", "an MPC server's output share altered"),
+    "mpc-mac-nonzero": (c_mpc_mac_nonzero, "V-30", "a MAC check value opens to 1, not 0"),
+}
+
+
 VARIANTS: dict[str, Callable[[Path], None]] = {"restarted": restarted}
 
 
@@ -483,6 +539,7 @@ CORRUPTIONS: dict[str, tuple[Callable[[Path], None], str, str]] = {
     "bad-decryption-set": (c_bad_decryption_set, "V-17", "a decryption set of k servers, not t"),
     "result-edited": (c_result_edited, "V-22", "result.json estimate differs from the signed one"),
     "recv-logged-twice": (c_recv_logged_twice, "V-5", "a received message logged twice"),
+    "duplicate-key": (c_duplicate_key, "V-3", "a transcript entry names a key twice"),
     "recv-from-restarted": (
         c_recv_from_restarted,
         "V-5",
@@ -507,10 +564,10 @@ def variant(name: str, out: Path) -> None:
 
 def corrupt(name: str, out: Path) -> str:
     """Write invalid run directory ``name`` to ``out``; returns the check it must fail."""
-    fn, check, _ = CORRUPTIONS[name]
+    fn, check, _ = {**CORRUPTIONS, **MPC_CORRUPTIONS}[name]
     if out.exists():
         shutil.rmtree(out)
-    shutil.copytree(RUN, out)
+    shutil.copytree(MPC_RUN if name in MPC_CORRUPTIONS else RUN, out)
     fn(out)
     return check
 
@@ -628,11 +685,14 @@ def generate(users: int = 100) -> None:
         (shutil.copytree if src.is_dir() else shutil.copy)(src, grr / keep)
     shutil.copy(tmp / "grr.trust.json", VEC / "grr-run.trust.json")
     shutil.rmtree(tmp)
+    generate_mpc()
     (VEC / "encodings.json").write_text(json.dumps(encodings(), indent=1) + "\n")
     expected = {
         "honest": {"run": "run", "trust": "run.trust.json", "ok": True},
         "honest_grr": {"run": "grr-run", "trust": "grr-run.trust.json", "ok": True},
+        "honest_mpc": {"run": "mpc-run", "trust": "mpc-run.trust.json", "ok": True},
         "invalid": {k: {"fails": v[1], "what": v[2]} for k, v in CORRUPTIONS.items()},
+        "invalid_mpc": {k: {"fails": v[1], "what": v[2]} for k, v in MPC_CORRUPTIONS.items()},
         "honest_variants": {
             k: {"recipe": f"python scripts/make_spec_vectors.py variant {k} OUT", "ok": True}
             for k in VARIANTS
@@ -641,15 +701,48 @@ def generate(users: int = 100) -> None:
     (VEC / "expected.json").write_text(json.dumps(expected, indent=1) + "\n")
 
 
+def generate_mpc(users: int = 40) -> None:
+    """A one-round grr run through the MPC shuffler (3 servers, malicious-abort), seeded, with
+    its test keys (``keys-mpc/``): the base of ``MPC_CORRUPTIONS``."""
+    tmp = VEC / "_tmp_mpc"
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    tmp.mkdir(parents=True)
+    cmd = [
+        sys.executable, "-m", "parties.cli", "run", "grr", "--shuffler", "mpc",
+        "--users", str(users), "--seed", "1", "--out", str(tmp / "run"),
+        "--keep-keys", str(tmp / "keys"), "--quiet",
+    ]  # fmt: skip
+    subprocess.run(cmd, check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
+    for p in (MPC_RUN, MPC_KEYS):
+        if p.exists():
+            shutil.rmtree(p)
+    MPC_RUN.mkdir()
+    for keep in ("cluster.toml", "certs", "transcripts", "result.json"):
+        src = tmp / "run" / keep
+        (shutil.copytree if src.is_dir() else shutil.copy)(src, MPC_RUN / keep)
+    MPC_KEYS.mkdir()
+    for party_dir in (tmp / "keys").iterdir():
+        if party_dir.is_dir():
+            (MPC_KEYS / party_dir.name).mkdir()
+            shutil.copy(party_dir / f"{party_dir.name}.key", MPC_KEYS / party_dir.name)
+    shutil.copy(tmp / "run.trust.json", MPC_TRUST)
+    shutil.rmtree(tmp)
+
+
 def main(argv: list[str]) -> int:
     if argv[:1] == ["generate"]:
         generate(int(argv[1]) if len(argv) > 1 else 100)
+    elif argv[:1] == ["generate-mpc"]:
+        generate_mpc()
     elif argv[:1] == ["corrupt"] and len(argv) == 3:
         print(corrupt(argv[1], Path(argv[2])))
     elif argv[:1] == ["variant"] and len(argv) == 3:
         variant(argv[1], Path(argv[2]))
     elif argv[:1] == ["list"]:
-        print(json.dumps({k: v[1] for k, v in CORRUPTIONS.items()}, indent=1))
+        print(
+            json.dumps({k: v[1] for k, v in {**CORRUPTIONS, **MPC_CORRUPTIONS}.items()}, indent=1)
+        )
     else:
         print(__doc__)
         return 2

@@ -63,6 +63,7 @@ _PREFIXES = [
     ("publication", "V-6"),
     ("run completed", "V-7"),
     ("privacy ledger", "V-23"),
+    ("MPC ", "V-30"),
     ("privacy", "V-8"),
     ("mix-net public record", "V-10"),
     ("published estimate", "V-20"),
@@ -140,6 +141,18 @@ def test_honest_grr_vector_estimate_recomputed_in_both():
     assert checks["V-21"] and checks["V-22"]  # estimate recomputed, result.json as signed
 
 
+def test_honest_mpc_vector_verifies_in_both():
+    """The MPC vector (grr, 3 servers, malicious-abort): V-30 re-derives the published multiset
+    from the servers' signed output shares and re-checks the opened MAC and multiset values."""
+    ok_py, _ = _python(VEC / "mpc-run", "mpc-run.trust.json")
+    ok_js, _, out = _js(VEC / "mpc-run", "mpc-run.trust.json")
+    assert ok_py and ok_js, out
+    checks = {c["id"]: c for c in json.loads(out)["checks"]}
+    assert checks["V-30"]["ok"] and "MAC and multiset checks open to 0" in checks["V-30"]["detail"]
+    assert checks["V-21"]["ok"] and checks["V-23"]["ok"]
+
+
+@pytest.mark.slow  # two fresh runs; the MPC vector above is the fast MPC case
 @pytest.mark.parametrize("shuffler", ["trusted", "mpc"])
 def test_honest_trusted_and_mpc_runs_verify_in_both(tmp_path, shuffler):
     """A fresh grr run through the trusted and the MPC shuffler: both verifiers accept it, and
@@ -173,8 +186,9 @@ def test_honest_trusted_and_mpc_runs_verify_in_both(tmp_path, shuffler):
     report = json.loads(proc.stdout)
     assert proc.returncode == 0 and report["ok"], proc.stdout
     assert any(c["id"] == "V-21" and c["ok"] for c in report["checks"])
-    if shuffler == "mpc":  # the MAC checks are not implemented: said, never counted as passed
-        assert any(x.startswith("V-30") for x in report["not_checked"]), report["not_checked"]
+    if shuffler == "mpc":  # output shares and the malicious-abort checks re-checked (V-30)
+        v30 = next(c for c in report["checks"] if c["id"] == "V-30")
+        assert v30["ok"] and "MAC and multiset checks open to 0" in v30["detail"], v30
 
 
 @pytest.mark.slow
@@ -203,12 +217,25 @@ def test_dropout_mixnet_run_verifies_in_both(tmp_path):
     assert "did not: client-2" in v4["detail"]
 
 
-@pytest.mark.parametrize("name", sorted(VECTORS.CORRUPTIONS))
+# the vectors that fail a late check (every proof of the run verified first, in both verifiers)
+# run with the slow tests; the fast set keeps one or more vectors of every other check
+_LATE = {"result-edited", "ledger-total-forged", "bad-mix-proof", "bad-decryption-proof"}
+_LATE |= {"bad-client-proof"}
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(n, marks=pytest.mark.slow) if n in _LATE else n
+        for n in sorted(VECTORS.CORRUPTIONS) + sorted(VECTORS.MPC_CORRUPTIONS)
+    ],
+)
 def test_invalid_vector_fails_the_same_check_in_both(tmp_path, name):
     run = tmp_path / name
     want = VECTORS.corrupt(name, run)
-    ok_py, id_py = _python(run)
-    ok_js, id_js, out = _js(run)
+    trust = "mpc-run.trust.json" if name in VECTORS.MPC_CORRUPTIONS else "run.trust.json"
+    ok_py, id_py = _python(run, trust)
+    ok_js, id_js, out = _js(run, trust)
     assert not ok_py and not ok_js, out
     assert id_py == id_js == want, (id_py, id_js, out)
 
@@ -232,6 +259,9 @@ def test_expected_json_lists_every_corruption():
     assert set(expected["honest_variants"]) == set(VECTORS.VARIANTS)
     assert {k: v["fails"] for k, v in expected["invalid"].items()} == {
         k: v[1] for k, v in VECTORS.CORRUPTIONS.items()
+    }
+    assert {k: v["fails"] for k, v in expected["invalid_mpc"].items()} == {
+        k: v[1] for k, v in VECTORS.MPC_CORRUPTIONS.items()
     }
 
 

@@ -6,7 +6,8 @@ import { parse as parseJson, plain } from './cjson.mjs';
 import { blob, certificate, checkConsistency, checkTranscript, closedCleanly, loadCluster } from './transcripts.mjs';
 import { checkMixnetRun, objToArray } from './mixnet.mjs';
 import { checkIncarnations, crashedFiles } from './incarnations.mjs';
-import { ESTIMATORS } from './estimates.mjs';
+import { ESTIMATORS, batchBounds } from './estimates.mjs';
+import { checkMpcOutputs } from './mpc.mjs';
 import { checkLedger } from './ledger.mjs';
 
 // roles a published run may lose (spec V-4)
@@ -75,13 +76,16 @@ export function runChecks(runDir, trust) {
   const cons = checkConsistency(transcripts, report, clean);
   if (!add('V-5', 'cross-party consistency', cons.ok, cons.detail, cons.count)) return report;
   // V-6 publication
-  const publishers = Object.keys(transcripts).filter((n) => transcripts[n].entries.some((e) => e.dir === 'publish')).sort();
+  // a tolerated party's signed data report is not relied on (spec V-6)
+  const publishers = Object.keys(transcripts).filter((n) => transcripts[n].entries.some((e) => e.dir === 'publish' && !(mayFail.includes(roles[n]) && e.ty === 'data-report'))).sort();
   const badPub = publishers.filter((n) => !clean.has(n));
   if (badPub.length || (published && !publishers.length)) {
     add('V-6', 'publication', false, badPub.length ? `${badPub.join(', ')} published but did not close its transcript cleanly` : "result.json exists but no party's signed transcript published anything");
     return report;
   }
-  // V-7 run completed
+  // V-7 run completed; a privacy refusal the analyzer signed is a complete run (spec V-7)
+  const refusal = gateRefusal(transcripts, roles);
+  if (refusal !== null && !published) { add('V-7', 'run completed', true, `refused, nothing published: ${refusal}`); return report; }
   const aborted = fs.existsSync(path.join(runDir, 'ABORTED.json'));
   if (aborted || !published) {
     add('V-7', 'run completed', false, aborted ? 'the run was aborted (ABORTED.json): transcripts checked, nothing was published' : 'no result.json: nothing was published');
@@ -98,6 +102,16 @@ export function runChecks(runDir, trust) {
   return report;
 }
 
+// the privacy gate's refusal, if the analyzer signed it closed with one and published no estimate
+function gateRefusal(transcripts, roles) {
+  for (const [n, t] of Object.entries(transcripts)) {
+    if (roles[n] !== 'analyzer' || t.unsignedTail) continue;
+    if (t.entries.some((e) => e.dir === 'publish' && e.ty === 'estimate')) continue;
+    for (const e of t.entries) if (e.dir === 'close' && e.status === 'aborted' && String(e.reason ?? '').includes('privacy gate refused')) return String(e.reason ?? '');
+  }
+  return null;
+}
+
 function protocolChecks(runDir, cluster, transcripts, add, report, keys) {
   const analyzer = cluster.parties.find((p) => p.role === 'analyzer')?.name;
   let multisets = null;
@@ -109,7 +123,12 @@ function protocolChecks(runDir, cluster, transcripts, add, report, keys) {
     report.notChecked.push('txpub protocol checks are not in spec version 1');
     return report;
   } else if (cluster.shuffler === 'mpc') {
-    report.notChecked.push('V-30 MPC output shares and MAC checks (malicious-abort mode: the opened MAC values in the servers\' signed output meta): not specified in spec version 1, not implemented here');
+    const bounds = batchBounds(cluster);
+    if (bounds === null) report.notChecked.push(`V-30 MPC output shares and abort checks: the batches of protocol ${cluster.protocol} are not known to this verifier`);
+    else {
+      const v30 = checkMpcOutputs(runDir, cluster, transcripts, transcripts[analyzer], bounds);
+      if (!add('V-30', 'MPC output shares and abort checks', v30.ok, v30.detail, v30.count)) return report;
+    }
     multisets = shuffledInputs(runDir, transcripts[analyzer], (e) => e.dir === 'publish' && e.ty === 'shuffled', report, add);
     if (multisets === false) return report;
   } else if (cluster.shuffler === 'trusted') {
