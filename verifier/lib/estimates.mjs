@@ -167,7 +167,7 @@ function srrMs(rounds, cluster, privacy) {
   const epsList = privacy?.eps_l;
   const d = ds.domainSizes.length;
   if (!Array.isArray(epsList) || epsList.length !== d || !epsList.every((e) => e === null || (typeof e === 'number' && Number.isFinite(e)))) return { err: `the signed privacy statement's eps_l is not a list of ${d} numbers or nulls` };
-  const paper = [], observed = [];
+  const paper = [], observed = [], perRelease = [];
   let reports = 0, malformed = 0, total = 0;
   for (let j = 0; j < d; j++) {
     const k = ds.domainSizes[j], eps = epsList[j];
@@ -179,10 +179,12 @@ function srrMs(rounds, cluster, privacy) {
     let ok = 0;
     for (const [y] of rows) if (y >= 0 && y < k) { c[y] += 1; ok += 1; }
     reports += ok; malformed += rows.length - ok;
+    perRelease.push(ok);
     paper.push(grrFreqs(c, k, eps, ds.n / d));
     observed.push(ok > 0 ? grrFreqs(c, k, eps, ok) : new Array(k).fill(NaN));
   }
-  return { estimate: multidimPackage('srr-ms', ds, { paper, observed }, reports, malformed), n: total, received: null };
+  // L-3: one release per feasible attribute, in attribute order, counting its batch
+  return { estimate: multidimPackage('srr-ms', ds, { paper, observed }, reports, malformed), n: total, received: { releases: perRelease } };
 }
 
 export const ESTIMATORS = { grr: { rounds: 1, fn: grr }, gfim: { rounds: 2, fn: gfim }, 'psrr-ss': { rounds: 1, fn: psrrSs }, 'srr-ms': { rounds: 1, fn: srrMs } };

@@ -22,7 +22,8 @@ export function compose(rel) {
 const isInt = (x) => Number.isInteger(x) && x >= 0;
 
 // `rounds`: the protocol's number of rounds (null: unknown); `received`: per round, the
-// well-formed reports the release of that round counts (null: not derived for this protocol)
+// well-formed reports the releases of that round count, or {releases: [per release]} (srr-ms),
+// or null (not derived for this run)
 export function checkLedger(priv, rounds, received) {
   const bad = (detail) => ({ ok: false, detail, notChecked: [] });
   const rel = priv?.releases;
@@ -36,13 +37,15 @@ export function checkLedger(priv, rounds, received) {
     if (!(r.n_received >= r.n_accounted || (r.reaccounted && r.n_accounted === r.n_received))) return bad(`${where} (${r.what}): accounted for ${r.n_accounted} reports but only ${r.n_received} were received, and it was not re-accounted`);
     if (rounds !== null && r.round >= rounds) return bad(`${where}: round ${r.round}, but the protocol has ${rounds} round(s)`);
     // L-3: the count is the signed data's
-    if (received !== null && r.n_received !== received[r.round]) return bad(`${where}: n_received ${r.n_received}, but round ${r.round}'s shuffled multiset has ${received[r.round]} well-formed reports`);
+    if (Array.isArray(received) && r.n_received !== received[r.round]) return bad(`${where}: n_received ${r.n_received}, but round ${r.round}'s shuffled multiset has ${received[r.round]} well-formed reports`);
+    if (received?.releases && r.n_received !== received.releases[i]) return bad(`${where}: n_received ${r.n_received}, but its batch has ${received.releases[i]} well-formed reports`);
   }
+  if (received?.releases && received.releases.length !== rel.length) return bad(`${rel.length} release(s), but ${received.releases.length} attribute(s) were collected`);
   if (rounds !== null) for (let k = 0; k < rounds; k++) if (!rel.some((r) => r.round === k)) return bad(`no release for round ${k}`);
   // L-2: the total is the composition of the releases
   if (!close(compose(rel), priv.total)) return bad('the signed total (privacy.total) is not the composition of its releases');
   const nc = ['V-23 L-4: each release\'s eps/delta is what the accountant gives for its mechanism and n_accounted, and the gate\'s refusal rules (docs/accountant.md): needs the accountant, not re-derived by this verifier'];
-  if (received === null) nc.push('V-23 L-3: the releases\' n_received are not re-derived for this protocol (no estimator in this verifier)');
+  if (received === null) nc.push('V-23 L-3: the releases\' n_received are not re-derived for this run (its estimator is not run by this verifier)');
   if (priv.fakes !== undefined) nc.push('V-23: privacy.fakes (the fakes statement) is not checked by this verifier');
   return { ok: true, detail: `${rel.length} release(s): each holds at its received count${received !== null ? ' (re-derived from the signed multisets)' : ''}; total = their composition (eps ${priv.total.eps})`, notChecked: nc };
 }
