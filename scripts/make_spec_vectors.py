@@ -452,6 +452,25 @@ def c_duplicate_key(run: Path) -> None:
     path.write_text("".join(lines))
 
 
+def c_recv_ty_not_text(run: Path) -> None:
+    """As ``recv-from-restarted``, with the analyzer's receive from mix-1's incarnation 0
+    logging ``ty`` as the integer 5 (``sdp verify`` crashed on it before)."""
+    c_recv_from_restarted(run)
+    es = _entries(run, "analyzer")
+    k = next(i for i, e in enumerate(es) if e["dir"] == "recv" and e.get("peer") == "mix-1")
+    es[k]["ty"] = 5
+    _resign(run, "analyzer", es)
+
+
+def c_msg_not_integer(run: Path) -> None:
+    """The analyzer logs a receive whose message number is a list (a JSON value that cannot
+    index a channel; ``sdp verify`` crashed on it before)."""
+    es = _entries(run, "analyzer")
+    k = next(i for i, e in enumerate(es) if e["dir"] == "recv" and e["ty"] == "mix.result")
+    es[k]["msg"] = [es[k]["msg"]]
+    _resign(run, "analyzer", es)
+
+
 def _mpc_output(run: Path, server: str) -> tuple[dict[str, Any], dict[str, Any]]:
     """(send entry, decoded payload) of ``server``'s last ``mpc-output`` chunk."""
     es = [e for e in _entries(run, server) if e["dir"] == "send" and e["ty"] == "mpc-output"]
@@ -540,6 +559,8 @@ CORRUPTIONS: dict[str, tuple[Callable[[Path], None], str, str]] = {
     "result-edited": (c_result_edited, "V-22", "result.json estimate differs from the signed one"),
     "recv-logged-twice": (c_recv_logged_twice, "V-5", "a received message logged twice"),
     "duplicate-key": (c_duplicate_key, "V-3", "a transcript entry names a key twice"),
+    "recv-ty-not-text": (c_recv_ty_not_text, "V-5", "a receive from a restarted sender, ty 5"),
+    "msg-not-integer": (c_msg_not_integer, "V-5", "a receive whose message number is a list"),
     "recv-from-restarted": (
         c_recv_from_restarted,
         "V-5",
