@@ -1,24 +1,14 @@
 """Known-answer vectors of the specification (docs/spec/, spec version 1).
 
-``python scripts/make_spec_vectors.py generate`` runs a small two-round mix-net (GFIM, 3 mix
-servers, threshold 2, seeded: a simulation without privacy) and stores under
-``tests/vectors/spec/``:
-
-- ``run/``: the honest run directory (the LDP GFIM, ``shuffle=false``, whose estimate both
-  verifiers recompute) (cluster.toml, certs/, transcripts/, result.json), which
-  must verify (``expected.json``);
-- ``run.trust.json``: its trust anchor;
-- ``grr-run/``, ``grr-run.trust.json``: a one-round grr run (60 users), also honest;
-- ``keys/``: the parties' private keys (TEST VECTORS ONLY: they exist so that the invalid run
-  directories below can be re-signed, i.e. forged by a party that controls its own key);
-- ``encodings.json``: canonical-JSON, CBOR and cluster-digest examples.
-
-``python scripts/make_spec_vectors.py variant NAME OUT`` writes an honest variant of ``run/``
-(``VARIANTS``: ``restarted``, a mix server that crashed before speaking and rejoined), which
-must verify. ``python scripts/make_spec_vectors.py corrupt NAME OUT`` writes the invalid run directory NAME
-(one targeted corruption of ``run/``, listed in ``CORRUPTIONS`` with the numbered check it must
-fail) to OUT; ``list`` prints the names and expected checks as JSON. The invalid directories
-are recipes rather than copies, to keep the vectors small; each is deterministic.
+``generate`` (``scripts/spec_vectors_generate.py``) stores the honest runs under
+``tests/vectors/spec/`` (``run/``: two-round LDP GFIM mix-net; ``grr-run/``; ``mpc-run/``),
+their trust anchors, test keys (``keys/``, ``keys-mpc/``: TEST VECTORS ONLY, so that invalid
+run directories can be re-signed by a party that controls its own key) and ``encodings.json``.
+``variant NAME OUT`` writes an honest variant of ``run/`` (``VARIANTS``), which must verify;
+``corrupt NAME OUT`` writes an invalid run directory (one targeted corruption of ``run/`` or
+``mpc-run/``, listed in ``CORRUPTIONS`` / ``MPC_CORRUPTIONS`` with the numbered check it must
+fail); ``list`` prints the names and checks as JSON. Invalid directories are deterministic
+recipes, not copies, to keep the vectors small.
 """
 
 from __future__ import annotations
@@ -26,7 +16,6 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
-import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -376,8 +365,7 @@ def c_bad_decryption_set(run: Path) -> None:
 
 
 def c_recv_logged_twice(run: Path) -> None:
-    """The analyzer logs its first received mix.result twice (same channel, same message
-    number), in a transcript it re-signs (spec V-5: a message key logged twice)."""
+    """The analyzer logs (and re-signs) its first received mix.result twice (spec V-5)."""
     entries = _entries(run, "analyzer")
     k = next(i for i, e in enumerate(entries) if e["dir"] == "recv" and e["ty"] == "mix.result")
     entries.insert(k + 1, dict(entries[k]))
@@ -385,9 +373,8 @@ def c_recv_logged_twice(run: Path) -> None:
 
 
 def _restart(run: Path, party: str, late: str | None) -> None:
-    """``party`` crashed once before speaking (``PARTY.crashed-0.jsonl``: its open entry and a
-    checkpoint) and runs as incarnation 1; every other party logs ``rejoin`` of it at once,
-    except ``late``, which logs it only after its first receive from ``party``."""
+    """``party`` crashed before speaking (``PARTY.crashed-0.jsonl``) and runs as incarnation 1;
+    the others log its ``rejoin`` at once, ``late`` only after its first receive from it."""
     entries = _entries(run, party)
     opened = {k: v for k, v in entries[0].items() if k not in ("hash", "sig", "inc")}
     crashed = [opened, {"i": 1, "t": opened["t"], "party": party, "dir": "checkpoint"}]
@@ -431,8 +418,7 @@ def c_crashed_closed(run: Path) -> None:
 
 
 def c_ledger_total_forged(run: Path) -> None:
-    """The analyzer signs a privacy statement whose composed total is smaller than its releases
-    compose to, and result.json repeats it (spec V-23 L-1)."""
+    """The analyzer signs (and result.json repeats) a total below its releases' (V-23 L-2)."""
     e = _find(run, "analyzer", lambda e: e["dir"] == "publish" and e["ty"] == "privacy")
     priv = cbor2.loads(_blob(run, "analyzer", e["dg"]))
     priv["total"]["eps"] = priv["total"]["eps"] / 2
@@ -453,8 +439,7 @@ def c_duplicate_key(run: Path) -> None:
 
 
 def c_recv_ty_not_text(run: Path) -> None:
-    """As ``recv-from-restarted``, with the analyzer's receive from mix-1's incarnation 0
-    logging ``ty`` as the integer 5 (``sdp verify`` crashed on it before)."""
+    """``recv-from-restarted`` with ``ty`` the integer 5 (``sdp verify`` crashed on it before)."""
     c_recv_from_restarted(run)
     es = _entries(run, "analyzer")
     k = next(i for i, e in enumerate(es) if e["dir"] == "recv" and e.get("peer") == "mix-1")
@@ -463,8 +448,7 @@ def c_recv_ty_not_text(run: Path) -> None:
 
 
 def c_msg_not_integer(run: Path) -> None:
-    """The analyzer logs a receive whose message number is a list (a JSON value that cannot
-    index a channel; ``sdp verify`` crashed on it before)."""
+    """The analyzer logs a receive numbered by a list (``sdp verify`` crashed on it before)."""
     es = _entries(run, "analyzer")
     k = next(i for i, e in enumerate(es) if e["dir"] == "recv" and e["ty"] == "mix.result")
     es[k]["msg"] = [es[k]["msg"]]
@@ -478,8 +462,7 @@ def _mpc_output(run: Path, server: str) -> tuple[dict[str, Any], dict[str, Any]]
 
 
 def c_mpc_share_edited(run: Path) -> None:
-    """mpc-2 sends the analyzer one altered output share (re-signed by mpc-2 and by the
-    analyzer, which logged it): the three servers' shares no longer lie on one polynomial."""
+    """mpc-2 alters one output share it sent (re-signed): shares off one polynomial."""
     e, chunk = _mpc_output(run, "mpc-2")
     name = sorted(chunk["batches"])[0]
     data = bytearray(chunk["batches"][name]["data"])
@@ -490,8 +473,7 @@ def c_mpc_share_edited(run: Path) -> None:
 
 
 def c_mpc_mac_nonzero(run: Path) -> None:
-    """Every server adds 1 to its share of the first MAC check value: the shares stay on one
-    polynomial, but the value opens to 1, not 0 (a deviation the run should have aborted on)."""
+    """Every server adds 1 to its share of a MAC check value: consistent, but it opens to 1."""
     for server in ("mpc-1", "mpc-2", "mpc-3"):
         e, chunk = _mpc_output(run, server)
         mac = chunk["checks"]["mac"]
@@ -593,169 +575,13 @@ def corrupt(name: str, out: Path) -> str:
     return check
 
 
-# ------------------------------------------------------------------ generation
-
-
-def encodings() -> dict[str, Any]:
-    """Canonical JSON, CBOR and cluster-digest examples (spec E-1, E-2, C-3)."""
-    from parties.runtime.cluster import cluster_digest, load_cluster
-
-    json_cases = [
-        {"b": 1, "a": [1.0, 0.1, 1e16, 1e-05, -2.5, 123456789.123, 1e15, 5e-324]},
-        {"s": 'quote" backslash\\ nl\n tab\t del\x7f e\u00e9 smile\U0001f600 ctl\x01'},
-        {"nested": {"z": None, "y": True, "x": False}, "big": 2**70, "neg": -3},
-    ]
-    cbor_cases = [
-        {"bb": 1, "a": 2, 10: 3, 1: 4, "c": 5},
-        [None, True, b"x", -5, 2**64, 1.0, 0.1, 1.5e300],
-        {"w": 1, "n": 2, "a": [bytes(64)], "b": [bytes(range(64))]},
-    ]
-
-    def tagged(x: Any) -> Any:  # JSON-able description of a CBOR value
-        if isinstance(x, bytes):
-            return {"bytes": x.hex()}
-        if isinstance(x, float):
-            return {"float": x}
-        if isinstance(x, int) and not isinstance(x, bool):
-            return {"int": str(x)}
-        if isinstance(x, list):
-            return [tagged(v) for v in x]
-        if isinstance(x, dict):
-            return {"map": [[tagged(k), tagged(v)] for k, v in x.items()]}
-        return x
-
-    return {
-        "canonical_json": [
-            {"value_json": json.dumps(c), "canonical": _canonical(c).decode()} for c in json_cases
-        ],
-        "canonical_cbor": [
-            {"value": tagged(c), "cbor_hex": cbor2.dumps(c, canonical=True).hex()}
-            for c in cbor_cases
-        ],
-        "cluster_digest": {
-            "cluster_toml": (RUN / "cluster.toml").read_text(),
-            "digest": cluster_digest(load_cluster(RUN / "cluster.toml")),
-        },
-    }
-
-
-def generate(users: int = 100) -> None:
-    """Run the honest two-round mix-net and store it with its keys and expected outcome."""
-    tmp = VEC / "_tmp"
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    tmp.mkdir(parents=True)
-    cmd = [
-        sys.executable,
-        "-m",
-        "parties.cli",
-        "run",
-        "gfim",
-        "--shuffler",
-        "mixnet",
-        "--users",
-        str(users),
-        "--seed",
-        "1",
-        "--param",
-        "shuffle=false",  # the LDP GFIM: its estimate is recomputed by both verifiers (V-21)
-        "--out",
-        str(tmp / "run"),
-        "--keep-keys",
-        str(tmp / "keys"),
-        "--quiet",
-    ]
-    subprocess.run(cmd, check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
-    for p in (RUN, KEYS):
-        if p.exists():
-            shutil.rmtree(p)
-    RUN.mkdir()
-    for keep in ("cluster.toml", "certs", "transcripts", "result.json"):
-        src = tmp / "run" / keep
-        (shutil.copytree if src.is_dir() else shutil.copy)(src, RUN / keep)
-    KEYS.mkdir()
-    for party_dir in (tmp / "keys").iterdir():
-        if party_dir.is_dir():
-            (KEYS / party_dir.name).mkdir()
-            shutil.copy(party_dir / f"{party_dir.name}.key", KEYS / party_dir.name)
-    shutil.copy(tmp / "run.trust.json", TRUST)
-    # a one-round grr run (its estimate is recomputed by both verifiers, V-21)
-    grr = VEC / "grr-run"
-    if grr.exists():
-        shutil.rmtree(grr)
-    cmd = [
-        sys.executable,
-        "-m",
-        "parties.cli",
-        "run",
-        "grr",
-        "--shuffler",
-        "mixnet",
-        "--users",
-        "60",
-        "--seed",
-        "1",
-        "--out",
-        str(tmp / "grr"),
-        "--quiet",
-    ]
-    subprocess.run(cmd, check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
-    grr.mkdir()
-    for keep in ("cluster.toml", "certs", "transcripts", "result.json"):
-        src = tmp / "grr" / keep
-        (shutil.copytree if src.is_dir() else shutil.copy)(src, grr / keep)
-    shutil.copy(tmp / "grr.trust.json", VEC / "grr-run.trust.json")
-    shutil.rmtree(tmp)
-    generate_mpc()
-    (VEC / "encodings.json").write_text(json.dumps(encodings(), indent=1) + "\n")
-    expected = {
-        "honest": {"run": "run", "trust": "run.trust.json", "ok": True},
-        "honest_grr": {"run": "grr-run", "trust": "grr-run.trust.json", "ok": True},
-        "honest_mpc": {"run": "mpc-run", "trust": "mpc-run.trust.json", "ok": True},
-        "invalid": {k: {"fails": v[1], "what": v[2]} for k, v in CORRUPTIONS.items()},
-        "invalid_mpc": {k: {"fails": v[1], "what": v[2]} for k, v in MPC_CORRUPTIONS.items()},
-        "honest_variants": {
-            k: {"recipe": f"python scripts/make_spec_vectors.py variant {k} OUT", "ok": True}
-            for k in VARIANTS
-        },
-    }
-    (VEC / "expected.json").write_text(json.dumps(expected, indent=1) + "\n")
-
-
-def generate_mpc(users: int = 40) -> None:
-    """A one-round grr run through the MPC shuffler (3 servers, malicious-abort), seeded, with
-    its test keys (``keys-mpc/``): the base of ``MPC_CORRUPTIONS``."""
-    tmp = VEC / "_tmp_mpc"
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    tmp.mkdir(parents=True)
-    cmd = [
-        sys.executable, "-m", "parties.cli", "run", "grr", "--shuffler", "mpc",
-        "--users", str(users), "--seed", "1", "--out", str(tmp / "run"),
-        "--keep-keys", str(tmp / "keys"), "--quiet",
-    ]  # fmt: skip
-    subprocess.run(cmd, check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
-    for p in (MPC_RUN, MPC_KEYS):
-        if p.exists():
-            shutil.rmtree(p)
-    MPC_RUN.mkdir()
-    for keep in ("cluster.toml", "certs", "transcripts", "result.json"):
-        src = tmp / "run" / keep
-        (shutil.copytree if src.is_dir() else shutil.copy)(src, MPC_RUN / keep)
-    MPC_KEYS.mkdir()
-    for party_dir in (tmp / "keys").iterdir():
-        if party_dir.is_dir():
-            (MPC_KEYS / party_dir.name).mkdir()
-            shutil.copy(party_dir / f"{party_dir.name}.key", MPC_KEYS / party_dir.name)
-    shutil.copy(tmp / "run.trust.json", MPC_TRUST)
-    shutil.rmtree(tmp)
-
-
 def main(argv: list[str]) -> int:
-    if argv[:1] == ["generate"]:
-        generate(int(argv[1]) if len(argv) > 1 else 100)
-    elif argv[:1] == ["generate-mpc"]:
-        generate_mpc()
+    if argv[:1] in (["generate"], ["generate-mpc"]):
+        from spec_vectors_generate import generate, generate_mpc  # scripts/, beside this file
+
+        generate(int(argv[1]) if len(argv) > 1 else 100) if argv[
+            0
+        ] == "generate" else generate_mpc()
     elif argv[:1] == ["corrupt"] and len(argv) == 3:
         print(corrupt(argv[1], Path(argv[2])))
     elif argv[:1] == ["variant"] and len(argv) == 3:
