@@ -196,12 +196,14 @@ function verifyShuffle(sess, step, batch, pk, inp, out, proof, gens) {
     eqs.push([`chain step ${i} fails (eq. 5)`, [[sh[i], G], [sp[i], i === 0 ? H : p.chat[i - 1]], [-1n, p.that[i]], [-ch, p.chat[i]]]]);
   }
   // one batched check with secret random weights (spec S-6), then each equation alone on failure
-  const P = [], S = [];
+  // terms on the same point (the same decoded object: c_i, H_i, chat_i, G, ...) are merged
+  // into one, so the multi-scalar multiplication has each point once
+  const acc = new Map();
   for (const [, terms] of eqs) {
     const r = randScalar();
-    for (const [s, q] of terms) { P.push(q); S.push(mod(s * r)); }
+    for (const [s, q] of terms) acc.set(q, ((acc.get(q) ?? 0n) + s * r) % L);
   }
-  if (msm(P, S).is0()) return;
+  if (msm([...acc.keys()], [...acc.values()]).is0()) return;
   for (const [name, terms] of eqs) {
     if (!msm(terms.map((x) => x[1]), terms.map((x) => mod(x[0]))).is0()) throw new VerifyError(`${where}: ${name}`);
   }
