@@ -167,7 +167,8 @@ function parseProof(proof, n, w, where) {
   return p;
 }
 
-function verifyShuffle(sess, step, batch, pk, inp, out, proof, gens) {
+// the equations of one proof of shuffle (spec S-4) as {where, eqs: [[name, [[scalar, point]]]]}
+function shuffleEquations(sess, step, batch, pk, inp, out, proof, gens) {
   const where = `mix[${step}].${batch}`;
   const n = inp.n, w = inp.w;
   if (out.n !== n || out.w !== w) throw new VerifyError(`${where}: output has ${out.n}x${out.w} ciphertexts, input ${n}x${w}`);
@@ -195,15 +196,25 @@ function verifyShuffle(sess, step, batch, pk, inp, out, proof, gens) {
   for (let i = 0; i < n; i++) {
     eqs.push([`chain step ${i} fails (eq. 5)`, [[sh[i], G], [sp[i], i === 0 ? H : p.chat[i - 1]], [-1n, p.that[i]], [-ch, p.chat[i]]]]);
   }
-  // one batched check with secret random weights (spec S-6), then each equation alone on failure
-  // terms on the same point (the same decoded object: c_i, H_i, chat_i, G, ...) are merged
-  // into one, so the multi-scalar multiplication has each point once
-  const acc = new Map();
+  return { where, eqs };
+}
+
+// add the equations, each with a secret random weight, into `acc` (point -> scalar): terms on
+// the same point (the same decoded object: c_i, H_i, chat_i, G, a ciphertext of two steps)
+// merge, so the multi-scalar multiplication has each point once (spec S-5)
+function accumulate(acc, eqs) {
   for (const [, terms] of eqs) {
     const r = randScalar();
     for (const [s, q] of terms) acc.set(q, ((acc.get(q) ?? 0n) + s * r) % L);
   }
-  if (msm([...acc.keys()], [...acc.values()]).is0()) return;
+}
+const holds = (acc) => msm([...acc.keys()], [...acc.values()]).is0();
+
+// one step alone: its batched check, then each equation alone to name the one that fails
+function checkStep({ where, eqs }) {
+  const acc = new Map();
+  accumulate(acc, eqs);
+  if (holds(acc)) return;
   for (const [name, terms] of eqs) {
     if (!msm(terms.map((x) => x[1]), terms.map((x) => mod(x[0]))).is0()) throw new VerifyError(`${where}: ${name}`);
   }
@@ -470,6 +481,9 @@ function verifyRecord(rec, add, label) {
     if (!run('V-16', `mixes ${JSON.stringify(labels)} of ${name}`, () => {
       let prev = inputs.get(name);
       let gens = null;
+      // every step's equations in one combination; on failure each step alone names the first
+      // failing step and equation (spec S-5)
+      const acc = new Map(), steps = [];
       for (const mix of mixes) {
         const step = get(mix, 'server');
         const b = get(get(mix, 'batches'), name);
@@ -483,8 +497,14 @@ function verifyRecord(rec, add, label) {
           gens = [hashToPoint(utf8('sdp-mixnet-v1|'), utf8('shuffle-H'), st.sess, utf8(name)),
             generators(concat([utf8('sdp-mixnet-v1|shuffle-Hi|'), st.sess, utf8('|'), utf8(name)]), n)];
         }
-        verifyShuffle(st.sess, step, name, st.pk, prev, out, get(b, 'proof'), gens);
+        const args = [st.sess, step, name, st.pk, prev, out, get(b, 'proof'), gens];
+        accumulate(acc, shuffleEquations(...args).eqs);
+        steps.push(args);
         prev = out;
+      }
+      if (steps.length && !holds(acc)) {
+        for (const args of steps) checkStep(shuffleEquations(...args));
+        throw new VerifyError(`mixes of ${name}: batched shuffle equations fail`);
       }
       current.set(name, prev);
       return null;
