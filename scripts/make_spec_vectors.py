@@ -1,22 +1,14 @@
 """Known-answer vectors of the specification (docs/spec/, spec version 1).
 
-``python scripts/make_spec_vectors.py generate`` runs a small two-round mix-net (GFIM, 3 mix
-servers, threshold 2, seeded: a simulation without privacy) and stores under
-``tests/vectors/spec/``:
-
-- ``run/``: the honest run directory (the LDP GFIM, ``shuffle=false``, whose estimate both
-  verifiers recompute) (cluster.toml, certs/, transcripts/, result.json), which
-  must verify (``expected.json``);
-- ``run.trust.json``: its trust anchor;
-- ``grr-run/``, ``grr-run.trust.json``: a one-round grr run (60 users), also honest;
-- ``keys/``: the parties' private keys (TEST VECTORS ONLY: they exist so that the invalid run
-  directories below can be re-signed, i.e. forged by a party that controls its own key);
-- ``encodings.json``: canonical-JSON, CBOR and cluster-digest examples.
-
-``python scripts/make_spec_vectors.py corrupt NAME OUT`` writes the invalid run directory NAME
-(one targeted corruption of ``run/``, listed in ``CORRUPTIONS`` with the numbered check it must
-fail) to OUT; ``list`` prints the names and expected checks as JSON. The invalid directories
-are recipes rather than copies, to keep the vectors small; each is deterministic.
+``generate`` (``scripts/spec_vectors_generate.py``) stores the honest runs under
+``tests/vectors/spec/`` (``run/``: two-round LDP GFIM mix-net; ``grr-run/``; ``mpc-run/``),
+their trust anchors, test keys (``keys/``, ``keys-mpc/``: TEST VECTORS ONLY, so that invalid
+run directories can be re-signed by a party that controls its own key) and ``encodings.json``.
+``variant NAME OUT`` writes an honest variant of ``run/`` (``VARIANTS``), which must verify;
+``corrupt NAME OUT`` writes an invalid run directory (one targeted corruption of ``run/`` or
+``mpc-run/``, listed in ``CORRUPTIONS`` / ``MPC_CORRUPTIONS`` with the numbered check it must
+fail); ``list`` prints the names and checks as JSON. Invalid directories are deterministic
+recipes, not copies, to keep the vectors small.
 """
 
 from __future__ import annotations
@@ -24,7 +16,6 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
-import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -36,6 +27,9 @@ ROOT = Path(__file__).resolve().parent.parent
 VEC = ROOT / "tests" / "vectors" / "spec"
 RUN = VEC / "run"
 KEYS = VEC / "keys"
+MPC_RUN = VEC / "mpc-run"
+MPC_KEYS = VEC / "keys-mpc"
+MPC_TRUST = VEC / "mpc-run.trust.json"
 TRUST = VEC / "run.trust.json"
 
 
@@ -51,14 +45,18 @@ def _entries(run: Path, party: str) -> list[dict[str, Any]]:
     return [json.loads(x) for x in path.read_text().splitlines()]
 
 
-def _resign(run: Path, party: str, entries: list[dict[str, Any]]) -> None:
-    """Re-chain and re-sign ``party``'s transcript with its own key (a forging party)."""
+def _resign(
+    run: Path, party: str, entries: list[dict[str, Any]], filename: str | None = None
+) -> None:
+    """Re-chain and re-sign ``party``'s transcript (``filename``, default ``PARTY.jsonl``) with
+    its own key (a forging party); entries are renumbered in order."""
     from cryptography.hazmat.primitives.serialization import load_pem_private_key
 
-    pem = (KEYS / party / f"{party}.key").read_bytes()
+    pem = (_keys(run) / party / f"{party}.key").read_bytes()
     key = load_pem_private_key(pem, None)
     prev = entries[0]["prev"]
-    for e in entries:
+    for i, e in enumerate(entries):
+        e["i"] = i
         e["prev"] = prev
         e.pop("sig", None)
         e.pop("hash", None)
@@ -66,13 +64,23 @@ def _resign(run: Path, party: str, entries: list[dict[str, Any]]) -> None:
         if e["dir"] == "checkpoint":
             e["sig"] = key.sign(b"sdp-checkpoint-v1" + bytes.fromhex(e["hash"])).hex()  # type: ignore[union-attr]
         prev = e["hash"]
-    (run / "transcripts" / f"{party}.jsonl").write_text(
+    (run / "transcripts" / (filename or f"{party}.jsonl")).write_text(
         "".join(json.dumps(e, sort_keys=True, separators=(",", ":")) + "\n" for e in entries)
     )
 
 
+def _keys(run: Path) -> Path:
+    """The test keys of ``run``'s base vector (``keys-mpc/`` for the MPC run, else ``keys/``)."""
+    import tomllib
+
+    mpc = tomllib.loads((run / "cluster.toml").read_text())["run"].get("shuffler") == "mpc"
+    return MPC_KEYS if mpc else KEYS
+
+
 def _parties(run: Path) -> list[str]:
-    return sorted(p.stem for p in (run / "transcripts").glob("*.jsonl"))
+    return sorted(
+        p.stem for p in (run / "transcripts").glob("*.jsonl") if ".crashed-" not in p.stem
+    )
 
 
 def _blob(run: Path, party: str, dg: str) -> bytes:
@@ -232,7 +240,7 @@ def _sign_list(run: Path, party: str, session: str, msg: dict[str, Any]) -> None
     from mpc.mixnet.schema import signed_statement
     from parties.verify.evidence import list_digest
 
-    key = load_pem_private_key((KEYS / party / f"{party}.key").read_bytes(), None)
+    key = load_pem_private_key((_keys(run) / party / f"{party}.key").read_bytes(), None)
     dg = list_digest(msg["submissions"], msg["users"])
     msg["sig"] = key.sign(signed_statement("inputs", session, party, dg))  # type: ignore[union-attr]
 
@@ -356,6 +364,133 @@ def c_bad_decryption_set(run: Path) -> None:
     _rewrite_record(run, change)
 
 
+def c_recv_logged_twice(run: Path) -> None:
+    """The analyzer logs (and re-signs) its first received mix.result twice (spec V-5)."""
+    entries = _entries(run, "analyzer")
+    k = next(i for i, e in enumerate(entries) if e["dir"] == "recv" and e["ty"] == "mix.result")
+    entries.insert(k + 1, dict(entries[k]))
+    _resign(run, "analyzer", entries)
+
+
+def _restart(run: Path, party: str, late: str | None) -> None:
+    """``party`` crashed before speaking (``PARTY.crashed-0.jsonl``) and runs as incarnation 1;
+    the others log its ``rejoin`` at once, ``late`` only after its first receive from it."""
+    entries = _entries(run, party)
+    opened = {k: v for k, v in entries[0].items() if k not in ("hash", "sig", "inc")}
+    crashed = [opened, {"i": 1, "t": opened["t"], "party": party, "dir": "checkpoint"}]
+    _resign(run, party, crashed, f"{party}.crashed-0.jsonl")
+    entries[0]["inc"] = 1
+    _resign(run, party, entries)
+    for other in _parties(run):
+        if other == party:
+            continue
+        es = _entries(run, other)
+        at = 1
+        if other == late:
+            at = 1 + next(
+                i for i, e in enumerate(es) if e["dir"] == "recv" and e.get("peer") == party
+            )
+        es.insert(at, {"t": es[at - 1]["t"], "party": other, "dir": "rejoin", "peer": party})
+        es[at]["inc"] = 1
+        _resign(run, other, es)
+
+
+def restarted(run: Path) -> None:
+    """An honest restart: mix-1 crashed before speaking and rejoined as incarnation 1; every
+    peer logged its rejoin before talking to it (must verify)."""
+    _restart(run, "mix-1", None)
+
+
+def c_recv_from_restarted(run: Path) -> None:
+    """As ``restarted``, but the analyzer logs its first mix.result from mix-1 before the
+    rejoin: a receive from incarnation 0, which was restarted (spec V-5 rule 0)."""
+    _restart(run, "mix-1", "analyzer")
+
+
+def c_crashed_closed(run: Path) -> None:
+    """mix-1's crashed incarnation 0 ends with a signed clean close (spec T-11: a closed
+    transcript is not a crash)."""
+    _restart(run, "mix-1", None)
+    path = run / "transcripts" / "mix-1.crashed-0.jsonl"
+    es = [json.loads(x) for x in path.read_text().splitlines()]
+    es.insert(1, {"t": es[0]["t"], "party": "mix-1", "dir": "close", "status": "ok"})
+    _resign(run, "mix-1", es, "mix-1.crashed-0.jsonl")
+
+
+def c_ledger_total_forged(run: Path) -> None:
+    """The analyzer signs (and result.json repeats) a total below its releases' (V-23 L-2)."""
+    e = _find(run, "analyzer", lambda e: e["dir"] == "publish" and e["ty"] == "privacy")
+    priv = cbor2.loads(_blob(run, "analyzer", e["dg"]))
+    priv["total"]["eps"] = priv["total"]["eps"] / 2
+    _substitute(run, e["dg"], cbor2.dumps(priv, canonical=True))
+    res = json.loads((run / "result.json").read_text())
+    res["privacy"]["total"]["eps"] = priv["total"]["eps"]
+    (run / "result.json").write_text(json.dumps(res, indent=1))
+
+
+def c_duplicate_key(run: Path) -> None:
+    """An analyzer entry names ``ty`` twice: a forged value first, the signed one last (a
+    last-wins JSON parser sees a valid, signed entry; a first-wins one sees the forgery)."""
+    path = run / "transcripts" / "analyzer.jsonl"
+    lines = path.read_text().splitlines(keepends=True)
+    k = next(i for i, x in enumerate(lines) if '"ty":"mix.result"' in x)
+    lines[k] = '{"ty":"state",' + lines[k][1:]
+    path.write_text("".join(lines))
+
+
+def c_recv_ty_not_text(run: Path) -> None:
+    """``recv-from-restarted`` with ``ty`` the integer 5 (``sdp verify`` crashed on it before)."""
+    c_recv_from_restarted(run)
+    es = _entries(run, "analyzer")
+    k = next(i for i, e in enumerate(es) if e["dir"] == "recv" and e.get("peer") == "mix-1")
+    es[k]["ty"] = 5
+    _resign(run, "analyzer", es)
+
+
+def c_msg_not_integer(run: Path) -> None:
+    """The analyzer logs a receive numbered by a list (``sdp verify`` crashed on it before)."""
+    es = _entries(run, "analyzer")
+    k = next(i for i, e in enumerate(es) if e["dir"] == "recv" and e["ty"] == "mix.result")
+    es[k]["msg"] = [es[k]["msg"]]
+    _resign(run, "analyzer", es)
+
+
+def _mpc_output(run: Path, server: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(send entry, decoded payload) of ``server``'s last ``mpc-output`` chunk."""
+    es = [e for e in _entries(run, server) if e["dir"] == "send" and e["ty"] == "mpc-output"]
+    return es[-1], cbor2.loads(_blob(run, server, es[-1]["dg"]))
+
+
+def c_mpc_share_edited(run: Path) -> None:
+    """mpc-2 alters one output share it sent (re-signed): shares off one polynomial."""
+    e, chunk = _mpc_output(run, "mpc-2")
+    name = sorted(chunk["batches"])[0]
+    data = bytearray(chunk["batches"][name]["data"])
+    v = int.from_bytes(data[:4], "little")
+    data[:4] = ((v + 1) % (2**31 - 1)).to_bytes(4, "little")
+    chunk["batches"][name]["data"] = bytes(data)
+    _substitute(run, e["dg"], cbor2.dumps(chunk, canonical=True))
+
+
+def c_mpc_mac_nonzero(run: Path) -> None:
+    """Every server adds 1 to its share of a MAC check value: consistent, but it opens to 1."""
+    for server in ("mpc-1", "mpc-2", "mpc-3"):
+        e, chunk = _mpc_output(run, server)
+        mac = chunk["checks"]["mac"]
+        b = sorted(mac)[0]
+        mac[b][0] = (mac[b][0] + 1) % (2**31 - 1)
+        _substitute(run, e["dg"], cbor2.dumps(chunk, canonical=True))
+
+
+MPC_CORRUPTIONS: dict[str, tuple[Callable[[Path], None], str, str]] = {
+    "mpc-share-edited": (c_mpc_share_edited, "V-30", "an MPC server's output share altered"),
+    "mpc-mac-nonzero": (c_mpc_mac_nonzero, "V-30", "a MAC check value opens to 1, not 0"),
+}
+
+
+VARIANTS: dict[str, Callable[[Path], None]] = {"restarted": restarted}
+
+
 CORRUPTIONS: dict[str, tuple[Callable[[Path], None], str, str]] = {
     "cluster-edited": (c_cluster_edited, "V-1", "cluster.toml changed after the run"),
     "cert-swapped": (c_cert_swapped, "V-2", "a certificate replaced by another party's"),
@@ -404,148 +539,57 @@ CORRUPTIONS: dict[str, tuple[Callable[[Path], None], str, str]] = {
     "bad-decryption-proof": (c_bad_decryption_proof, "V-18", "a decryption-share proof fails"),
     "bad-decryption-set": (c_bad_decryption_set, "V-17", "a decryption set of k servers, not t"),
     "result-edited": (c_result_edited, "V-22", "result.json estimate differs from the signed one"),
+    "recv-logged-twice": (c_recv_logged_twice, "V-5", "a received message logged twice"),
+    "duplicate-key": (c_duplicate_key, "V-3", "a transcript entry names a key twice"),
+    "recv-ty-not-text": (c_recv_ty_not_text, "V-5", "a receive from a restarted sender, ty 5"),
+    "msg-not-integer": (c_msg_not_integer, "V-5", "a receive whose message number is a list"),
+    "recv-from-restarted": (
+        c_recv_from_restarted,
+        "V-5",
+        "a receive from an incarnation that was later restarted",
+    ),
+    "crashed-closed": (c_crashed_closed, "V-3", "a crashed incarnation's transcript is closed"),
+    "ledger-total-forged": (
+        c_ledger_total_forged,
+        "V-23",
+        "the signed privacy total is not the composition of its releases",
+    ),
 }
+
+
+def variant(name: str, out: Path) -> None:
+    """Write the honest variant ``name`` of ``run/`` (``VARIANTS``) to ``out``."""
+    if out.exists():
+        shutil.rmtree(out)
+    shutil.copytree(RUN, out)
+    VARIANTS[name](out)
 
 
 def corrupt(name: str, out: Path) -> str:
     """Write invalid run directory ``name`` to ``out``; returns the check it must fail."""
-    fn, check, _ = CORRUPTIONS[name]
+    fn, check, _ = {**CORRUPTIONS, **MPC_CORRUPTIONS}[name]
     if out.exists():
         shutil.rmtree(out)
-    shutil.copytree(RUN, out)
+    shutil.copytree(MPC_RUN if name in MPC_CORRUPTIONS else RUN, out)
     fn(out)
     return check
 
 
-# ------------------------------------------------------------------ generation
-
-
-def encodings() -> dict[str, Any]:
-    """Canonical JSON, CBOR and cluster-digest examples (spec E-1, E-2, C-3)."""
-    from parties.runtime.cluster import cluster_digest, load_cluster
-
-    json_cases = [
-        {"b": 1, "a": [1.0, 0.1, 1e16, 1e-05, -2.5, 123456789.123, 1e15, 5e-324]},
-        {"s": 'quote" backslash\\ nl\n tab\t del\x7f e\u00e9 smile\U0001f600 ctl\x01'},
-        {"nested": {"z": None, "y": True, "x": False}, "big": 2**70, "neg": -3},
-    ]
-    cbor_cases = [
-        {"bb": 1, "a": 2, 10: 3, 1: 4, "c": 5},
-        [None, True, b"x", -5, 2**64, 1.0, 0.1, 1.5e300],
-        {"w": 1, "n": 2, "a": [bytes(64)], "b": [bytes(range(64))]},
-    ]
-
-    def tagged(x: Any) -> Any:  # JSON-able description of a CBOR value
-        if isinstance(x, bytes):
-            return {"bytes": x.hex()}
-        if isinstance(x, float):
-            return {"float": x}
-        if isinstance(x, int) and not isinstance(x, bool):
-            return {"int": str(x)}
-        if isinstance(x, list):
-            return [tagged(v) for v in x]
-        if isinstance(x, dict):
-            return {"map": [[tagged(k), tagged(v)] for k, v in x.items()]}
-        return x
-
-    return {
-        "canonical_json": [
-            {"value_json": json.dumps(c), "canonical": _canonical(c).decode()} for c in json_cases
-        ],
-        "canonical_cbor": [
-            {"value": tagged(c), "cbor_hex": cbor2.dumps(c, canonical=True).hex()}
-            for c in cbor_cases
-        ],
-        "cluster_digest": {
-            "cluster_toml": (RUN / "cluster.toml").read_text(),
-            "digest": cluster_digest(load_cluster(RUN / "cluster.toml")),
-        },
-    }
-
-
-def generate(users: int = 100) -> None:
-    """Run the honest two-round mix-net and store it with its keys and expected outcome."""
-    tmp = VEC / "_tmp"
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    tmp.mkdir(parents=True)
-    cmd = [
-        sys.executable,
-        "-m",
-        "parties.cli",
-        "run",
-        "gfim",
-        "--shuffler",
-        "mixnet",
-        "--users",
-        str(users),
-        "--seed",
-        "1",
-        "--param",
-        "shuffle=false",  # the LDP GFIM: its estimate is recomputed by both verifiers (V-21)
-        "--out",
-        str(tmp / "run"),
-        "--keep-keys",
-        str(tmp / "keys"),
-        "--quiet",
-    ]
-    subprocess.run(cmd, check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
-    for p in (RUN, KEYS):
-        if p.exists():
-            shutil.rmtree(p)
-    RUN.mkdir()
-    for keep in ("cluster.toml", "certs", "transcripts", "result.json"):
-        src = tmp / "run" / keep
-        (shutil.copytree if src.is_dir() else shutil.copy)(src, RUN / keep)
-    KEYS.mkdir()
-    for party_dir in (tmp / "keys").iterdir():
-        if party_dir.is_dir():
-            (KEYS / party_dir.name).mkdir()
-            shutil.copy(party_dir / f"{party_dir.name}.key", KEYS / party_dir.name)
-    shutil.copy(tmp / "run.trust.json", TRUST)
-    # a one-round grr run (its estimate is recomputed by both verifiers, V-21)
-    grr = VEC / "grr-run"
-    if grr.exists():
-        shutil.rmtree(grr)
-    cmd = [
-        sys.executable,
-        "-m",
-        "parties.cli",
-        "run",
-        "grr",
-        "--shuffler",
-        "mixnet",
-        "--users",
-        "60",
-        "--seed",
-        "1",
-        "--out",
-        str(tmp / "grr"),
-        "--quiet",
-    ]
-    subprocess.run(cmd, check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
-    grr.mkdir()
-    for keep in ("cluster.toml", "certs", "transcripts", "result.json"):
-        src = tmp / "grr" / keep
-        (shutil.copytree if src.is_dir() else shutil.copy)(src, grr / keep)
-    shutil.copy(tmp / "grr.trust.json", VEC / "grr-run.trust.json")
-    shutil.rmtree(tmp)
-    (VEC / "encodings.json").write_text(json.dumps(encodings(), indent=1) + "\n")
-    expected = {
-        "honest": {"run": "run", "trust": "run.trust.json", "ok": True},
-        "honest_grr": {"run": "grr-run", "trust": "grr-run.trust.json", "ok": True},
-        "invalid": {k: {"fails": v[1], "what": v[2]} for k, v in CORRUPTIONS.items()},
-    }
-    (VEC / "expected.json").write_text(json.dumps(expected, indent=1) + "\n")
-
-
 def main(argv: list[str]) -> int:
-    if argv[:1] == ["generate"]:
-        generate(int(argv[1]) if len(argv) > 1 else 100)
+    if argv[:1] in (["generate"], ["generate-mpc"]):
+        from spec_vectors_generate import generate, generate_mpc  # scripts/, beside this file
+
+        generate(int(argv[1]) if len(argv) > 1 else 100) if argv[
+            0
+        ] == "generate" else generate_mpc()
     elif argv[:1] == ["corrupt"] and len(argv) == 3:
         print(corrupt(argv[1], Path(argv[2])))
+    elif argv[:1] == ["variant"] and len(argv) == 3:
+        variant(argv[1], Path(argv[2]))
     elif argv[:1] == ["list"]:
-        print(json.dumps({k: v[1] for k, v in CORRUPTIONS.items()}, indent=1))
+        print(
+            json.dumps({k: v[1] for k, v in {**CORRUPTIONS, **MPC_CORRUPTIONS}.items()}, indent=1)
+        )
     else:
         print(__doc__)
         return 2

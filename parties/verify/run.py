@@ -270,7 +270,11 @@ def verify_run(run_dir: Path, progress: bool = True, trust: dict[str, Any] | Non
     )
     if not status_ok:
         return report
-    report.add(check_consistency(transcripts, report, clean))
+    try:
+        report.add(check_consistency(transcripts, report, clean))
+    except (TypeError, AttributeError) as exc:  # a signed entry with a field of the wrong type
+        report.add(Check("cross-party consistency", False, 0, f"malformed transcript entry: {exc}"))
+        return report
     publishers = sorted(
         n
         for n, t in transcripts.items()

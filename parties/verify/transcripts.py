@@ -279,7 +279,7 @@ def check_consistency(
         sender, receiver, s_inc, r_inc, msg = key
         where = f"{chains[receiver][r_inc].label} entry {r['i']}"
         s = sends.get(key)
-        if sender in transcripts and s_inc < last[sender] and not r["ty"].startswith("_"):
+        if sender in transcripts and s_inc < last[sender] and not str(r["ty"]).startswith("_"):
             return Check(
                 fail,
                 False,

@@ -22,6 +22,7 @@ export function parse(text) {
       for (;;) {
         ws(); if (text[i] !== '"') fail('expected a key');
         const k = str(); ws(); if (text[i] !== ':') fail('expected :'); i++;
+        if (Object.hasOwn(obj, k)) fail(`duplicate key ${JSON.stringify(k)}`);  // spec T-3
         obj[k] = value(); ws();
         if (text[i] === ',') { i++; continue; }
         if (text[i] === '}') { i++; return obj; }

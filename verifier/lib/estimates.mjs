@@ -15,7 +15,7 @@ function grr(rounds, cluster, privacy) {
   const e = Math.exp(eps);
   const p = e / (e + k - 1), q = 1 / (e + k - 1);
   const n = rows.length;
-  return { estimate: { frequencies: counts.map((c) => (c / n - q) / (p - q)), reports: n }, n };
+  return { estimate: { frequencies: counts.map((c) => (c / n - q) / (p - q)), reports: n }, n, received: [n] };
 }
 
 // gfim (spec K-4): Hadamard-response frequencies in each round, the candidate set, and the
@@ -44,23 +44,40 @@ function hrEstimate(rows, m, eps, d, scale) {
 function topIndices(f, k) {
   return f.map((v, i) => i).sort((i, j) => (f[j] - f[i]) || (i - j)).slice(0, k);
 }
-function gfimParams(cluster) {
+const flag = (v) => {
+  if (typeof v === 'boolean') return v;
+  const t = String(v).toLowerCase();
+  if (['1', 'true', 'yes', 'on'].includes(t)) return true;
+  if (['0', 'false', 'no', 'off'].includes(t)) return false;
+  return null;
+};
+// K-4 public parameters; `privacy` (the signed statement) gives the shuffle variant's local
+// epsilon and its accounted report count (K-5)
+function gfimParams(cluster, privacy = null) {
   const p = cluster.params;
   const dataset = String(p.dataset ?? 'laplace-50k');
   if (!(dataset in DATASET_D) || p.ell === undefined && dataset !== 'laplace-50k') return null;
-  if (p.shuffle !== undefined && p.shuffle !== false || p.local_epsilon !== undefined || (p.method ?? 'gfim') !== 'gfim') return null;
+  if ((p.method ?? 'gfim') !== 'gfim' || p.data !== undefined || p.data_dir !== undefined) return null;
+  const shuffle = flag(p.shuffle ?? true);
+  if (shuffle === null || (!shuffle && p.local_epsilon !== undefined)) return null;
   const k = Number(p.k ?? 10);
-  return { d: DATASET_D[dataset], k, kMax: Number(p.k_max ?? 2 * k), ell: Number(p.ell ?? 50),
-    eps: Number(p.epsilon ?? 1.0), combination: String(p.combination ?? 'thesis') };
+  const g = { d: DATASET_D[dataset], k, kMax: Number(p.k_max ?? 2 * k), ell: Number(p.ell ?? 50),
+    eps: Number(p.epsilon ?? 1.0), combination: String(p.combination ?? 'thesis'), accounted: null };
+  if (shuffle) {
+    g.eps = privacy?.eps_local;
+    g.accounted = privacy?.round?.n_shuffled;
+    if (privacy !== null && (typeof g.eps !== 'number' || !Number.isInteger(g.accounted))) return null;
+  }
+  return g;
 }
 function gfimRound0(rows, g) {
   if (!rows.length) throw new Error('round 0 received no reports');
   const f1 = hrEstimate(rows, hadamardOrder(g.d), g.eps, g.d, g.ell);
   return { candidates: topIndices(f1, g.kMax), f1, n1: rows.length };
 }
-function gfim(rounds, cluster) {
-  const g = gfimParams(cluster);
-  if (g === null) return { unsupported: 'gfim with these parameters (only the default LDP GFIM on laplace-50k)' };
+function gfim(rounds, cluster, privacy) {
+  const g = gfimParams(cluster, privacy ?? {});
+  if (g === null) return { unsupported: 'gfim with these parameters (only GFIM on laplace-50k, LDP or shuffle variant)' };
   try {
     const r0 = gfimRound0(rounds[0].get('phase1') ?? [], g);
     const rep = rounds[1].get('phase2') ?? [];
@@ -83,10 +100,108 @@ function gfim(rounds, cluster) {
     const top = topIndices(f, g.k);
     return {
       states: [r0],
-      estimate: { top_k: top, top_k_frequencies: top.map((i) => f[i]), frequencies: f, candidates: cand, f1, f2, weight_phase2: w, combination: g.combination, n1, n2 },
+      estimate: { top_k: top, top_k_frequencies: top.map((i) => f[i]), frequencies: f, candidates: cand, f1, f2, weight_phase2: w, combination: g.combination, n1, n2,
+        ...(g.accounted !== null ? { reports_accounted: g.accounted, amplification_holds: Math.min(n1, n2) >= g.accounted } : {}) },
       n: n1 + n2,
+      received: [n1, n2],
     };
   } catch (e) { return { err: e.message }; }
 }
 
-export const ESTIMATORS = { grr: { rounds: 1, fn: grr }, gfim: { rounds: 2, fn: gfim } };
+// psrr-ss and srr-ms (spec K-2, K-3): the bundled categorical datasets' public schemas (D-1)
+const CATEGORICAL = {
+  adult: {
+    n: 45222,
+    attributes: ['age', 'workclass', 'fnlwgt', 'education', 'education-num', 'marital-status', 'occupation', 'relationship', 'race', 'sex', 'capital-gain', 'capital-loss', 'hours-per-week', 'native-country', 'income'],
+    domainSizes: [16, 7, 20, 16, 16, 7, 14, 6, 5, 2, 20, 20, 20, 41, 2],
+  },
+  'census-income': {
+    n: 200000,
+    attributes: ['age', 'class-of-worker', 'marital-status', 'race', 'sex', 'full-or-part-time-employment', 'tax-filer-status', 'household-summary', 'num-persons-worked-for-employer', 'family-members-under-18', 'citizenship', 'migration-code-change-in-reg', 'reason-for-unemployment'],
+    domainSizes: [9, 9, 7, 5, 2, 8, 6, 8, 7, 5, 5, 9, 6],
+  },
+};
+function categorical(cluster) {
+  const p = cluster.params;
+  if (p.schema !== undefined || p.data_dir !== undefined) return null;
+  const ds = CATEGORICAL[String(p.dataset ?? 'adult')];
+  if (ds === undefined) return null;
+  const estimator = String(p.estimator ?? 'paper');
+  if (!['paper', 'observed'].includes(estimator)) return null;
+  return { ...ds, n: p.users !== undefined ? Number(p.users) : ds.n, estimator };
+}
+// GRR(k, eps) estimate of counts c over N reports (N: a number, or NaN)
+function grrFreqs(c, k, eps, N) {
+  const e = Math.exp(eps);
+  const p = e / (e + k - 1), q = 1 / (e + k - 1);
+  return c.map((x) => (x / N - q) / (p - q));
+}
+function multidimPackage(name, ds, est, reports, discarded) {
+  return { protocol: name, attributes: ds.attributes, domain_sizes: ds.domainSizes, estimator: ds.estimator, marginals: est[ds.estimator], estimates: est, reports, discarded };
+}
+function psrrSs(rounds, cluster, privacy) {
+  const ds = categorical(cluster);
+  if (ds === null) return { unsupported: 'psrr-ss on data other than a bundled dataset (adult, census-income) without data_dir or schema' };
+  const eps = privacy?.eps_l;
+  if (typeof eps !== 'number' || !Number.isFinite(eps)) return { err: 'the signed privacy statement has no numeric eps_l' };
+  const d = ds.domainSizes.length, kMax = Math.max(...ds.domainSizes), bound = Math.max(d, kMax);
+  const rows = rounds[0].get('reports') ?? [];
+  const C = Array.from({ length: d }, () => new Array(kMax).fill(0));
+  let n = 0, malformed = 0, received = 0;
+  for (const r of rows) {
+    if (r.length !== 2) return { err: 'psrr-ss reports must have width 2' };
+    const [th, y] = r;
+    if (th >= 0 && th < bound && y >= 0 && y < bound) received += 1;
+    if (th >= 0 && th < d && y >= 0 && y < kMax) { C[th][y] += 1; n += 1; } else malformed += 1;
+  }
+  if (n === 0) return { err: 'psrr-ss: no well-formed reports' };
+  let dummy = 0;
+  ds.domainSizes.forEach((k, j) => { for (let y = k; y < kMax; y++) dummy += C[j][y]; });
+  const paper = C.map((row, j) => grrFreqs(row, kMax, eps, n / d).slice(0, ds.domainSizes[j]));
+  const observed = C.map((row, j) => { const ni = row.reduce((a, x) => a + x, 0); return grrFreqs(row, kMax, eps, ni > 0 ? ni : NaN).slice(0, ds.domainSizes[j]); });
+  return { estimate: multidimPackage('psrr-ss', ds, { paper, observed }, n - dummy, malformed + dummy), n: rows.length, received: [received] };
+}
+function srrMs(rounds, cluster, privacy) {
+  const ds = categorical(cluster);
+  if (ds === null) return { unsupported: 'srr-ms on data other than a bundled dataset (adult, census-income) without data_dir or schema' };
+  const epsList = privacy?.eps_l;
+  const d = ds.domainSizes.length;
+  if (!Array.isArray(epsList) || epsList.length !== d || !epsList.every((e) => e === null || (typeof e === 'number' && Number.isFinite(e)))) return { err: `the signed privacy statement's eps_l is not a list of ${d} numbers or nulls` };
+  const paper = [], observed = [], perRelease = [];
+  let reports = 0, malformed = 0, total = 0;
+  for (let j = 0; j < d; j++) {
+    const k = ds.domainSizes[j], eps = epsList[j];
+    const rows = rounds[0].get(`a${j}`) ?? [];
+    total += rows.length;
+    if (rows.some((r) => r.length !== 1)) return { err: `srr-ms batch a${j} must have width 1` };
+    if (eps === null) { malformed += rows.length; paper.push(null); observed.push(null); continue; }
+    const c = new Array(k).fill(0);
+    let ok = 0;
+    for (const [y] of rows) if (y >= 0 && y < k) { c[y] += 1; ok += 1; }
+    reports += ok; malformed += rows.length - ok;
+    perRelease.push(ok);
+    paper.push(grrFreqs(c, k, eps, ds.n / d));
+    observed.push(ok > 0 ? grrFreqs(c, k, eps, ok) : new Array(k).fill(NaN));
+  }
+  // L-3: one release per feasible attribute, in attribute order, counting its batch
+  return { estimate: multidimPackage('srr-ms', ds, { paper, observed }, reports, malformed), n: total, received: { releases: perRelease } };
+}
+
+export const ESTIMATORS = { grr: { rounds: 1, fn: grr }, gfim: { rounds: 2, fn: gfim }, 'psrr-ss': { rounds: 1, fn: psrrSs }, 'srr-ms': { rounds: 1, fn: srrMs } };
+
+// the batches of each round and their bounds (spec K-1, K-4), for V-30; null when this
+// verifier does not know the protocol's batches
+export function batchBounds(cluster) {
+  if (cluster.protocol === 'grr') return [{ reports: Number(cluster.params.domain ?? 10) }];
+  if (cluster.protocol === 'psrr-ss' || cluster.protocol === 'srr-ms') {
+    const ds = categorical(cluster);
+    if (ds === null) return null;
+    const d = ds.domainSizes.length;
+    return cluster.protocol === 'psrr-ss' ? [{ reports: Math.max(d, ...ds.domainSizes) }] : [Object.fromEntries(ds.domainSizes.map((k, j) => [`a${j}`, k]))];
+  }
+  if (cluster.protocol === 'gfim') {
+    const g = gfimParams(cluster);
+    return g === null ? null : [{ phase1: hadamardOrder(g.d) }, { phase2: hadamardOrder(g.kMax) }];
+  }
+  return null;
+}

@@ -7,13 +7,14 @@ import {
   le8, leInt, mod, msm, mul, mulBase, point, points, scalar, scalarVector, scalars, splitBlob, utf8,
 } from './group.mjs';
 import { blob } from './transcripts.mjs';
+import { screen, submitters } from './submissions.mjs';
 
 const RECORD_TYPE = 'mixnet.record';
 const EMBED_BYTES = 30;
 
 // Map/record access
 export const get = (m, k, dflt = undefined) => (m instanceof Map ? (m.has(k) ? m.get(k) : dflt) : dflt);
-const isInt = (v) => (typeof v === 'number' && Number.isInteger(v)) || typeof v === 'bigint';
+export const isInt = (v) => (typeof v === 'number' && Number.isInteger(v)) || typeof v === 'bigint';
 export function deepEqual(a, b) {
   if (a instanceof Uint8Array || b instanceof Uint8Array) return a instanceof Uint8Array && b instanceof Uint8Array && eqBytes(a, b);
   if (a instanceof Map || b instanceof Map) {
@@ -143,62 +144,6 @@ function verifyDkg(sid, k, t, dkg) {
   return { pk, pkBytes: pkPub, vks, qual: qualL, dkgDigest: fsHash('dkg', ...parts) };
 }
 
-// ------------------------------------------------------------------ V-14 client submissions (spec P-1)
-function clientProof(sess, client, batch, index, a, b, proof) {
-  // spec P-1: proof {t: [T_j], s: [s_j]}; e = H(client-pok, ..., T); s_j G = T_j + e b_j
-  try {
-    a.forEach((x, j) => point(x, `a[${j}]`));
-    const bp = b.map((x, j) => point(x, `b[${j}]`));
-    const s = get(proof, 's'), t = get(proof, 't');
-    if (!(proof instanceof Map) || !Array.isArray(s) || !Array.isArray(t) || s.length !== b.length || t.length !== b.length) return 'malformed proof';
-    const tp = t.map((x, j) => point(x, `proof.t[${j}]`));
-    const ss = s.map((x, j) => scalar(x, `proof.s[${j}]`));
-    const e = fsScalar('client-pok', sess, client, batch, index, concat(a), concat(b), concat(t));
-    if (!ss.every((sj, j) => mulBase(sj).equals(tp[j].add(mul(bp[j], e))))) return 'proof of knowledge does not verify for this client id, batch and index';
-    return null;
-  } catch (err) {
-    return `invalid element or scalar: ${err.message}`;
-  }
-}
-function screen(sess, specs, subs, parties) {
-  if (parties.length !== subs.length) throw new VerifyError(`${parties.length} submitting parties for ${subs.length} submissions`);
-  const accepted = new Map([...specs.keys()].map((n) => [n, []]));
-  const rejected = [];
-  const seen = new Set();
-  const keys = new Set();
-  subs.forEach((s, idx) => {
-    let reason = null, client = null, batch = null, index, a, b;
-    if (!(s instanceof Map)) reason = 'malformed submission';
-    else {
-      client = get(s, 'client'); batch = get(s, 'batch'); index = get(s, 'index');
-      const ct = get(s, 'ct');
-      if (client === undefined || batch === undefined || index === undefined || !(ct instanceof Map) || !ct.has('a') || !ct.has('b') || !s.has('proof')) reason = 'malformed submission';
-      else if (typeof batch !== 'string' || !specs.has(batch)) reason = `wrong batch ${batch}`;
-      else if (!isInt(index) || index < 0) reason = 'bad message index';
-      else {
-        a = ct.get('a'); b = ct.get('b');
-        const comps = Number(get(specs.get(batch), 'components'));
-        if (!(Array.isArray(a) && Array.isArray(b) && a.length === comps && b.length === comps)) reason = `ciphertext must have ${comps} components`;
-        else if (![...a, ...b].every((x) => x instanceof Uint8Array)) reason = 'invalid element: not bytes';
-      }
-    }
-    if (reason === null) {
-      client = boundClientId(parties[idx], String(client));
-      const key = JSON.stringify([client, batch, String(index)]);
-      if (keys.has(key)) reason = 'replayed message index';
-      else if (b.some((x) => seen.has(hex(x)))) reason = 'replayed or duplicate ciphertext';
-      else reason = clientProof(sess, client, batch, index, a, b, get(s, 'proof'));
-      if (reason === null) { accepted.get(batch).push(idx); keys.add(key); b.forEach((x) => seen.add(hex(x))); return; }
-    }
-    rejected.push({ index: idx, party: parties[idx], client: s instanceof Map ? get(s, 'client') : null, batch, reason });
-  });
-  return { accepted, rejected };
-}
-
-// spec P-2: a submission's client id is namespaced by the client party that sent it
-export const boundClientId = (party, client) => `${party}/${client}`;
-const submitters = (parts) => parts.flatMap((p) => Array(Number(get(p, 'count'))).fill(String(get(p, 'party'))));
-
 // ------------------------------------------------------------------ V-16 shuffle proofs (spec S-1..S-6)
 const PROOF_KEYS = ['c', 'chat', 'that', 't1', 't2', 't3', 't4a', 't4b', 's1', 's2', 's3', 's4', 'shat', 'sprime'];
 function parseProof(proof, n, w, where) {
@@ -222,7 +167,8 @@ function parseProof(proof, n, w, where) {
   return p;
 }
 
-function verifyShuffle(sess, step, batch, pk, inp, out, proof, gens) {
+// the equations of one proof of shuffle (spec S-4) as {where, eqs: [[name, [[scalar, point]]]]}
+function shuffleEquations(sess, step, batch, pk, inp, out, proof, gens) {
   const where = `mix[${step}].${batch}`;
   const n = inp.n, w = inp.w;
   if (out.n !== n || out.w !== w) throw new VerifyError(`${where}: output has ${out.n}x${out.w} ciphertexts, input ${n}x${w}`);
@@ -250,13 +196,25 @@ function verifyShuffle(sess, step, batch, pk, inp, out, proof, gens) {
   for (let i = 0; i < n; i++) {
     eqs.push([`chain step ${i} fails (eq. 5)`, [[sh[i], G], [sp[i], i === 0 ? H : p.chat[i - 1]], [-1n, p.that[i]], [-ch, p.chat[i]]]]);
   }
-  // one batched check with secret random weights (spec S-6), then each equation alone on failure
-  const P = [], S = [];
+  return { where, eqs };
+}
+
+// add the equations, each with a secret random weight, into `acc` (point -> scalar): terms on
+// the same point (the same decoded object: c_i, H_i, chat_i, G, a ciphertext of two steps)
+// merge, so the multi-scalar multiplication has each point once (spec S-5)
+function accumulate(acc, eqs) {
   for (const [, terms] of eqs) {
     const r = randScalar();
-    for (const [s, q] of terms) { P.push(q); S.push(mod(s * r)); }
+    for (const [s, q] of terms) acc.set(q, ((acc.get(q) ?? 0n) + s * r) % L);
   }
-  if (msm(P, S).is0()) return;
+}
+const holds = (acc) => msm([...acc.keys()], [...acc.values()]).is0();
+
+// one step alone: its batched check, then each equation alone to name the one that fails
+function checkStep({ where, eqs }) {
+  const acc = new Map();
+  accumulate(acc, eqs);
+  if (holds(acc)) return;
   for (const [name, terms] of eqs) {
     if (!msm(terms.map((x) => x[1]), terms.map((x) => mod(x[0]))).is0()) throw new VerifyError(`${where}: ${name}`);
   }
@@ -523,6 +481,9 @@ function verifyRecord(rec, add, label) {
     if (!run('V-16', `mixes ${JSON.stringify(labels)} of ${name}`, () => {
       let prev = inputs.get(name);
       let gens = null;
+      // every step's equations in one combination; on failure each step alone names the first
+      // failing step and equation (spec S-5)
+      const acc = new Map(), steps = [];
       for (const mix of mixes) {
         const step = get(mix, 'server');
         const b = get(get(mix, 'batches'), name);
@@ -536,8 +497,14 @@ function verifyRecord(rec, add, label) {
           gens = [hashToPoint(utf8('sdp-mixnet-v1|'), utf8('shuffle-H'), st.sess, utf8(name)),
             generators(concat([utf8('sdp-mixnet-v1|shuffle-Hi|'), st.sess, utf8('|'), utf8(name)]), n)];
         }
-        verifyShuffle(st.sess, step, name, st.pk, prev, out, get(b, 'proof'), gens);
+        const args = [st.sess, step, name, st.pk, prev, out, get(b, 'proof'), gens];
+        accumulate(acc, shuffleEquations(...args).eqs);
+        steps.push(args);
         prev = out;
+      }
+      if (steps.length && !holds(acc)) {
+        for (const args of steps) checkStep(shuffleEquations(...args));
+        throw new VerifyError(`mixes of ${name}: batched shuffle equations fail`);
       }
       current.set(name, prev);
       return null;

@@ -5,7 +5,10 @@ import * as cbor from './cbor.mjs';
 import { parse as parseJson, plain } from './cjson.mjs';
 import { blob, certificate, checkConsistency, checkTranscript, closedCleanly, loadCluster } from './transcripts.mjs';
 import { checkMixnetRun, objToArray } from './mixnet.mjs';
-import { ESTIMATORS } from './estimates.mjs';
+import { checkIncarnations, crashedFiles } from './incarnations.mjs';
+import { ESTIMATORS, batchBounds } from './estimates.mjs';
+import { checkMpcOutputs } from './mpc.mjs';
+import { checkLedger } from './ledger.mjs';
 
 // roles a published run may lose (spec V-4)
 const TOLERATED = { trusted: ['client'], mpc: ['client'], mixnet: ['client', 'mix-server'] };
@@ -40,21 +43,25 @@ export function runChecks(runDir, trust) {
   if (trust === null) report.warnings.push('certificates were taken from the run directory itself (no --trust): not an independent check');
   add('V-2', 'certificates', true, trust === null ? 'one Ed25519 certificate per party, TRUSTED FROM THE RUN DIRECTORY' : 'one Ed25519 certificate per party, fingerprints match the trust anchor');
   // V-3 transcripts
-  const tdir = path.join(runDir, 'transcripts');
-  const crashed = fs.existsSync(tdir) ? fs.readdirSync(tdir).filter((f) => /\.crashed-\d+\.jsonl$/.test(f)).sort() : [];
-  if (crashed.length) report.notChecked.push(`V-3 crashed incarnations (${crashed.join(', ')}): the transcripts of a restarted party's earlier incarnations are not verified by this verifier (spec T-10, to be specified); messages from them are treated as unconfirmed`);
   const transcripts = {};
-  let failure = null, entries = 0;
+  let failure = null, entries = 0, crashedEntries = 0;
   for (const n of names) {
-    if (!fs.existsSync(path.join(runDir, 'transcripts', `${n}.jsonl`))) { report.warnings.push(`${n} left no transcript (it did not take part)`); continue; }
+    if (!fs.existsSync(path.join(runDir, 'transcripts', `${n}.jsonl`))) {
+      if (crashedFiles(runDir, n).length) { failure = `${n}: crashed transcripts but no transcript of its last incarnation`; break; }
+      report.warnings.push(`${n} left no transcript (it did not take part)`); continue;
+    }
     const { t, err } = checkTranscript(runDir, n, cluster.session, keys[n]);
     if (err) { failure = err; break; }
     if (t.cluster !== cluster.digest) { failure = `${n} entry 0: the transcript was opened for another cluster (recorded ${t.cluster.slice(0, 16) || 'nothing'}..., cluster.toml gives ${cluster.digest.slice(0, 16)}...): cluster.toml was changed after the run`; break; }
+    failure = checkIncarnations(runDir, t, cluster.session, keys[n], cluster.digest);
+    if (failure) break;
+    if (t.crashed.length) report.warnings.push(`${n} was restarted ${t.crashed.length} time(s) and rejoined as incarnation ${t.inc}; its crashed incarnations verified (T-11)`);
     if (t.unsignedTail) report.warnings.push(`${n} did not finish: its last ${t.unsignedTail} transcript entries are not signed and were ignored`);
     entries += t.entries.length;
+    crashedEntries += t.crashed.reduce((a, c) => a + c.entries.length, 0);
     transcripts[n] = t;
   }
-  add('V-3', 'transcript chains and signatures', failure === null, failure ?? `${Object.keys(transcripts).length} transcripts, ${entries} entries, hash chains intact, checkpoints signed, cluster file as recorded`, entries);
+  add('V-3', 'transcript chains and signatures', failure === null, failure ?? `${Object.keys(transcripts).length} transcripts, ${entries} entries${crashedEntries ? ` (and ${crashedEntries} of crashed incarnations)` : ''}, hash chains intact, checkpoints signed, cluster file as recorded`, entries);
   if (failure) return report;
   // V-4 party status
   const clean = new Set(Object.keys(transcripts).filter((n) => closedCleanly(transcripts[n])));
@@ -69,13 +76,16 @@ export function runChecks(runDir, trust) {
   const cons = checkConsistency(transcripts, report, clean);
   if (!add('V-5', 'cross-party consistency', cons.ok, cons.detail, cons.count)) return report;
   // V-6 publication
-  const publishers = Object.keys(transcripts).filter((n) => transcripts[n].entries.some((e) => e.dir === 'publish')).sort();
+  // a tolerated party's signed data report is not relied on (spec V-6)
+  const publishers = Object.keys(transcripts).filter((n) => transcripts[n].entries.some((e) => e.dir === 'publish' && !(mayFail.includes(roles[n]) && e.ty === 'data-report'))).sort();
   const badPub = publishers.filter((n) => !clean.has(n));
   if (badPub.length || (published && !publishers.length)) {
     add('V-6', 'publication', false, badPub.length ? `${badPub.join(', ')} published but did not close its transcript cleanly` : "result.json exists but no party's signed transcript published anything");
     return report;
   }
-  // V-7 run completed
+  // V-7 run completed; a privacy refusal the analyzer signed is a complete run (spec V-7)
+  const refusal = gateRefusal(transcripts, roles);
+  if (refusal !== null && !published) { add('V-7', 'run completed', true, `refused, nothing published: ${refusal}`); return report; }
   const aborted = fs.existsSync(path.join(runDir, 'ABORTED.json'));
   if (aborted || !published) {
     add('V-7', 'run completed', false, aborted ? 'the run was aborted (ABORTED.json): transcripts checked, nothing was published' : 'no result.json: nothing was published');
@@ -92,6 +102,16 @@ export function runChecks(runDir, trust) {
   return report;
 }
 
+// the privacy gate's refusal, if the analyzer signed it closed with one and published no estimate
+function gateRefusal(transcripts, roles) {
+  for (const [n, t] of Object.entries(transcripts)) {
+    if (roles[n] !== 'analyzer' || t.unsignedTail) continue;
+    if (t.entries.some((e) => e.dir === 'publish' && e.ty === 'estimate')) continue;
+    for (const e of t.entries) if (e.dir === 'close' && e.status === 'aborted' && String(e.reason ?? '').includes('privacy gate refused')) return String(e.reason ?? '');
+  }
+  return null;
+}
+
 function protocolChecks(runDir, cluster, transcripts, add, report, keys) {
   const analyzer = cluster.parties.find((p) => p.role === 'analyzer')?.name;
   let multisets = null;
@@ -103,7 +123,12 @@ function protocolChecks(runDir, cluster, transcripts, add, report, keys) {
     report.notChecked.push('txpub protocol checks are not in spec version 1');
     return report;
   } else if (cluster.shuffler === 'mpc') {
-    report.notChecked.push('V-30 MPC output shares and MAC checks (malicious-abort mode: the opened MAC values in the servers\' signed output meta): not specified in spec version 1, not implemented here');
+    const bounds = batchBounds(cluster);
+    if (bounds === null) report.notChecked.push(`V-30 MPC output shares and abort checks: the batches of protocol ${cluster.protocol} are not known to this verifier`);
+    else {
+      const v30 = checkMpcOutputs(runDir, cluster, transcripts, transcripts[analyzer], bounds);
+      if (!add('V-30', 'MPC output shares and abort checks', v30.ok, v30.detail, v30.count)) return report;
+    }
     multisets = shuffledInputs(runDir, transcripts[analyzer], (e) => e.dir === 'publish' && e.ty === 'shuffled', report, add);
     if (multisets === false) return report;
   } else if (cluster.shuffler === 'trusted') {
@@ -161,7 +186,6 @@ function checkPublished(runDir, t, add, report, cluster, multisets) {
   } else {
     report.notChecked.push(`V-21 recompute estimate: the ${cluster.protocol} estimator is not implemented in this verifier (spec version 1 implements grr and default gfim, without fakes or crowd threshold)${r?.unsupported ? `: ${r.unsupported}` : ''}`);
   }
-  report.notChecked.push('V-23 privacy ledger (the accountant) is not implemented in this verifier');
   const same = close(res.estimate, published);
   const samePriv = signedPrivacy !== null && close(res.privacy, signedPrivacy);
   add('V-22', 'result.json', same && samePriv,
@@ -169,6 +193,12 @@ function checkPublished(runDir, t, add, report, cluster, multisets) {
       : !same ? 'result.json estimate differs from the published artifact'
         : signedPrivacy !== null ? 'result.json privacy statement differs from the signed one'
           : `${t.party} published ${privs.length} privacy statements (expected 1)`);
+  if (!(same && samePriv)) return;
+  // V-23 privacy ledger: L-1 .. L-3 here; L-4 (each release's epsilon) needs the accountant
+  const rounds = est?.rounds ?? null;
+  const led = checkLedger(signedPrivacy, rounds, r !== null && !r.unsupported && !r.err ? r.received : null);
+  if (!add('V-23', 'privacy ledger', led.ok, led.detail)) return;
+  for (const n of led.notChecked) report.notChecked.push(n);
 }
 
 function toPlain(v) {

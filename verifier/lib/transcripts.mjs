@@ -85,11 +85,14 @@ export function certificate(runDir, name) {
 }
 
 // V-3: one transcript (spec T-1 .. T-9); returns {t, err}
-export function checkTranscript(runDir, party, session, key) {
-  const file = path.join(runDir, 'transcripts', `${party}.jsonl`);
+// `filename` (default NAME.jsonl) names another transcript file of the party: a crashed
+// incarnation's NAME.crashed-K.jsonl (spec T-11)
+export function checkTranscript(runDir, party, session, key, filename = `${party}.jsonl`) {
+  const file = path.join(runDir, 'transcripts', filename);
   const blobs = path.join(runDir, 'transcripts', `${party}.blobs`);
-  const t = { party, entries: [], status: '?', unsignedTail: 0, cluster: '' };
-  if (!fs.existsSync(file)) return { t, err: `${party}: transcript ${party}.jsonl missing` };
+  const label = filename.replace(/\.jsonl$/, '');
+  const t = { party, label, entries: [], status: '?', unsignedTail: 0, cluster: '', inc: 0, crashed: [] };
+  if (!fs.existsSync(file)) return { t, err: `${party}: transcript ${filename} missing` };
   let prev = sha256hex(concat([utf8('sdp-transcript-v1'), Buffer.from(session, 'hex'), utf8(party)]));
   let covered = -1;
   const raw = fs.readFileSync(file);
@@ -99,7 +102,7 @@ export function checkTranscript(runDir, party, session, key) {
   if (start < raw.length) lines.push(raw.subarray(start));
   for (let idx = 0; idx < lines.length; idx++) {
     const lineno = idx + 1;
-    const where = `${party} entry ${idx} (line ${lineno})`;
+    const where = `${label} entry ${idx} (line ${lineno})`;
     let e;
     try { e = parseJson(new TextDecoder('utf-8', { fatal: true }).decode(lines[idx])); } catch { return { t, err: `${where}: not valid JSON` }; }
     if (e === null || typeof e !== 'object' || Array.isArray(e) || e instanceof JFloat) return { t, err: `${where}: missing fields ${JSON.stringify(ENTRY_KEYS)}` };
@@ -111,7 +114,12 @@ export function checkTranscript(runDir, party, session, key) {
     for (const k of Object.keys(e)) if (k !== 'hash' && k !== 'sig') body[k] = e[k];
     if (sha256hex(utf8(canonical(body))) !== e.hash) return { t, err: `${where}: hash does not match the entry's content` };
     if (idx === 0 && (e.dir !== 'open' || e.session !== session)) return { t, err: `${where}: first entry must open session ${session}` };
-    if (idx === 0) t.cluster = String(e.cluster ?? '');
+    if (idx === 0) {
+      t.cluster = String(e.cluster ?? '');
+      const inc = e.inc ?? 0n;  // spec T-1: the incarnation, a non-negative integer
+      if (typeof inc !== 'bigint' || inc < 0n) return { t, err: `${where}: incarnation ${JSON.stringify(plain(inc))} is not a non-negative integer` };
+      t.inc = Number(inc);
+    }
     if (e.dir === 'checkpoint') {
       let ok = false;
       try {
@@ -132,7 +140,7 @@ export function checkTranscript(runDir, party, session, key) {
     prev = e.hash;
     t.entries.push(plain(e));
   }
-  if (!t.entries.length) return { t, err: `${party}: empty transcript` };
+  if (!t.entries.length) return { t, err: `${label}: empty transcript` };
   const last = t.entries.length - 1;
   if (covered !== last && covered >= 0) {
     // spec T-9: an unsigned tail is dropped; the party then did not close cleanly
@@ -140,60 +148,70 @@ export function checkTranscript(runDir, party, session, key) {
     t.entries = t.entries.slice(0, covered + 1);
     return { t, err: null };
   }
-  if (covered !== last) return { t, err: `${party} entry ${covered + 1}: entries ${covered + 1}..${last} are not covered by a signed checkpoint (truncated transcript?)` };
+  if (covered !== last) return { t, err: `${label} entry ${covered + 1}: entries ${covered + 1}..${last} are not covered by a signed checkpoint (truncated transcript?)` };
   return { t, err: null };
 }
 
 export const closedCleanly = (t) => t.status === 'ok' && t.unsignedTail === 0;
 
-// V-5 (spec X-1 .. X-4)
+// V-5 (spec 03, V-5 rules 0 .. 4 and the send rules)
 export function checkConsistency(transcripts, report, clean) {
-  const ownInc = {};
-  for (const [p, t] of Object.entries(transcripts)) ownInc[p] = t.entries.length ? Number(t.entries[0].inc ?? 0) : 0;
+  // a party's incarnations: its verified crashed transcripts (T-11), then the current one
+  const chains = {};
+  for (const [p, t] of Object.entries(transcripts)) chains[p] = [...t.crashed, t];
+  const last = {};
+  for (const [p, c] of Object.entries(chains)) last[p] = c.length - 1;
   const sends = new Map();
   const recvs = new Map();
-  for (const [party, t] of Object.entries(transcripts)) {
-    const me = ownInc[party];
-    const peerInc = {};
-    for (const e of t.entries) {
-      if (e.dir === 'rejoin') peerInc[String(e.peer)] = Number(e.inc ?? 0);
-      else if (e.dir === 'send') sends.set(JSON.stringify([party, e.peer, me, peerInc[e.peer] ?? 0, e.msg]), e);
-      else if (e.dir === 'recv') recvs.set(JSON.stringify([e.peer, party, peerInc[e.peer] ?? 0, me, e.msg]), e);
+  const fail = (count, detail) => ({ ok: false, count, detail });
+  for (const [party, chain] of Object.entries(chains)) {
+    for (const [me, t] of chain.entries()) {
+      const peerInc = {};
+      for (const e of t.entries) {
+        if (e.dir === 'rejoin') {
+          const peer = e.peer, inc = e.inc, seen = peerInc[peer] ?? 0;
+          if (typeof peer !== 'string' || !(peer in last)) return fail(0, `${t.label} entry ${e.i}: rejoin of ${JSON.stringify(peer)}, which left no transcript`);
+          if (!Number.isInteger(inc) || !(seen < inc && inc <= last[peer])) return fail(0, `${t.label} entry ${e.i}: rejoin of ${peer} as incarnation ${JSON.stringify(inc)}: ${peer}'s own transcripts prove incarnations 0..${last[peer]}, and the incarnation must be later than ${seen} (the one before)`);
+          peerInc[peer] = inc;
+        } else if (e.dir === 'send' || e.dir === 'recv') {
+          const pi = peerInc[e.peer] ?? 0;
+          const key = JSON.stringify(e.dir === 'send' ? [party, e.peer, me, pi, e.msg] : [e.peer, party, pi, me, e.msg]);
+          const seen = e.dir === 'send' ? sends : recvs;
+          if (seen.has(key)) return fail(0, `${t.label} entry ${e.i}: message ${e.msg} on the channel with ${e.peer} logged twice (entry ${seen.get(key).i})`);
+          seen.set(key, e);
+        }
+      }
     }
   }
   const fields = ['ty', 'ph', 'rd', 'len', 'dg', 'pub'];
-  // receives a party signed it gave up on ('missed' entries, spec T-4): the sender was late
+  // receives a party signed it gave up on ('missed' entries): the sender was late
   const missed = new Map();
-  for (const [party, t] of Object.entries(transcripts)) for (const e of t.entries) if (e.dir === 'missed') missed.set(JSON.stringify([String(e.peer), party, e.ty]), e);
-  const order = [...recvs.entries()].sort((x, y) => {
-    const a = JSON.parse(x[0])[1], b = JSON.parse(y[0])[1];
-    return a < b ? -1 : a > b ? 1 : x[1].i - y[1].i;
+  for (const [party, chain] of Object.entries(chains)) for (const t of chain) for (const e of t.entries) if (e.dir === 'missed') missed.set(JSON.stringify([String(e.peer), party, e.ty]), e);
+  const order = [...recvs.entries()].map(([k, r]) => [JSON.parse(k), r]).sort((x, y) => {
+    const a = x[0][1], b = y[0][1];
+    return a < b ? -1 : a > b ? 1 : (x[0][3] - y[0][3]) || (x[1].i - y[1].i);
   });
   for (const [key, r] of order) {
-    const [sender, receiver, sInc, , msg] = JSON.parse(key);
-    const s = sends.get(key);
-    if (!s && sender in transcripts && sInc < (ownInc[sender] ?? 0)) {
-      report.unconfirmed.add(`${receiver}/${r.i}`);
-      report.warnings.push(`${receiver} entry ${r.i}: message ${msg} from ${sender}'s crashed incarnation ${sInc}: unconfirmed`);
-      continue;
-    }
-    if (!s && !clean.has(sender)) {
-      report.unconfirmed.add(`${receiver}/${r.i}`);
-      report.warnings.push(`${receiver} entry ${r.i}: message ${msg} (${r.ty}) from ${sender} is not in ${sender}'s signed transcript: unconfirmed, not relied on`);
-      continue;
-    }
-    if (!s) return { ok: false, count: recvs.size, detail: `${receiver} entry ${r.i}: received message ${msg} from ${sender} that ${sender} never logged as sent (its transcript is complete and closed)` };
+    const [sender, receiver, sInc, rInc, msg] = key;
+    const where = `${chains[receiver][rInc].label} entry ${r.i}`;
+    const s = sends.get(JSON.stringify(key));
+    // rule 0: a sender incarnation that was restarted never sent a protocol message
+    if (sender in transcripts && sInc < last[sender] && !String(r.ty).startsWith('_')) return fail(recvs.size, `${where}: received '${r.ty}' from ${sender}'s incarnation ${sInc}, which was restarted: a party that sent a protocol message cannot rejoin`);
+    if (!s && rInc === last[receiver]) report.unconfirmed.add(`${receiver}/${r.i}`);
+    if (!s && sender in transcripts && sInc < last[sender]) { report.warnings.push(`${where}: message ${msg} ('${r.ty}') from ${sender}'s incarnation ${sInc}, which crashed: unconfirmed, not relied on`); continue; }
+    if (!s && !clean.has(sender)) { report.warnings.push(`${where}: message ${msg} ('${r.ty}') from ${sender} is not in ${sender}'s signed transcript: unconfirmed, not relied on`); continue; }
+    if (!s) return fail(recvs.size, `${where}: received message ${msg} from ${sender} that ${sender} never logged as sent (its transcript is complete and closed)`);
     const diff = fields.filter((f) => s[f] !== r[f]);
-    if (diff.length) return { ok: false, count: recvs.size, detail: `${receiver} entry ${r.i} vs ${sender} entry ${s.i}: ${diff.join(', ')} differ` };
+    if (diff.length) return fail(recvs.size, `${where} vs ${chains[sender][sInc].label} entry ${s.i}: ${diff.join(', ')} differ`);
   }
-  for (const [key, s] of sends) {
-    const [sender, receiver, , rInc] = JSON.parse(key);
-    if (recvs.has(key) || !(receiver in transcripts) || CONTROL_TYPES.has(s.ty)) continue;
-    const msg = `${sender} entry ${s.i}: message '${s.ty}' to ${receiver} was never logged as received`;
-    if (rInc < (ownInc[receiver] ?? 0)) { report.warnings.push(`${msg} (by a crashed incarnation)`); continue; }
+  for (const [k, s] of sends) {
+    const [sender, receiver, sInc, rInc] = JSON.parse(k);
+    if (recvs.has(k) || !(receiver in transcripts) || CONTROL_TYPES.has(s.ty)) continue;
+    const msg = `${chains[sender][sInc].label} entry ${s.i}: message '${s.ty}' to ${receiver} was never logged as received`;
+    if (rInc < last[receiver]) { report.warnings.push(`${msg} (by ${receiver}'s incarnation ${rInc}, which crashed)`); continue; }
     const gaveUp = missed.get(JSON.stringify([sender, receiver, s.ty]));
     if (gaveUp !== undefined) { report.warnings.push(`${sender} was late: its '${s.ty}' (entry ${s.i}) never reached ${receiver} before ${receiver} stopped waiting for it (${receiver} entry ${gaveUp.i}, phase ${gaveUp.ph})`); continue; }
-    if (clean.has(receiver)) return { ok: false, count: sends.size, detail: msg };
+    if (clean.has(receiver)) return fail(sends.size, msg);
     report.warnings.push(`${msg} (${receiver} did not finish)`);
   }
   return { ok: true, count: recvs.size, detail: `${recvs.size} messages matched between sender and receiver` };

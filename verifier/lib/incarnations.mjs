@@ -1,0 +1,42 @@
+// Crashed incarnations of a restarted party (docs/spec/03-transcripts.md T-11, part of V-3).
+import fs from 'node:fs';
+import path from 'node:path';
+import { checkTranscript } from './transcripts.mjs';
+
+// every file of the transcripts folder named NAME.crashed-*.jsonl, sorted by name
+export function crashedFiles(runDir, party) {
+  const dir = path.join(runDir, 'transcripts');
+  if (!fs.existsSync(dir)) return [];
+  const prefix = `${party}.crashed-`;
+  return fs.readdirSync(dir).filter((f) => f.startsWith(prefix) && f.endsWith('.jsonl') && f.length >= prefix.length + 6).sort();
+}
+
+// T-11: verify `current`'s earlier incarnations and attach them (current.crashed); returns the
+// first failure or null
+export function checkIncarnations(runDir, current, session, key, clusterDigest) {
+  const party = current.party;
+  const files = crashedFiles(runDir, party);
+  const numbers = [];
+  for (const f of files) {
+    const m = /\.crashed-(\d+)\.jsonl$/.exec(f);
+    if (m === null || f !== `${party}.crashed-${BigInt(m[1])}.jsonl`) return `${f}: not a crashed transcript name (${party}.crashed-K.jsonl, K = 0, 1, ...)`;
+    numbers.push(Number(m[1]));
+  }
+  numbers.sort((a, b) => a - b);
+  if (!numbers.every((k, i) => k === i)) return `${party}: crashed transcripts [${numbers.join(', ')}] are not incarnations 0..${numbers.length - 1} (one missing or extra)`;
+  if (current.inc !== numbers.length) return `${party} entry 0: incarnation ${current.inc} is not backed by ${party}'s transcripts: ${numbers.length} crashed incarnation(s) prove incarnation ${numbers.length}`;
+  const crashed = [];
+  for (const k of numbers) {
+    const { t, err } = checkTranscript(runDir, party, session, key, `${party}.crashed-${k}.jsonl`);
+    if (err) return `${err} (crashed incarnation ${k} of ${party})`;
+    if (t.cluster !== clusterDigest) return `${t.label} entry 0: opened for another cluster than cluster.toml's`;
+    if (t.inc !== k) return `${t.label} entry 0: records incarnation ${t.inc}, its file says ${k}`;
+    const close = t.entries.find((e) => e.dir === 'close');
+    if (close) return `${t.label} entry ${close.i}: a closed transcript is not a crash (a party that closed its transcript has finished and is never restarted)`;
+    const spoke = t.entries.find((e) => e.dir === 'speak' || (e.dir === 'send' && !String(e.ty ?? '_').startsWith('_')));
+    if (spoke) return `${t.label} entry ${spoke.i}: incarnation ${k} sent '${spoke.ty}' to ${spoke.peer} and yet ${party} was restarted: a party that sent a protocol message cannot rejoin`;
+    crashed.push(t);
+  }
+  current.crashed = crashed;
+  return null;
+}
