@@ -72,6 +72,7 @@ WORKLOAD_MODULES = [
     "protocols.ranges.workload",  # range
     "protocols.sums.workload",  # rsum_rr, rsum_kr, rsum_rm, rsum_dsg
     "protocols.uniformity.workload",  # put, aut
+    "protocols.multi_freq.workload",  # prhr, pucm
 ]
 
 
