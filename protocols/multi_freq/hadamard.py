@@ -36,7 +36,8 @@ def uniform_columns(shape: tuple[int, ...], order: int, rng: np.random.Generator
     dt = np.dtype(coord_dtype(order))
     total = int(np.prod(shape, dtype=np.int64))
     words = rng.bit_generator.random_raw(-(-total * dt.itemsize // 8))
-    lanes = words.view(dt)[:total] & dt.type((1 << order) - 1)
+    lanes = words.view(dt)[:total]
+    lanes &= dt.type((1 << order) - 1)  # in place: no second array
     return lanes.reshape(shape)
 
 

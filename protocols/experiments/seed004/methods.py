@@ -33,6 +33,9 @@ from protocols.histograms.hist_kr import HistKR
 from protocols.histograms.hist_mm import HistMM, one_hot_two_message
 from protocols.histograms.murs import SurveyMURS, murs_records
 from protocols.histograms.slh import SLH
+from protocols.multi_freq.experiment import run_multi_freq
+from protocols.multi_freq.prhr import PRHR
+from protocols.multi_freq.pucm import PUCM
 from protocols.privacy.ledger import USERS, gate
 from protocols.sums import baselines as sb
 from protocols.sums.rsum_dsg import RSumDSG
@@ -140,6 +143,8 @@ def run_once(method: Method, s: Setting, data: np.ndarray, rng: np.random.Genera
     proto = method.build(s)
     if method.name == "hist_mm":
         est, dt, rows, rel = _run_hist_mm(proto, data, rng)
+    elif isinstance(proto, (PRHR, PUCM)):
+        est, dt, rows, rel = run_multi_freq(proto, data, rng)
     else:
         batches = proto.encode(_records(method, proto, data), rng)
         rows = sum(int(b.shape[0]) for b in batches.values())
@@ -190,7 +195,7 @@ def expected_rmse(method: Method, s: Setting, data: np.ndarray) -> float | None:
             return float(np.sqrt(cnt_2m_expected_mse(int(data.sum()), s.n, p.gamma)))
         if method.name == "hist_mm":
             return float(np.sqrt(np.mean(p.count_mse(truth_of("hist", data, s)))))
-        if method.name == "hist_kr":
+        if method.name in ("hist_kr", "prhr", "prhr_exact"):
             return float(np.sqrt(np.mean(p.count_variance(truth_of("hist", data, s)))))
         if method.name in ("slh", "murs"):
             f = truth_of("hist", data, s) / s.n
@@ -239,6 +244,22 @@ METHODS: dict[str, Method] = {
         Method("hist_mm", "hist", "shuffle", "Hist_MM", lambda s: HistMM(s.d, s.n, s.eps, s.delta)),
         Method("slh", "hist", "shuffle", "SLH", lambda s: SLH(s.d, s.n, s.eps, s.delta)),
         Method("murs", "hist", "shuffle", "MURS", lambda s: SurveyMURS(s.d, s.n, s.eps, s.delta)),
+        Method("prhr", "hist", "shuffle", "PRHR", lambda s: PRHR(s.d, s.n, s.eps, s.delta)),
+        Method(
+            "prhr_exact",
+            "hist",
+            "shuffle",
+            "PRHR (exact rho)",
+            lambda s: PRHR(s.d, s.n, s.eps, s.delta, rho="exact"),
+        ),
+        Method("pucm", "hist", "shuffle", "PUCM", lambda s: PUCM(s.d, s.n, s.eps, s.delta)),
+        Method(
+            "pucm_exact",
+            "hist",
+            "shuffle",
+            "PUCM (exact gamma)",
+            lambda s: PUCM(s.d, s.n, s.eps, s.delta, gamma="exact"),
+        ),
         Method(
             "hist_ldp_krr",
             "hist",

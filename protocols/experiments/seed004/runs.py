@@ -31,6 +31,7 @@ from protocols.experiments.seed004.methods import (
     methods_of,
     run_once,
 )
+from protocols.multi_freq.experiment import c10_measurement, capped_reps, sweep_skip
 from protocols.rng import experiment_rng
 
 PLANS: dict[str, dict[str, Any]] = {
@@ -48,6 +49,7 @@ PLANS: dict[str, dict[str, Any]] = {
         "uniformity_draws": 100,
         "range": {"n": 100_000, "d": 64, "branching": [2, 4]},
         "gamma": [1.0, 0.5],
+        "c10_users": 30_000,
     },
     "full": {
         "defaults": Setting(n=1_000_000, eps=0.9),
@@ -72,6 +74,7 @@ def evaluate(method: Method, s: Setting, reps: int, seed: int) -> dict[str, Any]
     row: dict[str, Any] = {"method": method.name, "label": method.label, "kind": method.kind}
     data = data_for(method.problem, s)
     errs, times, msgs, bits, guar = [], [], [], [], None
+    reps = capped_reps(method, s, reps)
     try:
         for r in range(reps):
             rng = experiment_rng(seed, "seed004", method.name, str(asdict(s)), r)
@@ -111,6 +114,10 @@ def sweep(
         for m in methods_of(problem):
             if m.name == "hist_mm" and s.n * s.d > 4e8:
                 rows.append({"method": m.name, "value": v, "status": "skipped: > 4e8 labels"})
+                continue
+            why = sweep_skip(m, s)
+            if why:
+                rows.append({"method": m.name, "value": v, "status": why})
                 continue
             rows.append(evaluate(m, s, reps, seed) | {"value": v})
     return rows
@@ -157,6 +164,7 @@ def run(plan_name: str, seed: int, log: Any = print) -> dict[str, Any]:
     )
     out["range"] = extras.range_results(plan["range"], base, seed)
     out["robustness"] = extras.robustness(plan["gamma"], base, seed)
+    out["prhr_c10"] = c10_measurement(plan.get("c10_users"), seed)
     out["seconds"] = time.perf_counter() - t0
     return out
 
