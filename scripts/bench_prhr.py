@@ -11,8 +11,9 @@ Every point runs in a fresh process (its peak RSS is its own) and reports CPU se
   byte per column for 2^L <= 256), then the analyzer on them;
 - ``stream``: the encoder and analyzer over blocks of users (``PRHR.simulate_blocks``), whose
   memory does not grow with n;
-- ``loop``: a per-message interpreted encoder (one Python iteration per tuple and column, a
-  direct transcription of the randomizer), on a few users only.
+- ``loop_message`` / ``loop_column``: interpreted encoders, one Python iteration per tuple (its
+  tau columns drawn at once) or per column: direct transcriptions of the randomizer, run on a
+  few users only and extrapolated.
 
 ``fig7b_30pct`` encodes the actual 30% of Fig. 7(b)'s users (3e5 users, tau = 20 from n = 10^6,
 rho = 615) with the streamed encoder, and extrapolates the materialised tuples (1 byte or 8-byte
@@ -47,20 +48,25 @@ def _rss() -> int:
     return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024
 
 
-def loop_encode(values: np.ndarray, tau: int, rho: int, order: int, rng: Any) -> np.ndarray:
-    """The randomizer one message and one column at a time (the per-message baseline)."""
+def loop_encode(
+    values: np.ndarray, d: int, tau: int, rho: int, order: int, rng: Any, per: str
+) -> np.ndarray:
+    """The randomizer one Python iteration per message (``per="message"``: a message's tau
+    columns drawn at once) or per column (``per="column"``): the interpreted baselines."""
     size = 1 << order
-    table = [[c for c in range(size) if bin((v + 1) & c).count("1") % 2 == 0] for v in range(64)]
+    table = [[c for c in range(size) if bin((v + 1) & c).count("1") % 2 == 0] for v in range(d)]
     out = np.empty((len(values) * (1 + rho), tau), dtype=np.int64)
     k = 0
     for v in values.tolist():
-        row = table[v]
-        for j in range(tau):
-            out[k, j] = row[int(rng.integers(0, len(row)))]
+        row = np.asarray(table[v])
+        out[k] = row[rng.integers(0, len(row), tau)]
         k += 1
         for _ in range(rho):
-            for j in range(tau):
-                out[k, j] = int(rng.integers(0, size))
+            if per == "message":
+                out[k] = rng.integers(0, size, tau)
+            else:
+                for j in range(tau):
+                    out[k, j] = int(rng.integers(0, size))
             k += 1
     return out
 
@@ -91,7 +97,7 @@ def point(kind: str, n: int, d: int, eps: float, delta: float, n_total: int) -> 
         row["analyze_cpu_s"] = analyze_s
     else:
         t0 = time.process_time()
-        loop_encode(values, p.tau, p.rho, p.order, rng)
+        loop_encode(values, d, p.tau, p.rho, p.order, rng, kind.split("_")[1])
         row["encode_cpu_s"] = time.process_time() - t0
     row["tracemalloc_peak_bytes"] = int(tracemalloc.get_traced_memory()[1])
     tracemalloc.stop()
@@ -117,10 +123,13 @@ def extrapolate(rows: list[dict[str, Any]], target: dict[str, Any]) -> dict[str,
     n = int(FIG7B["n"] * FIG7B["fraction"])
     p = PRHR(FIG7B["d"], FIG7B["n"], FIG7B["eps"], FIG7B["delta"])
     coords = n * (1 + p.rho) * p.tau
-    loop = [r for r in rows if r["kind"] == "loop"]
     enc = [r for r in rows if r["kind"] == "encode"]
-    ns_loop = float(np.median([r["encode_ns_per_coordinate"] for r in loop])) if loop else None
     ns_enc = max(r["encode_ns_per_coordinate"] for r in enc) if enc else None
+
+    def loop_s(kind: str) -> float | None:
+        ns = [r["encode_ns_per_coordinate"] for r in rows if r["kind"] == kind]
+        return float(np.median(ns)) * coords / 1e9 if ns else None
+
     return {
         "users_encoded": n,
         "tau": p.tau,
@@ -134,7 +143,8 @@ def extrapolate(rows: list[dict[str, Any]], target: dict[str, Any]) -> dict[str,
         "vectorised_materialised_cpu_s_extrapolated": None
         if ns_enc is None
         else ns_enc * coords / 1e9,
-        "per_message_loop_cpu_s_extrapolated": None if ns_loop is None else ns_loop * coords / 1e9,
+        "loop_per_message_cpu_s_extrapolated": loop_s("loop_message"),
+        "loop_per_column_cpu_s_extrapolated": loop_s("loop_column"),
         "streamed_measured": target,
         "survey": SURVEY,
     }
@@ -147,11 +157,10 @@ def verdict(x: dict[str, Any]) -> dict[str, Any]:
         "volume_reproduced": bool(x["materialised_bytes_int64"] > 0.5 * SURVEY["bytes"]),
         "int64_tuples_over_survey_bytes": x["materialised_bytes_int64"] / SURVEY["bytes"],
         "survey_seconds_over_streamed_cpu": SURVEY["seconds"] / s["encode_cpu_s"],
-        "survey_seconds_over_loop_extrapolated": (
-            SURVEY["seconds"] / x["per_message_loop_cpu_s_extrapolated"]
-            if x["per_message_loop_cpu_s_extrapolated"]
-            else None
-        ),
+        "survey_seconds_over_loop_per_message": SURVEY["seconds"]
+        / x["loop_per_message_cpu_s_extrapolated"],
+        "survey_seconds_over_loop_per_column": SURVEY["seconds"]
+        / x["loop_per_column_cpu_s_extrapolated"],
     }
 
 
@@ -171,7 +180,8 @@ def main(argv: list[str]) -> int:
     rows = [run_point("encode", n, 64, eps, delta) for n in ns]
     rows += [run_point("encode", 30_000, d, eps, delta) for d in ds if d != 64]
     rows += [run_point("stream", n, 64, eps, delta) for n in ns]
-    rows += [run_point("loop", m, 64, eps, delta, FIG7B["n"]) for m in (20, 40)]
+    rows += [run_point("loop_message", m, 64, eps, delta, FIG7B["n"]) for m in (100, 200)]
+    rows += [run_point("loop_column", m, 64, eps, delta, FIG7B["n"]) for m in (10, 20)]
     n30 = int(FIG7B["n"] * FIG7B["fraction"])
     target = run_point("stream", n30 if not a.quick else 30_000, 64, eps, delta, FIG7B["n"])
     if a.quick:  # scale the 30_000-user stream to the 30%

@@ -177,3 +177,17 @@ def test_workloads_run_gated_and_fit_the_shufflers(name, params):
     assert len(ledger) == 1 and 0 < ledger[0].eps <= params["epsilon"]
     rep = w.report(est)
     assert rep["privacy"] == p.privacy() and rep["rmse"] < 200
+
+
+def test_c10_measurement_and_verdict():
+    from protocols.multi_freq.experiment import c10_claim, c10_measurement
+
+    m = c10_measurement(users=2000)
+    assert (m["tau"], m["rho"], m["users_30pct"]) == (20, 615, 300_000)
+    assert m["materialised_bytes_int64_30pct"] == 300_000 * 616 * 20 * 8  # 29.6 GB
+    assert m["encode_cpu_s_30pct"] == pytest.approx(m["encode_cpu_s"] * 150)
+    c = c10_claim(m)
+    assert c["verdict"] in ("partly reproduced", "reproduced") and "29.6 GB" in c["evidence"]
+    assert c10_claim(None)["verdict"] == "not evaluated"
+    slow = m | {"encode_cpu_s_30pct": 18000.0}
+    assert c10_claim(slow)["verdict"] == "reproduced"

@@ -71,8 +71,9 @@ def membership_masks(d: int, order: int, block: int = 1 << 22) -> np.ndarray:
 def count_members(tuples: np.ndarray, masks: np.ndarray, d: int) -> np.ndarray:
     """Per value v in [d], how many rows of ``tuples`` (M, tau) lie in C_v^tau.
 
-    The AND of the rows' column masks is taken column by column; rows whose mask is already
-    empty are dropped as they go (a uniform tuple leaves the codewords after a few columns)."""
+    The AND of the rows' column masks is taken column by column; once most rows' masks are
+    empty (a uniform tuple leaves every codeword after a few columns) the survivors are
+    compacted, so later columns cost only the tuples still inside some codeword."""
     t = np.asarray(tuples)
     counts = np.zeros(d, dtype=np.int64)
     if t.shape[0] == 0:
@@ -80,13 +81,12 @@ def count_members(tuples: np.ndarray, masks: np.ndarray, d: int) -> np.ndarray:
     acc = masks[t[:, 0]]
     keep = None
     for j in range(1, t.shape[1]):
-        col = t[:, j] if keep is None else t[keep, j]
-        acc &= masks[col]
-        if j % 2 == 1 or j == t.shape[1] - 1:
+        acc &= masks[t[:, j] if keep is None else t[keep, j]]
+        if j % 2 == 1:
             alive = acc.any(axis=1)
-            if not alive.all():
-                acc = acc[alive]
-                idx = np.nonzero(alive)[0]
+            if alive.mean() < 0.3:
+                idx = np.flatnonzero(alive)
+                acc = acc[idx]
                 keep = idx if keep is None else keep[idx]
     if acc.shape[0]:
         bits = np.unpackbits(acc.view(np.uint8), axis=1, bitorder="little")[:, :d]

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import math
 import time
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -55,6 +56,7 @@ def paper_rho(eps: float, delta: float) -> int:
     return math.ceil(36.0 * math.log(1.0 / delta) / eps**2)
 
 
+@lru_cache(maxsize=128)
 def exact_rho(eps: float, delta: float, n: int, tau: int, rho_max: int) -> int:
     """The least rho <= rho_max whose exact accounting gives eps <= eps_c at n users."""
 

@@ -29,6 +29,7 @@ composition over the 2 tau buckets.
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -54,6 +55,7 @@ def pucm_epsilon(delta: float, users: int, gamma: float, tau: int) -> float | No
     return None if e is None else 2 * tau * e
 
 
+@lru_cache(maxsize=128)
 def exact_gamma(eps: float, delta: float, n: int, tau: int) -> float:
     """The least gamma in (0, 1/2] (to 0.1%) that :func:`pucm_epsilon` certifies at n users."""
 
