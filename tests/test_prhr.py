@@ -107,7 +107,7 @@ def test_prhr_bad_input_and_malformed_tuples():
         kw = {"d": 8, "n": 1000, "eps_c": 2.0, "delta": 1e-3} | bad
         with pytest.raises(ValueError, match=words):
             PRHR(**kw)
-    with pytest.raises(ValueError, match="domain size d >= 2"):
+    with pytest.raises(ValueError, match="integer domain size d >= 2"):
         PRHR(1, 1000, 2.0, 1e-3)
 
 

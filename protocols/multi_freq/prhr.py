@@ -38,6 +38,7 @@ import numpy as np
 from protocols.base import Batches, BatchSpec
 from protocols.catalogue.common import CatalogueProtocol, Guarantee
 from protocols.histograms._values import check_values
+from protocols.multi_freq._checks import check_setting
 from protocols.multi_freq.hadamard import (
     count_members,
     hadamard_order,
@@ -88,10 +89,7 @@ class PRHR(CatalogueProtocol):
         rho: str | int = "paper",
         tau: int | None = None,
     ) -> None:
-        if int(n) != n or n < 2:
-            raise ValueError(f"PRHR: need n >= 2 users, got {n}")
-        if not (eps_c > 0 and math.isfinite(eps_c)) or not 0 < delta < 1:
-            raise ValueError(f"PRHR: need eps > 0 and delta in (0, 1), got {eps_c}, {delta}")
+        check_setting("PRHR", d, n, eps_c, delta)
         self.d, self.n, self.eps_c, self.delta = int(d), int(n), float(eps_c), float(delta)
         self.order = hadamard_order(self.d)
         self.tau = int(tau) if tau is not None else max(1, math.ceil(math.log2(self.n)))

@@ -51,12 +51,13 @@ class LossTable:
 
 
 def _window(mean: float, z: float, hi: int) -> np.ndarray:
-    sd = math.sqrt(max(mean, 1.0))
+    """Counts within z standard deviations (Poisson-like: sd = sqrt(mean), at least 1/2)."""
+    sd = math.sqrt(max(mean, 0.25))
     return np.arange(max(0, int(mean - z * sd) - 2), min(hi, int(math.ceil(mean + z * sd)) + 2) + 1)
 
 
 @lru_cache(maxsize=64)
-def loss_table(noise: int, tau: int, z: float = 12.0) -> LossTable:
+def loss_table(noise: int, tau: int, z: float = 10.0) -> LossTable:
     """The (a, b, c) outcomes of the target tuple plus ``noise`` uniform tuples (module doc)."""
     if int(noise) != noise or noise < 0 or int(tau) != tau or tau < 1:
         raise ValueError(f"PRHR accountant: need noise >= 0 and tau >= 1, got {noise}, {tau}")

@@ -39,6 +39,7 @@ from protocols.catalogue.common import CatalogueProtocol, Guarantee
 from protocols.distributed_noise.binomial import binomial_epsilon
 from protocols.histograms._values import check_values
 from protocols.histograms.hist_mm import one_hot_two_message
+from protocols.multi_freq._checks import check_setting
 from protocols.rng import experiment_rng
 
 GAMMA_MODES = ("paper", "exact")
@@ -89,10 +90,7 @@ class PUCM(CatalogueProtocol):
         buckets: int | None = None,
         hash_seed: int = 0,
     ) -> None:
-        if int(d) != d or d < 2 or int(n) != n or n < 2:
-            raise ValueError(f"PUCM: need d >= 2 and n >= 2, got d={d}, n={n}")
-        if not (eps_c > 0 and math.isfinite(eps_c)) or not 0 < delta < 1:
-            raise ValueError(f"PUCM: need eps > 0 and delta in (0, 1), got {eps_c}, {delta}")
+        check_setting("PUCM", d, n, eps_c, delta)
         self.d, self.n, self.eps_c, self.delta = int(d), int(n), float(eps_c), float(delta)
         self.tau = max(1, math.ceil(math.log(2 * self.d)))
         self.s = int(buckets) if buckets is not None else 2 * self.n
