@@ -7,7 +7,7 @@
   bucket histogram the analyzer receives (own labels + Bin(n, gamma) per bucket,
   ``PUCM.simulate_counts``, the same law) and runs the real analyzer on it; the real encoder is
   tested at small sizes (tests/test_prhr.py);
-- :func:`skip_reason`: PRHR points whose tuples exceed ``MAX_TUPLES`` are skipped in the sweeps
+- :func:`skip_reason`: PRHR points whose tuples exceed ``MAX_TUPLES`` (1e8) are skipped in the sweeps
   (rho grows like 1/eps^2: 1.2e9 tuples at eps = 0.2, n = 10^5), with the reason in the report.
 """
 
@@ -22,7 +22,7 @@ from protocols.multi_freq.prhr import PRHR
 from protocols.multi_freq.pucm import PUCM
 from protocols.privacy.ledger import USERS, gate
 
-MAX_TUPLES = 2e8
+MAX_TUPLES = 1e8
 MAX_TUPLES_DEFAULTS = 7e8  # the defaults point (Fig. 7(b) itself) runs up to n = 10^6
 
 
@@ -53,7 +53,7 @@ def skip_reason(proto: Any, n: int, defaults: bool = False) -> str | None:
 
 
 NAMES = ("prhr", "prhr_exact", "pucm", "pucm_exact")
-REP_TUPLES = 1e9  # PRHR tuples simulated per experiment point at most (repetitions capped)
+REP_TUPLES = 2e8  # PRHR tuples simulated per experiment point at most (repetitions capped)
 
 
 def _build(method: Any, setting: Any) -> Any:

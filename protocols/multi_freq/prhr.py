@@ -65,9 +65,15 @@ def exact_rho(eps: float, delta: float, n: int, tau: int, rho_max: int) -> int:
         e = prhr_epsilon(delta, n, r, tau)
         return e is not None and e <= eps
 
-    if not ok(rho_max):
-        raise ValueError(f"PRHR: even rho = {rho_max} does not certify eps = {eps} at n = {n}")
-    lo, hi = 0, rho_max  # ok(hi), not ok(lo) (rho = 0 has no blanket)
+    # twice the Gaussian guess (a - b of variance 2 lambda, lambda = n rho 2^-tau noise tuples
+    # per region, eps ~ sqrt(2 ln(1/delta)) sqrt(2/lambda)) brackets it in practice
+    guess = math.ceil(2 * 4 * math.log(1 / delta) * 2.0**tau / (n * eps**2))
+    hi = min(rho_max, max(1, guess))
+    if not ok(hi):
+        hi = rho_max
+        if not ok(hi):
+            raise ValueError(f"PRHR: even rho = {rho_max} does not certify eps = {eps} at n = {n}")
+    lo = 0  # ok(hi), not ok(lo) (rho = 0 has no blanket)
     while hi - lo > 1:
         mid = (lo + hi) // 2
         lo, hi = (lo, mid) if ok(mid) else (mid, hi)
