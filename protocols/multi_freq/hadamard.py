@@ -71,13 +71,19 @@ def membership_masks(d: int, order: int, block: int = 1 << 22) -> np.ndarray:
 def count_members(tuples: np.ndarray, masks: np.ndarray, d: int) -> np.ndarray:
     """Per value v in [d], how many rows of ``tuples`` (M, tau) lie in C_v^tau.
 
-    The AND of the rows' column masks is taken column by column; once most rows' masks are
-    empty (a uniform tuple leaves every codeword after a few columns) the survivors are
-    compacted, so later columns cost only the tuples still inside some codeword."""
+    The AND of the rows' column masks is taken column by column, in chunks of rows of about
+    64 MB of masks; once most rows' masks are empty (a uniform tuple leaves every codeword after
+    a few columns) the survivors are compacted, so later columns cost only the tuples still
+    inside some codeword."""
     t = np.asarray(tuples)
     counts = np.zeros(d, dtype=np.int64)
-    if t.shape[0] == 0:
-        return counts
+    chunk = max(1024, (1 << 23) // masks.shape[1])
+    for s in range(0, t.shape[0], chunk):
+        counts += _count_chunk(t[s : s + chunk], masks, d)
+    return counts
+
+
+def _count_chunk(t: np.ndarray, masks: np.ndarray, d: int) -> np.ndarray:
     acc = masks[t[:, 0]]
     keep = None
     for j in range(1, t.shape[1]):
@@ -88,7 +94,7 @@ def count_members(tuples: np.ndarray, masks: np.ndarray, d: int) -> np.ndarray:
                 idx = np.flatnonzero(alive)
                 acc = acc[idx]
                 keep = idx if keep is None else keep[idx]
-    if acc.shape[0]:
-        bits = np.unpackbits(acc.view(np.uint8), axis=1, bitorder="little")[:, :d]
-        counts += bits.sum(axis=0, dtype=np.int64)
-    return counts
+    if not acc.shape[0]:
+        return np.zeros(d, dtype=np.int64)
+    bits = np.unpackbits(acc.view(np.uint8), axis=1, bitorder="little")[:, :d]
+    return bits.sum(axis=0, dtype=np.int64)
