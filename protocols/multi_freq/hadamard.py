@@ -41,16 +41,23 @@ def uniform_columns(shape: tuple[int, ...], order: int, rng: np.random.Generator
     return lanes.reshape(shape)
 
 
+def to_codeword(columns: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """In place: turn rows of uniform columns into uniform elements of C_v, row by value (flip
+    the lowest set bit of r = v + 1 wherever the parity is odd). Returns ``columns``."""
+    c = columns
+    r = (np.asarray(values, dtype=np.int64).reshape(-1) + 1).astype(c.dtype)[:, None]
+    odd = (np.bitwise_count(c & r) & 1).astype(c.dtype)
+    low = r & (~r + np.array(1, dtype=c.dtype))  # lowest set bit of r (r != 0)
+    c ^= odd * low
+    return c
+
+
 def sample_codeword(
     values: np.ndarray, tau: int, order: int, rng: np.random.Generator
 ) -> np.ndarray:
     """(n, tau) independent uniform elements of C_v for every value v of ``values``."""
     v = np.asarray(values, dtype=np.int64).reshape(-1)
-    c = uniform_columns((v.size, tau), order, rng)
-    r = (v + 1).astype(c.dtype)[:, None]
-    odd = (np.bitwise_count(c & r) & 1).astype(c.dtype)
-    low = r & (~r + np.array(1, dtype=c.dtype))  # lowest set bit of r (r != 0)
-    return c ^ (odd * low)
+    return to_codeword(uniform_columns((v.size, tau), order, rng), v)
 
 
 def membership_masks(d: int, order: int, block: int = 1 << 22) -> np.ndarray:

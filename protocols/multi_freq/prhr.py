@@ -43,7 +43,7 @@ from protocols.multi_freq.hadamard import (
     count_members,
     hadamard_order,
     membership_masks,
-    sample_codeword,
+    to_codeword,
     uniform_columns,
 )
 from protocols.multi_freq.prhr_privacy import prhr_epsilon
@@ -123,9 +123,9 @@ class PRHR(CatalogueProtocol):
     def encode_compact(self, values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """The users' 1 + rho tuples each, as (n (1 + rho), tau) columns of a compact dtype."""
         v = check_values(values, self.d, "PRHR.encode")
-        own = sample_codeword(v, self.tau, self.order, rng)
-        noise = uniform_columns((v.size * self.rho, self.tau), self.order, rng)
-        return np.concatenate([own, noise])
+        t = uniform_columns((v.size * (1 + self.rho), self.tau), self.order, rng)
+        to_codeword(t[: v.size], v)  # the users' own tuples first, in place: one array in all
+        return t
 
     def encode(self, records: np.ndarray, rng: np.random.Generator) -> Batches:
         return {"tuples": self.encode_compact(records, rng).astype(np.int64)}
