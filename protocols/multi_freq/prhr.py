@@ -143,9 +143,11 @@ class PRHR(CatalogueProtocol):
             raise ValueError(
                 f"PRHR analyzer: tuples must have shape (M, {self.tau}), got {t.shape}"
             )
-        ok = ((t >= 0) & (t < (1 << self.order))).all(axis=1)
-        good = t if ok.all() else t[ok]
-        return count_members(good, self.masks(), self.d), int(good.shape[0]), int((~ok).sum())
+        bound, bad = 1 << self.order, 0
+        if t.size and (t.min() < 0 or t.max() >= bound):  # reductions first: no M x tau masks
+            ok = ((t >= 0) & (t < bound)).all(axis=1)
+            t, bad = t[ok], int((~ok).sum())
+        return count_members(t, self.masks(), self.d), int(t.shape[0]), bad
 
     def estimate(self, counts: np.ndarray, tuples: int) -> np.ndarray:
         """Unbiased counts (count_v - M 2^-tau)/(1 - 2^-tau) from M well-formed tuples."""
