@@ -255,6 +255,19 @@ CATALOGUE: dict[str, Param] = {
         _p(
             "hash_exponent", "float", "hist_lwy: hash range n/ln(n)^c, this c", low=0, open_low=True
         ),
+        _p("rho", "int", "PRHR: uniform noise tuples per user", low=1, also=("paper", "exact")),
+        _p("tau", "int", "PRHR: Hadamard columns per tuple (default ceil(log2 users))", low=1),
+        _p(
+            "noise_rate",
+            "float",
+            "PUCM: probability of each noise message (bucket) per user",
+            low=0,
+            open_low=True,
+            high=1,
+            also=("paper", "exact"),
+        ),
+        _p("buckets", "int", "PUCM: buckets per hash row (default 2 users)", low=1),
+        _p("hash_seed", "int", "PUCM: seed of the public hash table", low=0),
         _p("branching", "int", "branching factor of the range tree", low=2),
         _p("oracle", "choice", "frequency oracle of each tree level", choices=("krr", "slh")),
         _p("queries", "int", "number of random ranges answered", low=1),
@@ -351,6 +364,8 @@ PROTOCOL_PARAMS: dict[str, tuple[str, ...]] = {
     "hist_mm": ("accounting", "domain"),
     "slh": ("domain",),
     "murs": ("domain", "fake_rate"),
+    "prhr": ("domain", "rho", "tau"),
+    "pucm": ("buckets", "domain", "hash_seed", "noise_rate"),
     "range": ("bound", "branching", "domain", "oracle", "queries"),
     "rsum_rr": ("precision",),
     "rsum_kr": ("levels",),

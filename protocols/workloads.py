@@ -74,6 +74,7 @@ WORKLOAD_MODULES = [
     "protocols.uniformity.workload",  # put, aut
     "protocols.distinct.workload",  # distinct
     "protocols.almost_single.workload",  # hist_lwy
+    "protocols.multi_freq.workload",  # prhr, pucm
 ]
 
 

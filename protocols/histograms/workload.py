@@ -7,6 +7,7 @@ exact), ``fake_rate`` (murs, default 0.01).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -34,12 +35,15 @@ def build_histogram(name: str, d: int, n: int, params: dict[str, Any]) -> Any:
     raise ValueError(f"unknown histogram protocol {name!r}")
 
 
-def histogram_workload(name: str, params: dict[str, Any]) -> Workload:
-    """Workload of histogram protocol ``name`` (module docstring)."""
+def histogram_workload(
+    name: str, params: dict[str, Any], build: Callable[..., Any] | None = None
+) -> Workload:
+    """Workload of histogram protocol ``name`` (module docstring; ``build(name, d, n, params)``
+    builds the protocol, default :func:`build_histogram`)."""
     n = int(params.get("users", 10_000))
     d = int(params.get("domain", 64))
     values = normal_categorical(n, d, int(params.get("data_seed", 0)))
-    protocol = build_histogram(name, d, n, params)
+    protocol = (build or build_histogram)(name, d, n, params)
     records = murs_records(values, protocol.fakes) if name == "murs" else values.reshape(-1, 1)
     truth = np.bincount(values, minlength=d)
 

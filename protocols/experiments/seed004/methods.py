@@ -34,6 +34,9 @@ from protocols.histograms.hist_kr import HistKR
 from protocols.histograms.hist_mm import HistMM, one_hot_two_message
 from protocols.histograms.murs import SurveyMURS, murs_records
 from protocols.histograms.slh import SLH
+from protocols.multi_freq.experiment import run_multi_freq
+from protocols.multi_freq.prhr import PRHR
+from protocols.multi_freq.pucm import PUCM
 from protocols.privacy.ledger import USERS, gate
 from protocols.sums import baselines as sb
 from protocols.sums.rsum_dsg import RSumDSG
@@ -141,6 +144,8 @@ def run_once(method: Method, s: Setting, data: np.ndarray, rng: np.random.Genera
     proto = method.build(s)
     if method.name == "hist_mm":
         est, dt, rows, rel = _run_hist_mm(proto, data, rng)
+    elif isinstance(proto, (PRHR, PUCM)):
+        est, dt, rows, rel = run_multi_freq(proto, data, rng)
     else:
         batches = proto.encode(_records(method, proto, data), rng)
         rows = sum(int(b.shape[0]) for b in batches.values())
@@ -191,7 +196,7 @@ def expected_rmse(method: Method, s: Setting, data: np.ndarray) -> float | None:
             return float(np.sqrt(cnt_2m_expected_mse(int(data.sum()), s.n, p.gamma)))
         if method.name == "hist_mm":
             return float(np.sqrt(np.mean(p.count_mse(truth_of("hist", data, s)))))
-        if method.name in ("hist_kr", "hist_lwy"):
+        if method.name in ("hist_kr", "hist_lwy", "prhr", "prhr_exact"):
             return float(np.sqrt(np.mean(p.count_variance(truth_of("hist", data, s)))))
         if method.name in ("slh", "murs"):
             f = truth_of("hist", data, s) / s.n
@@ -240,6 +245,22 @@ METHODS: dict[str, Method] = {
         Method("hist_mm", "hist", "shuffle", "Hist_MM", lambda s: HistMM(s.d, s.n, s.eps, s.delta)),
         Method("slh", "hist", "shuffle", "SLH", lambda s: SLH(s.d, s.n, s.eps, s.delta)),
         Method("murs", "hist", "shuffle", "MURS", lambda s: SurveyMURS(s.d, s.n, s.eps, s.delta)),
+        Method("prhr", "hist", "shuffle", "PRHR", lambda s: PRHR(s.d, s.n, s.eps, s.delta)),
+        Method(
+            "prhr_exact",
+            "hist",
+            "shuffle",
+            "PRHR (exact rho)",
+            lambda s: PRHR(s.d, s.n, s.eps, s.delta, rho="exact"),
+        ),
+        Method("pucm", "hist", "shuffle", "PUCM", lambda s: PUCM(s.d, s.n, s.eps, s.delta)),
+        Method(
+            "pucm_exact",
+            "hist",
+            "shuffle",
+            "PUCM (exact gamma)",
+            lambda s: PUCM(s.d, s.n, s.eps, s.delta, gamma="exact"),
+        ),
         Method(
             "hist_lwy", "hist", "shuffle", "Hist_LWY", lambda s: HistLWY(s.d, s.n, s.eps, s.delta)
         ),
@@ -291,8 +312,9 @@ SURVEY_METHODS = {
     "sum": ["rsum_rr", "rsum_kr", "rsum_rm", "rsum_dsg"],
 }
 
-# issue 32's newer protocols: compared in their own report section, not judged in the claims
-NEWER = {"hist_lwy"}
+# issue 32's newer protocols (Hist_LWY, PRHR, PUCM): compared in their own report sections, not
+# judged in the survey's claims
+NEWER = {"hist_lwy", "prhr", "prhr_exact", "pucm", "pucm_exact"}
 
 
 def methods_of(problem: str) -> list[Method]:

@@ -10,6 +10,7 @@ from typing import Any
 from protocols.experiments.seed004.common import err_of as _err
 from protocols.experiments.seed004.common import fmt as _fmt
 from protocols.experiments.seed004.methods import METHODS, NEWER, SURVEY_METHODS
+from protocols.multi_freq.experiment import c10_claim
 
 BASELINES = {
     "count": ("count_ldp_rr", "count_cdp_laplace"),
@@ -229,10 +230,7 @@ def _theory_claims(res: dict[str, Any]) -> dict[str, Any]:
         "seed and the paper body was not reachable; no lambda could be computed (see docs/survey.md)"
         + _pure_evidence(res.get("pure")),
     }
-    out["C10"] = {
-        "verdict": "not evaluated",
-        "evidence": "PRHR is not implemented (the survey excluded it)",
-    }
+    out["C10"] = c10_claim(res.get("prhr_c10"))
     sm = res["splitmix"]
     out["C13"] = {
         "verdict": _verdict(sm["c13_shares_n1e4_32bit_sigma40"] == 12),

@@ -31,6 +31,7 @@ from protocols.experiments.seed004.methods import (
     methods_of,
     run_once,
 )
+from protocols.multi_freq.experiment import c10_measurement, capped_reps, sweep_skip
 from protocols.rng import experiment_rng
 
 PLANS: dict[str, dict[str, Any]] = {
@@ -50,6 +51,7 @@ PLANS: dict[str, dict[str, Any]] = {
         "gamma": [1.0, 0.5],
         "distinct": {"n": 100_000, "k": [16, 64, 256, 1024], "reps": 8},
         "large_d": {"d": 1 << 16, "reps": 3},
+        "c10_users": 30_000,
     },
     "full": {
         "defaults": Setting(n=1_000_000, eps=0.9),
@@ -76,6 +78,7 @@ def evaluate(method: Method, s: Setting, reps: int, seed: int) -> dict[str, Any]
     row: dict[str, Any] = {"method": method.name, "label": method.label, "kind": method.kind}
     data = data_for(method.problem, s)
     errs, times, msgs, bits, guar = [], [], [], [], None
+    reps = capped_reps(method, s, reps)
     try:
         for r in range(reps):
             rng = experiment_rng(seed, "seed004", method.name, str(asdict(s)), r)
@@ -115,6 +118,10 @@ def sweep(
         for m in methods_of(problem):
             if m.name == "hist_mm" and s.n * s.d > 4e8:
                 rows.append({"method": m.name, "value": v, "status": "skipped: > 4e8 labels"})
+                continue
+            why = sweep_skip(m, s)
+            if why:
+                rows.append({"method": m.name, "value": v, "status": why})
                 continue
             rows.append(evaluate(m, s, reps, seed) | {"value": v})
     return rows
@@ -166,6 +173,7 @@ def run(plan_name: str, seed: int, log: Any = print) -> dict[str, Any]:
     out["distinct"] = newer.distinct_results(plan["distinct"], base, seed)
     out["lwy"] = newer.lwy_verdict(out)
     out["lwy_large"] = newer.large_domain(evaluate, base, plan["large_d"], seed)
+    out["prhr_c10"] = c10_measurement(plan.get("c10_users"), seed)
     out["seconds"] = time.perf_counter() - t0
     return out
 
