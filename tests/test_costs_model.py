@@ -25,8 +25,6 @@ def _run(n: int, k: int, rtt: float = 0.0, t: int = 2) -> RunFacts:
         per[("mix-server", "mix.shuffle")]["cpu_s"] + per[("mix-server", "mix.decrypt")]["cpu_s"]
     )
     hops = 10 + 2 * k
-    setup = 1.0 + 0.2 * k  # the contended CPU's start-up part grows with the parties
-    cont = setup + 0.3 + 1e-3 * n + 1e-4 * n * k
     return RunFacts(
         f"r{n}-{k}",
         "grr",
@@ -40,10 +38,9 @@ def _run(n: int, k: int, rtt: float = 0.0, t: int = 2) -> RunFacts:
         cpu,
         0.0,
         0.0,
-        2.0 + cont + hops * rtt / 2,
+        2.0 + cpu / 2 + hops * rtt / 2,  # on 2 cores
         hops,
-        cont_cpu=cont,
-        cont_setup=setup,
+        cores=2,
     )
 
 

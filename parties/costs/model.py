@@ -4,12 +4,12 @@ model fitted to measured runs of one protocol and shuffler (``docs/costs.md``, `
 Per (role, phase), per party of that role: CPU seconds, bytes and messages sent are linear in
 the user count n (features 1 and n; plus n*k when the runs vary the server count k); messages per party are a + b k (batched: independent of n). A run's totals multiply by the parties per role (clients as in the runs, servers k,
 one analyzer/shuffler). The threshold t scales the decryption phase (``mix.decrypt``) by
-t / t_fit. Wall (the whole run: first process start to the last ledger row) = S + contended
-CPU + one_way_hops(k) * rtt / 2, where the hops are the run's longest causal message chain
-(``parties.costs.critical``), linear in k, and the contended CPU sums over the run's steps in
-sequence (setup included) max(busiest party's CPU, all parties' CPU / the host's cores): what a
-step costs when its parties share the measuring machine's cores; it is linear in n and n*k, and
-S (start-up and scheduling, constant) is the median residual of the fitted runs. On dedicated
+t / t_fit. Wall (the whole run: first process start to the last ledger row) = S + CPU / cores +
+one_way_hops(k) * rtt / 2, where the hops are the run's longest causal message chain
+(``parties.costs.critical``), linear in k, CPU is the predicted total and cores the measuring
+host's (each party's ledger records ``host_cores``): all parties share the cores and keep them
+busy, their process pools and threads included; S (start-up and scheduling latency) is the
+median residual of the fitted runs. On dedicated
 hosts (one per party, no contention) ``wall_dedicated_s`` = critical CPU (per protocol round and
 step the busiest party's CPU, steps in sequence; linear in n and n*k) + hops * rtt / 2. All
 fits are non-negative least squares.
@@ -50,8 +50,7 @@ class RunFacts:
     wall: float  # run wall: the first party's start to the last row's end
     hops: int
     crit_cpu: float = 0.0  # sum over (round, phase, step) of the busiest party's CPU, no setup
-    cont_cpu: float = 0.0  # sum over steps (setup too) of max(busiest party, all / host cores)
-    cont_setup: float = 0.0  # the setup step's part of cont_cpu (start-up: grows with parties)
+    cores: int = 1  # the measuring host's cores
 
 
 def _roles(run_dir: Path) -> dict[str, str]:
@@ -114,24 +113,15 @@ def run_facts(run_dir: Path | str) -> RunFacts:
             for st in r["steps"]
             if st["phase"] != "setup"
         ),
-        cont_cpu=sum(_contended_cpu(costs)),
-        cont_setup=_contended_cpu(costs)[0],
+        cores=_host_cores(costs),
     )
 
 
-def _contended_cpu(costs: dict[str, Any]) -> tuple[float, float]:
-    """Sum over steps in sequence of max(busiest party's CPU, all parties' CPU / host cores):
-    (the setup step's part, the other steps' part)."""
-    # runs written before the ledger recorded ``host_cores`` were measured on this machine
+def _host_cores(costs: dict[str, Any]) -> int:
+    """The cores of the host the run was measured on (the fewest any party saw); runs written
+    before the ledger recorded ``host_cores`` were measured on this machine."""
     here = os.cpu_count() or 1
-    cores = min((p.get("host_cores") or here) for p in costs["parties"]) if costs["parties"] else 1
-    parts = [0.0, 0.0]
-    for r in costs["rounds"]:
-        for st in r["steps"]:
-            cpus = [(q.get("cpu_s") or 0.0) for q in st["parties"].values()]
-            if cpus:
-                parts[st["phase"] != "setup"] += max(max(cpus), sum(cpus) / cores)
-    return parts[0], parts[1]
+    return min((p.get("host_cores") or here) for p in costs["parties"]) if costs["parties"] else 1
 
 
 def _fit(xs: list[list[float]], ys: list[float]) -> np.ndarray:
@@ -170,13 +160,11 @@ class CostModel:
                 self.coef[(key[0], key[1], m)] = _fit(xs, ys)
         hx = [[1.0, r.k] if self.vary_k else [1.0] for r in runs]
         self.hops = _fit(hx, [r.hops for r in runs])
-        # wall = S + contended CPU + hops * rtt / 2; the contended CPU is linear in n (and n*k)
-        kx = [[1.0, r.k] if self.vary_k else [1.0] for r in runs]
-        self.cont_setup = _fit(kx, [r.cont_setup for r in runs])
-        self.cont = _fit(
-            [self._x(r.n, r.k, True) for r in runs], [r.cont_cpu - r.cont_setup for r in runs]
+        # wall = S + CPU / cores + hops * rtt / 2 (the predicted CPU carries the n and k scaling)
+        self.cores = min(r.cores for r in runs)
+        self.wall_s0 = float(
+            np.median([r.wall - r.cpu / r.cores - r.hops * r.rtt / 2 for r in runs])
         )
-        self.wall_s0 = float(np.median([r.wall - r.cont_cpu - r.hops * r.rtt / 2 for r in runs]))
         # on dedicated hosts: the busiest party's CPU per step, steps in sequence
         self.crit = _fit([self._x(r.n, r.k, True) for r in runs], [r.crit_cpu for r in runs])
 
@@ -208,8 +196,6 @@ class CostModel:
         t = int(t if t is not None else self.t_fit)
         out = self._totals(n, k, t)
         hops = float(np.dot([1.0, k] if self.vary_k else [1.0], self.hops))
-        cont = float(np.dot([1.0, k] if self.vary_k else [1.0], self.cont_setup))
-        cont += float(np.dot(self._x(n, k, True), self.cont))
         return {
             "n": n,
             "k": k,
@@ -220,8 +206,7 @@ class CostModel:
             "messages": out["msgs_sent"],
             "one_way_hops": hops,
             "round_trips": hops / 2,
-            "contended_cpu_s": cont,
-            "wall_s": self.wall_s0 + cont + hops * rtt / 2,
+            "wall_s": self.wall_s0 + out["cpu_s"] / self.cores + hops * rtt / 2,
             "critical_cpu_s": float(np.dot(self._x(n, k, True), self.crit)),
             "wall_dedicated_s": float(np.dot(self._x(n, k, True), self.crit)) + hops * rtt / 2,
         }
@@ -242,8 +227,7 @@ class CostModel:
             "per_user": per_elem,
             "hops": self.hops.tolist(),
             "wall_startup_s": self.wall_s0,
-            "contended_cpu_setup": self.cont_setup.tolist(),
-            "contended_cpu": self.cont.tolist(),
+            "cores": self.cores,
             "critical_cpu": self.crit.tolist(),
         }
 
