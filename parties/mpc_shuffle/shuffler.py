@@ -26,10 +26,12 @@ Flow:
      reconstructs them (and checks the m shares lie on one degree-t polynomial). The analyzer
      sees exactly what a trusted shuffler would give it: the shuffled multiset, so the
      shuffle-model DP guarantee of the protocol applies. No server sees any message. In
-     malicious-abort mode, every batch first goes through the masked domain check on shares
-     and out-of-domain rows are left out (never opened); a batch with a bound above
-     ``max_domain`` (the check's cost grows with the bound) is refused in that mode
-     (``wire.domain_refusal``: at launch, and by every party before a round).
+     malicious-abort mode, every batch with a bound up to ``max_domain`` first goes through
+     the masked domain check on shares and out-of-domain rows are left out (never opened); a
+     batch with a larger bound (the check's cost grows with the bound) is opened as it is,
+     after the shuffle's MAC check has passed: a server's offset or substitution aborts
+     before any opening, so an out-of-domain value there is a client's own submission, which
+     the analyzer counts as invalid (``wire.domain_refusal``).
    - ``histogram``: the servers compute per-component histograms of the shuffled messages in
      MPC (power sums + Lagrange basis, all values must have a domain of at most ``max_domain``)
      and open only the counts to the analyzer. The analyzer learns the statistic, not even the
@@ -297,12 +299,23 @@ async def server_run(
         }
     if cfg.mode == "open":
         out_arrays = shuffled
-        if malicious:  # out-of-domain rows are found on shares and never opened (every bound
-            # is at most max_domain here: a larger one is refused, ``wire.domain_refusal``)
+        small = {k: b for k, b in bounds.items() if b <= cfg.max_domain}
+        if malicious and small:  # out-of-domain rows are found on shares and never opened;
+            # a batch with a larger bound is opened as it is, after the shuffle's MAC check
+            # (``wire.domain_refusal``): an out-of-domain value there is a client's own
             found = await guarded(
-                rt, cfg, "domain check", mpc_domain_check(rt, shuffled, bounds, tags=tags, **kwargs)
+                rt,
+                cfg,
+                "domain check",
+                mpc_domain_check(
+                    rt,
+                    {k: shuffled[k] for k in small},
+                    small,
+                    tags={k: tags[k] for k in small},
+                    **kwargs,
+                ),
             )
-            out_arrays = {k: v[~found[k][0]] for k, v in shuffled.items()}
+            out_arrays = {k: v[~found[k][0]] if k in found else v for k, v in shuffled.items()}
             extra["invalid_rows"] = {k: int(found[k][0].sum()) for k in found}
     else:
         if malicious:
