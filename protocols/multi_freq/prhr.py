@@ -38,7 +38,7 @@ import numpy as np
 from protocols.base import Batches, BatchSpec
 from protocols.catalogue.common import CatalogueProtocol, Guarantee
 from protocols.histograms._values import check_values
-from protocols.multi_freq._checks import check_setting
+from protocols.multi_freq._checks import blanket_privacy, certified, check_setting
 from protocols.multi_freq.hadamard import (
     count_members,
     hadamard_order,
@@ -213,20 +213,14 @@ class PRHR(CatalogueProtocol):
 
     def guarantee(self, users: int) -> Guarantee:
         e = prhr_epsilon(self.delta, users, self.rho, self.tau)
-        if e is None:
-            raise ValueError(f"the noise of {users} users certifies no epsilon")
-        return Guarantee(e, self.delta, "prhr exact blanket (noise tuples)")
+        return certified(e, self.delta, users, "noise", "prhr exact blanket (noise tuples)")
 
     def privacy(self) -> dict[str, Any]:
-        return {
-            "eps_central": self.guarantee(self.n).eps,
-            "eps_central_target": self.eps_c,
-            "delta": self.delta,
-            "eps_local": None,
-            "rho": self.rho,
-            "rho_mode": self.rho_mode,
-            "tau": self.tau,
-            "hadamard_order": self.order,
-            "bound": "exact blanket accounting of the noise tuples (prhr_privacy)",
-            "mechanism": self.mechanism(),
-        }
+        return blanket_privacy(
+            self,
+            "exact blanket accounting of the noise tuples (prhr_privacy)",
+            rho=self.rho,
+            rho_mode=self.rho_mode,
+            tau=self.tau,
+            hadamard_order=self.order,
+        )

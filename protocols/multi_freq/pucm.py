@@ -39,7 +39,7 @@ from protocols.catalogue.common import CatalogueProtocol, Guarantee
 from protocols.distributed_noise.binomial import binomial_epsilon
 from protocols.histograms._values import check_values
 from protocols.histograms.hist_mm import one_hot_two_message
-from protocols.multi_freq._checks import check_setting
+from protocols.multi_freq._checks import blanket_privacy, certified, check_setting
 from protocols.rng import experiment_rng
 
 GAMMA_MODES = ("paper", "exact")
@@ -183,20 +183,15 @@ class PUCM(CatalogueProtocol):
 
     def guarantee(self, users: int) -> Guarantee:
         e = pucm_epsilon(self.delta, users, self.gamma, self.tau)
-        if e is None:
-            raise ValueError(f"the bucket noise of {users} users certifies no epsilon")
-        return Guarantee(e, self.delta, "pucm exact binomial x 2 tau (basic composition)")
+        theorem = "pucm exact binomial x 2 tau (basic composition)"
+        return certified(e, self.delta, users, "bucket noise", theorem)
 
     def privacy(self) -> dict[str, Any]:
-        return {
-            "eps_central": self.guarantee(self.n).eps,
-            "eps_central_target": self.eps_c,
-            "delta": self.delta,
-            "eps_local": None,
-            "gamma": self.gamma,
-            "gamma_mode": self.gamma_mode,
-            "tau": self.tau,
-            "buckets": self.s,
-            "bound": "exact binomial divergence per moved bucket, basic composition over 2 tau",
-            "mechanism": self.mechanism(),
-        }
+        return blanket_privacy(
+            self,
+            "exact binomial divergence per moved bucket, basic composition over 2 tau",
+            gamma=self.gamma,
+            gamma_mode=self.gamma_mode,
+            tau=self.tau,
+            buckets=self.s,
+        )
