@@ -21,9 +21,11 @@ import shutil
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from parties.runtime.cleanup import Stopped, Watchdog, die_with_parent, stop_on_signals
 from parties.runtime.cluster import ClusterError, dump_cluster, write_local_data
 from parties.runtime.cluster_init import layout_cluster
 from parties.runtime.keys import TRUST, make_party_dirs
@@ -244,13 +246,31 @@ def main(argv: list[str]) -> int:
     )
     keys_root.mkdir(parents=True, exist_ok=True)
     os.chmod(keys_root, 0o700)
+    # nothing outlives the launcher, however it ends (parties.runtime.cleanup)
+    die_with_parent()
+    stop_on_signals()
+    watchdog = Watchdog(None if args.keep_keys else keys_root)
     try:
         return _run(
-            args, run_dir, keys_root, protocol, shuffler, params, layout_options, n_parties, extra
+            args,
+            run_dir,
+            keys_root,
+            protocol,
+            shuffler,
+            params,
+            layout_options,
+            n_parties,
+            extra,
+            watchdog.watch,
         )
+    except Stopped as exc:  # before the parties started: none to stop
+        abort_run(run_dir, {}, 0.0, str(exc))
+        print(f"sdp run: {exc} before the parties started; nothing published", file=sys.stderr)
+        return 128 + int(exc.sig)
     finally:
         if not args.keep_keys:
             shutil.rmtree(keys_root, ignore_errors=True)
+        watchdog.done()
 
 
 def _run(
@@ -263,6 +283,7 @@ def _run(
     layout_options: dict[str, Any],
     n_parties: int,
     extra: int,
+    started: Callable[[int], None] | None = None,
 ) -> int:
     ports = free_ports(n_parties + extra)
     if extra:
@@ -307,7 +328,7 @@ def _run(
     monitor = Monitor(args.quiet or args.json)
     t0 = time.perf_counter()
     try:
-        outcome, interrupted = asyncio.run(launch(cluster, dirs, run_dir, monitor))
+        outcome, interrupted = asyncio.run(launch(cluster, dirs, run_dir, monitor, started))
     finally:
         monitor.stop()
     wall = time.perf_counter() - t0
@@ -332,7 +353,7 @@ def _run(
             f"{run_dir}/ABORTED.json",
             file=sys.stderr,
         )
-        return 143 if interrupted == "SIGTERM" else 130
+        return {"SIGTERM": 143, "SIGHUP": 129}.get(interrupted, 130)
     # a plan may tolerate some failures (the mix-net completes without a dead mix server)
     tolerated = getattr(plan, "tolerated_roles", set())
     roles = {p.name: p.role for p in cluster.parties}

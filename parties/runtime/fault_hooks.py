@@ -5,6 +5,8 @@ entering PHASE; ``PARTY:sent:TYPE`` once it has written the frames of a TYPE mes
 their seal. ``SDP_FAULT_DELAY=PARTY:PHASE:SECONDS[,...]`` stalls PARTY for SECONDS on entering
 PHASE (a host under load: what it sends next is late). ``SDP_FAULT_MPC_OFFSET=PARTY:BATCH:ROW:
 OFFSET`` makes MPC server PARTY deviate: it adds OFFSET to row ROW of BATCH while it reshares.
+``SDP_FAULT_WITHHOLD=PARTY:TYPE[:PEER][,...]`` makes PARTY withhold its messages of TYPE (to PEER
+only, if given): it stays connected and silent, as a deviating party would.
 """
 
 from __future__ import annotations
@@ -19,6 +21,10 @@ DELAY = {
     d.rsplit(":", 1)[0]: float(d.rsplit(":", 1)[1])
     for d in filter(None, os.environ.get("SDP_FAULT_DELAY", "").split(","))
 }
+
+WITHHOLD = [
+    tuple(w.split(":")) for w in filter(None, os.environ.get("SDP_FAULT_WITHHOLD", "").split(","))
+]
 
 _OFFSET = os.environ.get("SDP_FAULT_MPC_OFFSET", "").split(":")
 
@@ -50,3 +56,10 @@ def sent(party: str, msg_type: str) -> None:
     """Hook of ``Node.send`` after a message's frames, before its seal."""
     if FAULT and f"{party}:sent:{msg_type}" in FAULT:
         die()
+
+
+def withholds(party: str, peer: str, msg_type: str) -> bool:
+    """Hook of ``Node.send``: whether ``party`` withholds this message (``SDP_FAULT_WITHHOLD``)."""
+    return bool(WITHHOLD) and any(
+        w[0] == party and w[1] == msg_type and (len(w) < 3 or w[2] == peer) for w in WITHHOLD
+    )

@@ -24,6 +24,7 @@ from typing import Any
 
 from mpc.pools import kill_pool_workers, stop_pools
 from parties.runtime.cluster import Cluster, ClusterError, load_cluster, read_local_data
+from parties.runtime.deadlines import session_ended
 from parties.runtime.frames import FrameError
 from parties.runtime.keys import CERTS, KeyError_
 from parties.runtime.link import PeerError
@@ -34,6 +35,7 @@ from protocols.privacy.ledger import PrivacyRefusal
 
 EXPECTED = (PeerError, ClusterError, KeyError_, FrameError, ValueError, OSError)
 SIGNAL_EXIT = {signal.SIGINT: 130, signal.SIGTERM: 143}
+CLOSE_WAIT_S = 2.0  # telling the peers of an abort; the launcher kills a party 3 s after a signal
 
 
 def write_atomic(path: Path, text: str) -> None:
@@ -197,6 +199,11 @@ def _cancel_unless_closing() -> None:
         task.cancel()
 
 
+def node_deadline(node: Node | None) -> str | None:
+    """The reason the run's deadline gave, if it passed while this party waited."""
+    return None if node is None else node.deadline_passed
+
+
 def _say(name: str, text: str) -> None:
     print(f"[{name}] {text}", flush=True)
 
@@ -219,8 +226,16 @@ async def run_party(
         inc = incarnation_of(run_dir, name, cluster.session)
         if inc:
             log(name, f"restarted after a crash: rejoining as incarnation {inc}")
-        node = Node(cluster, name, keydir, run_dir, progress_printer() if progress else None, inc)
-        _STATE["node"] = node
+        # a signal while the transcript opens is handled once the node is known (so that the
+        # transcript it opened is closed as aborted)
+        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, set(SIGNAL_EXIT))
+        try:
+            node = Node(
+                cluster, name, keydir, run_dir, progress_printer() if progress else None, inc
+            )
+            _STATE["node"] = node
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
         node.on_peer_abort = _on_peer_abort
         if not quiet and not progress:
             role = cluster.party(name).role
@@ -266,7 +281,7 @@ async def run_party(
         # a failure that follows a peer's abort is that abort, unless it is this party's own
         # privacy refusal of what the peer sent before aborting (its ledger matters)
         own = isinstance(exc, PrivacyRefusal)
-        reason = str(exc) if own else (_STATE["peer_abort"] or str(exc))
+        reason = str(exc) if own else (_STATE["peer_abort"] or node_deadline(node) or str(exc))
         log(name, f"error: {reason}")
         write_status(run_dir, name, {"status": "failed", "error": reason})
         if node is not None:
@@ -296,7 +311,7 @@ async def run_party(
 async def _close_quietly(node: Node, reason: str) -> None:
     """Close the transcript as aborted and tell the peers, within a few seconds at most."""
     try:
-        await asyncio.wait_for(node.close("aborted", reason), 5.0)
+        await asyncio.wait_for(node.close("aborted", reason), CLOSE_WAIT_S)
     except (asyncio.TimeoutError, asyncio.CancelledError, OSError, PeerError):
         node.transcript.close("aborted", reason)
 
@@ -337,7 +352,7 @@ def main(argv: list[str]) -> int:
         name = party_name(party_dir, args.name)
         cluster.party(name)
         cluster.local_data = read_local_data(party_dir, name)  # this host's own file, if any
-        why = restart_refusal(run_dir, name, cluster.session)
+        why = session_ended(run_dir, cluster) or restart_refusal(run_dir, name, cluster.session)
         if why:  # before anything is written
             print(f"sdp party: error: {why}", file=sys.stderr)
             return 2

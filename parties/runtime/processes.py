@@ -15,12 +15,16 @@ import signal
 import socket
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from parties.runtime.cleanup import die_with_parent
 from parties.runtime.cluster import Cluster
 
-STOP_GRACE_S = 6.0
+# SIGTERM to a party, then SIGKILL to its group: every party is gone within 5 s of a signal
+STOP_GRACE_S = 4.0
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 def free_ports(n: int, host: str = "127.0.0.1") -> list[int]:
@@ -104,10 +108,16 @@ async def _pump(
 
 
 async def launch(
-    cluster: Cluster, party_dirs: dict[str, Path], run_dir: Path, monitor: Monitor
+    cluster: Cluster,
+    party_dirs: dict[str, Path],
+    run_dir: Path,
+    monitor: Monitor,
+    started: Callable[[int], None] | None = None,
 ) -> tuple[dict[str, Any], str | None]:
     """Start every party; wait. Returns ({name: {exit, errors}}, the signal that stopped the run
-    (``"SIGINT"``/``"SIGTERM"``) or None)."""
+    (``"SIGINT"``/``"SIGTERM"``/``"SIGHUP"``) or None). ``started(pgid)`` is called for each
+    party's process group (the watchdog, ``parties.runtime.cleanup``); each party gets SIGTERM
+    from the kernel if the launcher dies."""
     env = dict(os.environ)
     env["PYTHONUNBUFFERED"] = "1"
     logs = run_dir / "logs"
@@ -118,7 +128,7 @@ async def launch(
     files = []
     loop = asyncio.get_running_loop()
     caught: list[str] = []
-    for sig in (signal.SIGINT, signal.SIGTERM):
+    for sig in STOP_SIGNALS:
         loop.add_signal_handler(sig, lambda s=sig: caught.append(s.name))
     try:
         for p in cluster.parties:
@@ -139,8 +149,11 @@ async def launch(
                 env=env,
                 stdin=asyncio.subprocess.DEVNULL,
                 start_new_session=True,
+                preexec_fn=die_with_parent,
             )
             procs[p.name] = proc
+            if started is not None:
+                started(proc.pid)
             f = open(logs / f"{p.name}.log", "w")  # noqa: SIM115
             files.append(f)
             assert proc.stdout is not None and proc.stderr is not None
@@ -150,7 +163,7 @@ async def launch(
                 break
         outcome = await _watch(procs, errors, cluster.phase_timeout + 15.0, caught)
     finally:
-        for sig in (signal.SIGINT, signal.SIGTERM):
+        for sig in STOP_SIGNALS:
             loop.remove_signal_handler(sig)
     try:
         await asyncio.wait_for(asyncio.gather(*pumps), 5.0)

@@ -37,6 +37,7 @@ from parties.runtime import netem as _netem
 from parties.runtime.channel import Channel, log
 from parties.runtime.cluster import Cluster, cluster_digest
 from parties.runtime.cost_ledger import CostLedger, tcp_counts
+from parties.runtime.deadlines import run_deadline_s
 from parties.runtime.frames import (
     MAX_HEADER,
     VERSION,
@@ -115,6 +116,9 @@ class Node:
         self._spoke = False  # a protocol message was sent (a restart may no longer rejoin)
         self._server: asyncio.AbstractServer | None = None
         self._progress = progress
+        # every wait ends (parties.runtime.deadlines): the run's deadline, from this start
+        self.deadline_at = time.monotonic() + run_deadline_s(cluster)
+        self.deadline_passed: str | None = None
         self.loop = asyncio.get_running_loop()
         self.loop.set_exception_handler(self._loop_exception)
 
@@ -298,6 +302,8 @@ class Node:
         public: bool = False,
     ) -> None:
         """Send a message (chunked if large); records it in the transcript and ledger."""
+        if fault_hooks.withholds(self.name, peer, msg_type):
+            return  # a deviating party (tests): the message is never sent nor recorded
         ph, rd = self.ledger.current
         if not self._spoke and not msg_type.startswith("_"):
             # signed and on disk before any frame leaves: a restart reads it and refuses
@@ -443,17 +449,19 @@ class Node:
         fut: asyncio.Future[bytes] = self.loop.create_future()
         self._waiters[(peer, msg_type)] = fut
         t = self.cluster.phase_timeout if timeout is None else timeout
+        left = max(0.0, self.deadline_at - time.monotonic())
+        last = left <= t  # the run's deadline comes first
         self.ledger.begin("wait_s")
         try:
-            return await asyncio.wait_for(fut, t)
+            return await asyncio.wait_for(fut, min(t, left))
         except asyncio.TimeoutError:
             self._waiters.pop((peer, msg_type), None)
-            raise self._missed(
-                peer,
-                msg_type,
-                f"timed out after {t:.0f} s waiting for {msg_type!r} from {peer} "
-                f"in phase {self.ledger.current[0]}",
-            ) from None
+            why = f"the run's deadline ({run_deadline_s(self.cluster):.0f} s) passed" * last
+            reason = f"{why or f'timed out after {t:.0f} s'} waiting for {msg_type!r} from {peer} "
+            reason += f"in phase {self.ledger.current[0]}"
+            if last and self.deadline_passed is None:
+                self.deadline_passed = f"run aborted: {reason} ({peer} withheld it)"
+            raise self._missed(peer, msg_type, reason) from None
         except PeerError as exc:
             if peer in self._gone and not self._aborted:
                 raise self._missed(peer, msg_type, str(exc)) from None

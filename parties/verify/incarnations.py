@@ -114,3 +114,33 @@ def describe(t: Transcript) -> str:
         + (f" from {', '.join(peers)}" if peers else "")
         + f", sent no protocol message{tail}"
     )
+
+
+def rejoined(party: str, incarnation: int, transcripts: dict[str, Transcript]) -> list[str]:
+    """The peers whose signed ``rejoin`` entries record ``party`` back as ``incarnation``."""
+    return sorted(
+        n
+        for n, t in transcripts.items()
+        if n != party
+        and any(
+            e["dir"] == "rejoin" and e.get("peer") == party and e.get("inc") == incarnation
+            for e in t.entries
+        )
+    )
+
+
+def restart_line(t: Transcript, transcripts: dict[str, Transcript]) -> str:
+    """What ``sdp verify`` says of a restarted party: that it rejoined only where a peer's
+    signed ``rejoin`` entry says so; otherwise that the restart never rejoined the run."""
+    peers = rejoined(t.party, t.incarnation, transcripts)
+    crashed = "; ".join(describe(c) for c in t.crashed)
+    if peers:
+        return (
+            f"{t.party} was restarted {len(t.crashed)} time(s) and rejoined as incarnation "
+            f"{t.incarnation} (rejoin recorded by {', '.join(peers)}); crashed incarnations "
+            f"verified: {crashed}"
+        )
+    return (
+        f"{t.party} was started again as incarnation {t.incarnation} but never rejoined the run "
+        f"(no peer recorded its rejoin); crashed incarnations verified: {crashed}"
+    )

@@ -20,7 +20,7 @@ import tomllib
 from parties.runtime.cluster import cluster_digest, load_cluster
 from parties.runtime.keys import ONE_PROCESS, PER_HOST
 from parties.verify.faults import gate_refusal, what_happened
-from parties.verify.incarnations import check_incarnations, crashed_files, describe
+from parties.verify.incarnations import check_incarnations, crashed_files, restart_line
 from parties.verify.transcripts import (
     Check,
     Report,
@@ -213,12 +213,6 @@ def verify_run(run_dir: Path, progress: bool = True, trust: dict[str, Any] | Non
             failure = check_incarnations(run_dir, t, session, keys[n], digest, tick)
             if failure:
                 break
-            if t.crashed:
-                report.warnings.append(
-                    f"{n} was restarted {len(t.crashed)} time(s) and rejoined as incarnation "
-                    f"{t.incarnation}; crashed incarnations verified: "
-                    + "; ".join(describe(c) for c in t.crashed)
-                )
             if t.unsigned_tail:
                 report.warnings.append(
                     f"{n} did not finish: its last {t.unsigned_tail} transcript entries are not "
@@ -230,6 +224,7 @@ def verify_run(run_dir: Path, progress: bool = True, trust: dict[str, Any] | Non
     finally:
         if bar is not None:
             bar.stop()
+    report.warnings += [restart_line(t, transcripts) for t in transcripts.values() if t.crashed]
     report.add(
         Check(
             "transcript chains and signatures",

@@ -1,0 +1,100 @@
+"""Every wait ends (issue 43 items 3 and 4): a party that withholds a message makes the run abort
+within the phase timeout with the culprit named in the signed transcripts, and once a session
+has ended (the analyzer's signed close, or the run's deadline) ``sdp party`` refuses to start
+again for it at once, writing nothing (real processes; short deadlines set by --phase-timeout)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from conftest import ROOT, keys_of, sdp
+
+from parties.runtime.cluster import load_cluster
+from parties.runtime.deadlines import run_deadline_s, session_ended
+
+SHORT = ["--phase-timeout", "3"]
+
+
+def _snapshot(run: Path) -> dict[str, tuple[int, int]]:
+    return {str(p): (p.stat().st_size, p.stat().st_mtime_ns) for p in run.rglob("*")}
+
+
+def _withheld_run(tmp_path: Path, protocol: str, withhold: str) -> tuple[Path, dict]:
+    run = tmp_path / "run"
+    res = sdp(
+        "run", protocol, "--shuffler", "trusted", "--users", "2000", *SHORT,
+        "--out", str(run), "--keep-keys", str(keys_of(run)), "--quiet",
+        env={"SDP_FAULT_WITHHOLD": withhold},
+    )  # fmt: skip
+    assert res.returncode == 1, res.stderr
+    assert not (run / "result.json").exists()
+    return run, json.loads((run / "ABORTED.json").read_text())
+
+
+def _missed(run: Path, party: str) -> list[dict]:
+    lines = (run / "transcripts" / f"{party}.jsonl").read_text().splitlines()
+    return [e for e in map(json.loads, lines) if e["dir"] == "missed"]
+
+
+def test_a_withholding_analyzer_aborts_the_run_and_a_restart_after_it_is_refused(tmp_path):
+    # gfim has two rounds: the analyzer withholds round 1's state from client-1
+    run, aborted = _withheld_run(tmp_path, "gfim", "analyzer:state:client-1")
+    reason = aborted["failed_parties"]["client-1"]
+    assert "waiting for 'state' from analyzer" in reason, aborted
+    # the culprit, from client-1's signed entries: its wait for the analyzer's state gave up
+    missed = _missed(run, "client-1")
+    assert [(m["peer"], m["ty"]) for m in missed] == [("analyzer", "state")], missed
+    # the session ended (the analyzer closed its transcript): a restart is refused at once,
+    # before anything is written
+    before = _snapshot(run)
+    t0 = time.monotonic()
+    out = subprocess.run(
+        [sys.executable, "-m", "parties.cli", "party", "--dir", str(keys_of(run) / "client-2")]
+        + ["--out", str(run)],
+        cwd=ROOT, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    print(f"restart refused after {time.monotonic() - t0:.1f} s")
+    assert out.returncode == 2, out.stderr
+    assert "has ended: analyzer closed its transcript" in out.stderr, out.stderr
+    assert "Traceback" not in out.stderr
+    assert _snapshot(run) == before
+
+
+def test_a_withholding_shuffler_aborts_the_run_naming_it(tmp_path):
+    run, aborted = _withheld_run(tmp_path, "grr", "shuffler:shuffled")
+    assert "waiting for 'shuffled' from shuffler" in aborted["failed_parties"]["analyzer"]
+    assert [(m["peer"], m["ty"]) for m in _missed(run, "analyzer")] == [("shuffler", "shuffled")]
+
+
+def _transcript(run: Path, party: str, session: str, t_us: int, close: bool) -> None:
+    lines = [{"dir": "open", "session": session, "i": 0, "t": t_us}]
+    if close:
+        lines.append({"dir": "close", "status": "ok", "i": 1, "t": t_us})
+    (run / "transcripts").mkdir(parents=True, exist_ok=True)
+    (run / "transcripts" / f"{party}.jsonl").write_text(
+        "".join(json.dumps(x) + "\n" for x in lines)
+    )
+
+
+def test_session_end_from_the_analyzer_close_or_the_deadline(tmp_path):
+    parties = tmp_path / "parties"
+    sdp("cluster", "init", "grr", "--shuffler", "trusted", "--users", "100", "--out", str(parties),
+        "--port-base", "30500", *SHORT, check=True)  # fmt: skip
+    cluster = load_cluster(parties / "analyzer" / "cluster.toml")
+    run = tmp_path / "run"
+    now = time.time()
+    assert session_ended(run, cluster, now) is None  # nothing there yet
+    _transcript(run, "client-1", cluster.session, int(now * 1e6), close=False)
+    assert session_ended(run, cluster, now) is None
+    # the run's deadline passed since the session's first transcript opened
+    late = now + run_deadline_s(cluster) + 1
+    assert "its deadline" in (session_ended(run, cluster, late) or "")
+    # another session's analyzer transcript does not end this one
+    _transcript(run, "analyzer", "0" * 32, int(now * 1e6), close=True)
+    assert session_ended(run, cluster, now) is None
+    _transcript(run, "analyzer", cluster.session, int(now * 1e6), close=True)
+    assert "analyzer closed its transcript" in (session_ended(run, cluster, now) or "")
