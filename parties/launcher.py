@@ -29,6 +29,7 @@ from parties.runtime.cleanup import Stopped, Watchdog, die_with_parent, stop_on_
 from parties.runtime.cluster import ClusterError, dump_cluster, write_local_data
 from parties.runtime.cluster_init import layout_cluster
 from parties.runtime.keys import TRUST, make_party_dirs
+from parties.runtime.limits import check_fanout
 from parties.runtime.party import publish_public_files, write_atomic
 from parties.runtime.plans import plan_for
 from parties.runtime.processes import Monitor, free_ports, launch
@@ -230,6 +231,20 @@ def main(argv: list[str]) -> int:
         msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
         print(f"sdp run: {msg}", file=sys.stderr)
         return 2
+    plan = plan_for(protocol, shuffler)
+    n_parties = len(plan.layout(layout_options))
+    extra = int(layout_options["servers"]) if shuffler == "mpc" and protocol != "txpub" else 0
+    if "clients" in layout_options and protocol != "txpub":
+        users = params.get("users")
+        source = args.data if getattr(args, "data", None) else "--users"
+        clients = int(layout_options["clients"])
+        try:
+            check_fanout(
+                clients, None if users is None else int(users), n_parties - clients, source
+            )
+        except ClusterError as exc:
+            print(f"sdp run: {exc}", file=sys.stderr)
+            return 2
     run_dir = Path(args.out or f"runs/{protocol}-{time.strftime('%Y%m%d-%H%M%S')}")
     if run_dir.exists() and any(run_dir.iterdir()):
         print(f"sdp run: {run_dir} exists and is not empty; choose another --out", file=sys.stderr)
@@ -238,9 +253,6 @@ def main(argv: list[str]) -> int:
         print("sdp run: --keep-keys must be outside the run directory", file=sys.stderr)
         return 2
     run_dir.mkdir(parents=True, exist_ok=True)
-    plan = plan_for(protocol, shuffler)
-    n_parties = len(plan.layout(layout_options))
-    extra = int(layout_options["servers"]) if shuffler == "mpc" and protocol != "txpub" else 0
     keys_root = (
         Path(args.keep_keys) if args.keep_keys else Path(tempfile.mkdtemp(prefix="sdp-keys-"))
     )

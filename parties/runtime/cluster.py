@@ -207,6 +207,7 @@ def load_cluster(path: str | Path, session_optional: bool = False) -> Cluster:
             raise ClusterError(f"{where}: port {spec.port} out of range")
         seen.add(spec.name)
         parties.append(spec)
+    check_ports(parties, f"cluster file {path}")
     return Cluster(
         session=session,
         protocol=str(run.get("protocol", "")),
@@ -218,6 +219,18 @@ def load_cluster(path: str | Path, session_optional: bool = False) -> Cluster:
         rejoin_window=rejoin_window_seconds(run.get("rejoin_window", 0.0), "[run] rejoin_window"),
         netem=_netem_table(data.get("netem"), f"cluster file {path}, [netem]"),
     )
+
+
+def check_ports(parties: list[PartySpec], where: str) -> None:
+    """Two parties on one host:port would take each other's connections: refused."""
+    owner: dict[tuple[str, int], str] = {}
+    for p in parties:
+        other = owner.setdefault((p.host, p.port), p.name)
+        if other != p.name:
+            raise ClusterError(
+                f"{where}: {other} and {p.name} both use {p.host}:{p.port}; every party of a "
+                "cluster needs its own host:port"
+            )
 
 
 def _netem_table(raw: Any, where: str) -> dict[str, Any]:

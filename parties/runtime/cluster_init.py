@@ -31,6 +31,7 @@ from parties.runtime.cluster import (
     Cluster,
     ClusterError,
     PartySpec,
+    check_ports,
     load_cluster,
     new_session_id,
     rejoin_window_seconds,
@@ -74,6 +75,7 @@ def layout_cluster(
         if host is None:
             raise ClusterError(f"no host for party {name!r} (use --host {name}=HOST)")
         parties.append(PartySpec(name, role, host, port))
+    check_ports(parties, "sdp cluster init")
     if shuffler == "mpc" and protocol != "txpub":
         params["mpc_ports"] = ports[len(layout) : len(layout) + extra_ports]
         params["mpc_tls"] = True  # MPyC's mesh over TLS, a key per server (plan.prepare_party_dirs)
