@@ -211,6 +211,20 @@ def print_summary(
     con.print(cost_table(costs, by_round=False))
 
 
+def _memory_refusal(
+    protocol: str, params: dict[str, Any], layout: dict[str, Any], n_parties: int, plan: Any
+) -> str | None:
+    """Why the run would not fit in memory (``parties.runtime.memory``), or None."""
+    if hasattr(plan, "validate") or not params.get("users"):
+        return None
+    from parties.runtime.memory import memory_refusal
+    from protocols.workloads import get_workload
+
+    protocol_obj = get_workload(protocol, dict(params)).protocol
+    clients = int(layout.get("clients", 1))
+    return memory_refusal(protocol_obj, int(params["users"]), clients, n_parties)
+
+
 def main(argv: list[str]) -> int:
     """Entry of ``sdp run``."""
     extra = protocol_help(argv)
@@ -245,6 +259,10 @@ def main(argv: list[str]) -> int:
         except ClusterError as exc:
             print(f"sdp run: {exc}", file=sys.stderr)
             return 2
+    why = _memory_refusal(protocol, params, layout_options, n_parties, plan)
+    if why:
+        print(f"sdp run: {why}", file=sys.stderr)
+        return 2
     run_dir = Path(args.out or f"runs/{protocol}-{time.strftime('%Y%m%d-%H%M%S')}")
     if run_dir.exists() and any(run_dir.iterdir()):
         print(f"sdp run: {run_dir} exists and is not empty; choose another --out", file=sys.stderr)

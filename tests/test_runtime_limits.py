@@ -6,6 +6,8 @@ cluster file."""
 from __future__ import annotations
 
 import gzip
+import subprocess
+import sys
 import re
 from pathlib import Path
 
@@ -64,3 +66,29 @@ def test_a_party_refuses_a_cluster_file_with_a_port_clash(tmp_path):
     res = sdp("party", "--dir", str(out / "client-1"), "--out", str(tmp_path / "run"))
     assert res.returncode == 2 and "both use 127.0.0.1:30800" in res.stderr, res.stderr
     assert not (tmp_path / "run").exists()
+
+
+def test_a_run_that_cannot_fit_is_refused_before_any_party_starts(tmp_path):
+    """PUCM at its smallest n under an 8 GB address-space limit (issue 43 item 2)."""
+    out = tmp_path / "run"
+    res = subprocess.run(
+        ["prlimit", "--as=8000000000", sys.executable, "-m", "parties.cli", "run", "pucm",
+         "--shuffler", "trusted", "--users", "50000", "--out", str(out), "--quiet"],
+        cwd=ROOT, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert res.returncode == 2, res.stderr
+    assert "refused before any party started: 50000 users send" in res.stderr, res.stderr
+    assert "8 GB: the address-space limit" in res.stderr
+    assert not out.exists()
+
+
+def test_the_memory_estimate_grows_with_the_share_of_n():
+    from parties.runtime.memory import BASE_BYTES, BYTES_PER_MESSAGE, predict
+
+    class P:
+        def messages_per_user(self) -> float:
+            return 3.0
+
+    small, large = predict(P(), 1000, 2), predict(P(), 100_000, 2)
+    assert small["collector"] == BASE_BYTES + 1000 * 3 * BYTES_PER_MESSAGE
+    assert large["client"] - BASE_BYTES == 100 * (small["client"] - BASE_BYTES)

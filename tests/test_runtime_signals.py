@@ -19,7 +19,7 @@ PARTIES = ("analyzer", "client-1", "client-2", "mix-1", "mix-2", "mix-3")
 
 
 def _alive(run: Path) -> list[int]:
-    out = subprocess.run(["pgrep", "-f", f"--out {run}"], capture_output=True, text=True)
+    out = subprocess.run(["pgrep", "-f", "--", f"--out {run}"], capture_output=True, text=True)
     return [int(x) for x in out.stdout.split()]
 
 

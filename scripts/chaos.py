@@ -1,0 +1,256 @@
+"""Chaos harness (docs/deploy.md, "Chaos"): runs under faults, each outcome classified from the run
+directory alone.
+
+For every shuffler (trusted, mixnet, mpc) and a one-round (grr) and a two-round (gfim) protocol,
+``--runs N`` runs of ``sdp run``; in each, one random party is killed (SIGKILL or SIGTERM) or
+delayed (SIGSTOP, then SIGCONT after a while: a stalled host) at a random moment after it opened
+its transcript (a random phase), optionally restarted (``--restart``: ``sdp party`` again with its
+directory), optionally beside ``--load K`` busy processes. Every outcome is one of
+
+- ``published``: ``result.json`` and every check of ``sdp verify`` passes;
+- ``aborted``: ``ABORTED.json``, no result, every check but "run completed" passes, and a failed
+  party is named (the culprit);
+- a **defect**: a hang past the run's deadline, a run that does not verify, an orphan process
+  (a process of the run alive after ``sdp run`` ended), a key directory left behind, a result
+  published beside an abort, or no outcome at all.
+
+``python scripts/chaos.py --runs N [--json]`` prints the outcome table (JSON: a ``defects`` count
+per cell). The machine's load changes timings, not outcomes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+SHUFFLERS = ("trusted", "mixnet", "mpc")
+PROTOCOLS = {"one-round": "grr", "two-round": "gfim"}
+ACTIONS = ("SIGKILL", "SIGTERM", "delay")
+PHASE_TIMEOUT = 10.0
+ORPHAN_GRACE_S = 5.0  # every party is gone within 5 s of the launcher's end
+
+
+def _pgrep(pattern: str) -> list[int]:
+    out = subprocess.run(["pgrep", "-f", "--", pattern], capture_output=True, text=True)
+    return [int(x) for x in out.stdout.split() if int(x) != os.getpid()]
+
+
+def run_processes(run: Path, tmp: Path | None = None) -> list[int]:
+    """Processes of the run (a party or a launcher writing into ``run``; with ``tmp``, the
+    launcher's watchdog too, which names the key directory under ``tmp``)."""
+    found = _pgrep(f"--out {run}( |$)")
+    return sorted(set(found + (_pgrep(f"{tmp}/sdp-keys-") if tmp is not None else [])))
+
+
+def classify(run: Path, tmp: Path, trust: Path | None = None) -> tuple[str, list[str], str]:
+    """(outcome, defects, culprit) of a finished run, from the run directory, the process table
+    and the launcher's temporary directory alone."""
+    defects = []
+    end = time.monotonic() + ORPHAN_GRACE_S
+    while run_processes(run, tmp) and time.monotonic() < end:
+        time.sleep(0.1)
+    alive = run_processes(run, tmp)
+    if alive:
+        defects.append(f"orphan process(es) {alive}")
+    keys = sorted(tmp.glob("sdp-keys-*"))
+    if keys:
+        defects.append(f"key directory left: {keys[0]}")
+    published = (run / "result.json").exists()
+    aborted = (run / "ABORTED.json").exists()
+    if published and aborted:
+        defects.append("a result published beside an abort")
+    if not published and not aborted:
+        defects.append("no outcome (neither result.json nor ABORTED.json)")
+        return "defect", defects, ""
+    from parties.verify.run import verify_run
+
+    doc = json.loads(trust.read_text()) if trust is not None and trust.exists() else None
+    try:
+        report = verify_run(run, progress=False, trust=doc)
+    except Exception as exc:  # a verifier crash is a defect of the run's evidence  # noqa: BLE001
+        defects.append(f"sdp verify crashed: {type(exc).__name__}: {exc}")
+        return "defect", defects, ""
+    failed = [c for c in report.checks if not c.ok]
+    culprit = ""
+    if published:
+        if failed:
+            defects.append(f"published but does not verify: {report.first_failure}")
+        outcome = "published"
+    else:
+        other = [c for c in failed if c.name != "run completed"]
+        if other:
+            defects.append(f"aborted but does not verify: {other[0].name}: {other[0].detail}")
+        reasons = json.loads((run / "ABORTED.json").read_text()).get("failed_parties") or {}
+        why = json.loads((run / "ABORTED.json").read_text()).get("why", "")
+        culprit = ", ".join(sorted(reasons)) or why
+        if not culprit:
+            defects.append("aborted without naming a culprit")
+        outcome = "aborted"
+    return ("defect" if defects else outcome), defects, culprit
+
+
+def _party_pid(run: Path, party: str) -> int | None:
+    pids = _pgrep(f"parties.runtime.party --dir \\S*/{party} --out {run}( |$)")
+    return pids[0] if pids else None
+
+
+def _wait_open(run: Path, party: str, proc: subprocess.Popen[Any], limit: float) -> bool:
+    path = run / "transcripts" / f"{party}.jsonl"
+    end = time.monotonic() + limit
+    while time.monotonic() < end and proc.poll() is None:
+        if path.exists() and path.stat().st_size:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def one_run(
+    shuffler: str, protocol: str, rng: random.Random, work: Path, restart: bool, users: int
+) -> dict[str, Any]:
+    """One run under one fault; its classified outcome."""
+    from parties.runtime.deadlines import RUN_DEADLINE_PHASES
+
+    run, tmp = work / "run", work / "tmp"
+    tmp.mkdir(parents=True)
+    parties = {
+        "trusted": ["analyzer", "shuffler", "client-1", "client-2"],
+        "mixnet": ["analyzer", "mix-1", "mix-2", "mix-3", "client-1", "client-2"],
+        "mpc": ["analyzer", "mpc-1", "mpc-2", "mpc-3", "client-1", "client-2"],
+    }[shuffler]
+    victim, action = rng.choice(parties), rng.choice(ACTIONS)
+    at = rng.uniform(0.0, 8.0)  # seconds after the victim opened its transcript
+    cmd = [sys.executable, "-m", "parties.cli", "run", protocol, "--shuffler", shuffler]
+    cmd += ["--users", str(users), "--phase-timeout", str(PHASE_TIMEOUT)]
+    cmd += ["--out", str(run), "--quiet", "--no-verify"]
+    env = {**os.environ, "TMPDIR": str(tmp)}
+    t0 = time.monotonic()
+    proc = subprocess.Popen(
+        cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    )
+    limit = RUN_DEADLINE_PHASES * PHASE_TIMEOUT + 60.0  # the run's deadline, and start-up
+    applied, restarted = "", False
+    if _wait_open(run, victim, proc, limit):
+        time.sleep(at)
+        pid = _party_pid(run, victim)
+        if pid is not None and proc.poll() is None:
+            keydir = next(iter(tmp.glob(f"sdp-keys-*/{victim}")), None)
+            if action == "delay":
+                os.kill(pid, signal.SIGSTOP)
+                time.sleep(rng.uniform(1.0, 2 * PHASE_TIMEOUT))
+                os.kill(pid, signal.SIGCONT)
+            else:
+                os.kill(pid, getattr(signal, action))
+                if restart and keydir is not None:
+                    copy = work / "restart-dir"  # the launcher deletes its own when it ends
+                    shutil.copytree(keydir, copy)
+                    subprocess.Popen(
+                        [sys.executable, "-m", "parties.cli", "party", "--dir", str(copy)]
+                        + ["--out", str(run), "--quiet"],
+                        cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+                        stderr=subprocess.DEVNULL, start_new_session=True,
+                    )  # fmt: skip
+                    restarted = True
+            applied = f"{action} {victim} at +{at:.1f} s"
+    hang = False
+    try:
+        proc.wait(max(1.0, limit - (time.monotonic() - t0)))
+    except subprocess.TimeoutExpired:
+        hang = True
+        proc.kill()
+    wall = time.monotonic() - t0
+    trust = run.with_name(run.name + ".trust.json")
+    outcome, defects, culprit = classify(run, tmp, trust)
+    if hang:
+        defects.insert(0, f"hang: sdp run still running {limit:.0f} s after it started")
+        outcome = "defect"
+    for pid in run_processes(run, tmp):  # leave nothing for the next run (already counted)
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    return {
+        "shuffler": shuffler,
+        "protocol": protocol,
+        "fault": applied or f"none ({action} {victim}: the run ended first)",
+        "restarted": restarted,
+        "outcome": outcome,
+        "culprit": culprit,
+        "defects": defects,
+        "wall_s": round(wall, 1),
+    }
+
+
+def _load(k: int) -> list[subprocess.Popen[bytes]]:
+    busy = "while True: pass"
+    return [subprocess.Popen([sys.executable, "-c", busy]) for _ in range(k)]
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=20, help="runs per (shuffler, protocol) cell")
+    ap.add_argument("--shufflers", default=",".join(SHUFFLERS))
+    ap.add_argument("--kinds", default=",".join(PROTOCOLS), help="one-round,two-round")
+    ap.add_argument("--restart", action="store_true", help="restart each killed party")
+    ap.add_argument("--load", type=int, default=0, help="busy processes beside each run")
+    ap.add_argument("--users", type=int, default=300)
+    ap.add_argument("--seed", type=int, default=43)
+    ap.add_argument("--json", action="store_true", help="print the table as JSON")
+    ap.add_argument("--log", help="append every run's record to this JSON-lines file")
+    args = ap.parse_args(argv)
+    rng = random.Random(args.seed)
+    load = _load(args.load)
+    cells: dict[str, dict[str, Any]] = {}
+    try:
+        for shuffler in args.shufflers.split(","):
+            for kind in args.kinds.split(","):
+                protocol = PROTOCOLS[kind]
+                cell = cells.setdefault(
+                    f"{shuffler}/{kind}",
+                    {"shuffler": shuffler, "protocol": protocol, "runs": 0, "published": 0,
+                     "aborted": 0, "defects": 0, "defect_runs": []},
+                )  # fmt: skip
+                for _ in range(args.runs):
+                    work = Path(tempfile.mkdtemp(prefix="sdp-chaos-"))
+                    try:
+                        rec = one_run(shuffler, protocol, rng, work, args.restart, args.users)
+                    finally:
+                        shutil.rmtree(work, ignore_errors=True)
+                    cell["runs"] += 1
+                    if rec["outcome"] == "defect":
+                        cell["defects"] += 1
+                        cell["defect_runs"].append(rec)
+                    else:
+                        cell[rec["outcome"]] += 1
+                    if args.log:
+                        with open(args.log, "a") as f:
+                            f.write(json.dumps(rec) + "\n")
+                    if not args.json:
+                        print(json.dumps(rec), file=sys.stderr, flush=True)
+    finally:
+        for p in load:
+            p.kill()
+    if args.json:
+        print(json.dumps({"runs_per_cell": args.runs, "load": args.load,
+                          "restart": args.restart, "cells": cells}, indent=1))  # fmt: skip
+    else:
+        print(f"{'cell':22} {'runs':>5} {'published':>10} {'aborted':>8} {'defects':>8}")
+        for name, c in cells.items():
+            print(
+                f"{name:22} {c['runs']:>5} {c['published']:>10} {c['aborted']:>8} {c['defects']:>8}"
+            )
+    return 1 if any(c["defects"] for c in cells.values()) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

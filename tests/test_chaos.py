@@ -1,0 +1,82 @@
+"""The chaos harness (scripts/chaos.py, issue 43 item 1) detects what it is there to detect: an
+orphan process, a key directory left behind, a run that does not verify (planted defects), and
+a small-N chaos run has no defect (slow)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+import time
+
+import pytest
+from conftest import ROOT, sdp
+
+_spec = importlib.util.spec_from_file_location("chaos", ROOT / "scripts" / "chaos.py")
+chaos = importlib.util.module_from_spec(_spec)
+sys.modules["chaos"] = chaos
+_spec.loader.exec_module(chaos)
+
+
+def _aborted_run(tmp_path):
+    run, tmp = tmp_path / "run", tmp_path / "tmp"
+    run.mkdir()
+    tmp.mkdir()
+    (run / "ABORTED.json").write_text(json.dumps({"why": "x", "failed_parties": {"a": "b"}}))
+    return run, tmp
+
+
+def test_a_planted_orphan_process_is_a_defect(tmp_path):
+    run, tmp = _aborted_run(tmp_path)
+    orphan = subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(60)", "--out", str(run)]
+    )
+    try:
+        time.sleep(0.5)
+        outcome, defects, _ = chaos.classify(run, tmp)
+    finally:
+        orphan.kill()
+    assert outcome == "defect"
+    assert any(f"orphan process(es) [{orphan.pid}]" in d for d in defects), defects
+
+
+def test_a_planted_key_directory_is_a_defect(tmp_path):
+    run, tmp = _aborted_run(tmp_path)
+    (tmp / "sdp-keys-planted" / "client-1").mkdir(parents=True)
+    outcome, defects, _ = chaos.classify(run, tmp)
+    assert outcome == "defect"
+    assert any("key directory left" in d for d in defects), defects
+
+
+def test_no_outcome_and_an_outcome_beside_an_abort_are_defects(tmp_path):
+    run, tmp = tmp_path / "run", tmp_path / "tmp"
+    run.mkdir()
+    tmp.mkdir()
+    assert chaos.classify(run, tmp)[1] == ["no outcome (neither result.json nor ABORTED.json)"]
+
+
+@pytest.mark.slow
+def test_a_run_that_does_not_verify_is_a_defect_and_an_honest_one_is_not(tmp_path):
+    run, tmp = tmp_path / "run", tmp_path / "tmp"
+    tmp.mkdir()
+    sdp("run", "grr", "--shuffler", "trusted", "--users", "300", "--out", str(run), "--quiet",
+        "--no-verify", check=True)  # fmt: skip
+    trust = run.with_name("run.trust.json")
+    assert chaos.classify(run, tmp, trust) == ("published", [], "")
+    result = json.loads((run / "result.json").read_text())
+    key = next(iter(result["estimate"]))
+    result["estimate"][key] = "forged"
+    (run / "result.json").write_text(json.dumps(result))
+    outcome, defects, _ = chaos.classify(run, tmp, trust)
+    assert outcome == "defect"
+    assert any("published but does not verify" in d for d in defects), defects
+
+
+@pytest.mark.slow
+def test_a_small_chaos_run_has_no_defect(tmp_path, capsys):
+    code = chaos.main(["--runs", "2", "--shufflers", "trusted", "--json", "--seed", "7"])
+    table = json.loads(capsys.readouterr().out)
+    print(json.dumps(table, indent=1))
+    assert {c["runs"] for c in table["cells"].values()} == {2}
+    assert code == 0 and all(c["defects"] == 0 for c in table["cells"].values())
