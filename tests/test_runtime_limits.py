@@ -6,9 +6,9 @@ cluster file."""
 from __future__ import annotations
 
 import gzip
+import re
 import subprocess
 import sys
-import re
 from pathlib import Path
 
 import pytest
