@@ -23,12 +23,14 @@ def _snapshot(run: Path) -> dict[str, tuple[int, int]]:
     return {str(p): (p.stat().st_size, p.stat().st_mtime_ns) for p in run.rglob("*")}
 
 
-def _withheld_run(tmp_path: Path, protocol: str, withhold: str) -> tuple[Path, dict]:
+def _withheld_run(
+    tmp_path: Path, protocol: str, withhold: str, kill: str = ""
+) -> tuple[Path, dict]:
     run = tmp_path / "run"
     res = sdp(
         "run", protocol, "--shuffler", "trusted", "--users", "2000", *SHORT,
         "--out", str(run), "--keep-keys", str(keys_of(run)), "--quiet",
-        env={"SDP_FAULT_WITHHOLD": withhold},
+        env={"SDP_FAULT_WITHHOLD": withhold, "SDP_FAULT_KILL": kill},
     )  # fmt: skip
     assert res.returncode == 1, res.stderr
     assert not (run / "result.json").exists()
@@ -41,15 +43,16 @@ def _missed(run: Path, party: str) -> list[dict]:
 
 
 def test_a_withholding_analyzer_aborts_the_run_and_a_restart_after_it_is_refused(tmp_path):
-    # gfim has two rounds: the analyzer withholds round 1's state from client-1
-    run, aborted = _withheld_run(tmp_path, "gfim", "analyzer:state:client-1")
+    # gfim has two rounds: the analyzer withholds round 1's state from client-1; client-2
+    # crashes before it sent anything (a party that may rejoin while the session lasts)
+    run, aborted = _withheld_run(tmp_path, "gfim", "analyzer:state:client-1", "client-2:encode")
     reason = aborted["failed_parties"]["client-1"]
     assert "waiting for 'state' from analyzer" in reason, aborted
     # the culprit, from client-1's signed entries: its wait for the analyzer's state gave up
     missed = _missed(run, "client-1")
     assert [(m["peer"], m["ty"]) for m in missed] == [("analyzer", "state")], missed
-    # the session ended (the analyzer closed its transcript): a restart is refused at once,
-    # before anything is written
+    # the session ended (the analyzer closed its transcript): the crashed client's restart is
+    # refused at once, before anything is written (no "rejoining as incarnation 1", no wait)
     before = _snapshot(run)
     t0 = time.monotonic()
     out = subprocess.run(

@@ -190,8 +190,10 @@ async def run_client(node: Any, cluster: Cluster) -> None:
                 owners.setdefault(name, []).extend(ids)
             first_user += n
         merged = {k: np.concatenate(v) for k, v in batches.items()}
-        node.progress("encrypt+prove", 0, sum(v.shape[0] for v in merged.values()))
+        total = sum(v.shape[0] for v in merged.values())
+        node.progress("encrypt+prove", 0, total)
         await run_clients(node, cfg, merged, owners, users=pop.n_users)
+        node.progress("encrypt+prove", total, total)  # the bar ends with the work
 
 
 async def run_server(node: Any, cluster: Cluster) -> None:

@@ -352,7 +352,7 @@ def main(argv: list[str]) -> int:
         name = party_name(party_dir, args.name)
         cluster.party(name)
         cluster.local_data = read_local_data(party_dir, name)  # this host's own file, if any
-        why = session_ended(run_dir, cluster) or restart_refusal(run_dir, name, cluster.session)
+        why = restart_refusal(run_dir, name, cluster.session) or session_ended(run_dir, cluster)
         if why:  # before anything is written
             print(f"sdp party: error: {why}", file=sys.stderr)
             return 2
