@@ -25,7 +25,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from parties.runtime.cleanup import Stopped, Watchdog, die_with_parent, stop_on_signals
+from parties.runtime.cleanup import (
+    Stopped,
+    Watchdog,
+    die_with_parent,
+    restore_signals,
+    stop_on_signals,
+)
 from parties.runtime.cluster import ClusterError, dump_cluster, write_local_data
 from parties.runtime.cluster_init import layout_cluster
 from parties.runtime.keys import TRUST, make_party_dirs
@@ -278,7 +284,7 @@ def main(argv: list[str]) -> int:
     os.chmod(keys_root, 0o700)
     # nothing outlives the launcher, however it ends (parties.runtime.cleanup)
     die_with_parent()
-    stop_on_signals()
+    saved = stop_on_signals()
     watchdog = Watchdog(None if args.keep_keys else keys_root)
     try:
         return _run(
@@ -301,6 +307,7 @@ def main(argv: list[str]) -> int:
         if not args.keep_keys:
             shutil.rmtree(keys_root, ignore_errors=True)
         watchdog.done()
+        restore_signals(saved)
 
 
 def _run(

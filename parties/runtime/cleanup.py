@@ -59,10 +59,19 @@ def _raise_stopped(signum: int, frame: object) -> None:
     raise Stopped(signum)
 
 
-def stop_on_signals() -> None:
-    """SIGINT, SIGTERM and SIGHUP raise ``Stopped`` (so the launcher's clean-up runs)."""
-    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-        signal.signal(sig, _raise_stopped)
+def stop_on_signals() -> dict[int, object]:
+    """SIGINT, SIGTERM and SIGHUP raise ``Stopped`` (so the launcher's clean-up runs); returns
+    the handlers they replaced (for ``restore_signals``)."""
+    return {
+        sig: signal.signal(sig, _raise_stopped)
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+    }
+
+
+def restore_signals(saved: dict[int, object]) -> None:
+    """Put back the handlers ``stop_on_signals`` replaced."""
+    for sig, handler in saved.items():
+        signal.signal(sig, handler)  # type: ignore[arg-type]
 
 
 def _group_alive(pgid: int) -> bool:
