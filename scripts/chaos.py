@@ -24,6 +24,7 @@ import argparse
 import json
 import os
 import random
+import re
 import shutil
 import signal
 import subprocess
@@ -93,7 +94,9 @@ def classify(run: Path, tmp: Path, trust: Path | None = None) -> tuple[str, list
             defects.append(f"aborted but does not verify: {other[0].name}: {other[0].detail}")
         reasons = json.loads((run / "ABORTED.json").read_text()).get("failed_parties") or {}
         why = json.loads((run / "ABORTED.json").read_text()).get("why", "")
-        culprit = ", ".join(sorted(reasons)) or why
+        # the root: the party the others' aborts name, else every failed party
+        named = {m for r in reasons.values() for m in re.findall(r"run aborted by ([\w-]+)", r)}
+        culprit = ", ".join(sorted(named or set(reasons))) or why
         if not culprit:
             defects.append("aborted without naming a culprit")
         outcome = "aborted"
