@@ -199,6 +199,42 @@ def _load(k: int) -> list[subprocess.Popen[bytes]]:
     return [subprocess.Popen([sys.executable, "-c", busy]) for _ in range(k)]
 
 
+def _new_cell(shuffler: str, protocol: str) -> dict[str, Any]:
+    return {"shuffler": shuffler, "protocol": protocol, "runs": 0, "published": 0,
+            "aborted": 0, "defects": 0, "defect_runs": []}  # fmt: skip
+
+
+def _count(cell: dict[str, Any], rec: dict[str, Any]) -> None:
+    cell["runs"] += 1
+    if rec["outcome"] == "defect":
+        cell["defects"] += 1
+        cell["defect_runs"].append(rec)
+    else:
+        cell[rec["outcome"]] += 1
+
+
+def _table_from_logs(paths: list[str], as_json: bool) -> int:
+    """The outcome table of every run recorded in ``paths`` (``--log`` files)."""
+    kinds = {v: k for k, v in PROTOCOLS.items()}
+    cells: dict[str, dict[str, Any]] = {}
+    for path in paths:
+        for line in Path(path).read_text().splitlines():
+            rec = json.loads(line)
+            key = f"{rec['shuffler']}/{kinds[rec['protocol']]}"
+            _count(cells.setdefault(key, _new_cell(rec["shuffler"], rec["protocol"])), rec)
+    _print(cells, as_json, {"logs": paths})
+    return 1 if any(c["defects"] for c in cells.values()) else 0
+
+
+def _print(cells: dict[str, dict[str, Any]], as_json: bool, meta: dict[str, Any]) -> None:
+    if as_json:
+        print(json.dumps({**meta, "cells": cells}, indent=1))
+        return
+    print(f"{'cell':22} {'runs':>5} {'published':>10} {'aborted':>8} {'defects':>8}")
+    for name, c in cells.items():
+        print(f"{name:22} {c['runs']:>5} {c['published']:>10} {c['aborted']:>8} {c['defects']:>8}")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=20, help="runs per (shuffler, protocol) cell")
@@ -210,7 +246,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=43)
     ap.add_argument("--json", action="store_true", help="print the table as JSON")
     ap.add_argument("--log", help="append every run's record to this JSON-lines file")
+    ap.add_argument(
+        "--from-log", nargs="+", metavar="FILE", help="only build the table from --log files"
+    )
     args = ap.parse_args(argv)
+    if args.from_log:
+        return _table_from_logs(args.from_log, args.json)
     rng = random.Random(args.seed)
     load = _load(args.load)
     cells: dict[str, dict[str, Any]] = {}
@@ -218,23 +259,14 @@ def main(argv: list[str] | None = None) -> int:
         for shuffler in args.shufflers.split(","):
             for kind in args.kinds.split(","):
                 protocol = PROTOCOLS[kind]
-                cell = cells.setdefault(
-                    f"{shuffler}/{kind}",
-                    {"shuffler": shuffler, "protocol": protocol, "runs": 0, "published": 0,
-                     "aborted": 0, "defects": 0, "defect_runs": []},
-                )  # fmt: skip
+                cell = cells.setdefault(f"{shuffler}/{kind}", _new_cell(shuffler, protocol))
                 for _ in range(args.runs):
                     work = Path(tempfile.mkdtemp(prefix="sdp-chaos-"))
                     try:
                         rec = one_run(shuffler, protocol, rng, work, args.restart, args.users)
                     finally:
                         shutil.rmtree(work, ignore_errors=True)
-                    cell["runs"] += 1
-                    if rec["outcome"] == "defect":
-                        cell["defects"] += 1
-                        cell["defect_runs"].append(rec)
-                    else:
-                        cell[rec["outcome"]] += 1
+                    _count(cell, rec)
                     if args.log:
                         with open(args.log, "a") as f:
                             f.write(json.dumps(rec) + "\n")
@@ -243,15 +275,8 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         for p in load:
             p.kill()
-    if args.json:
-        print(json.dumps({"runs_per_cell": args.runs, "load": args.load,
-                          "restart": args.restart, "cells": cells}, indent=1))  # fmt: skip
-    else:
-        print(f"{'cell':22} {'runs':>5} {'published':>10} {'aborted':>8} {'defects':>8}")
-        for name, c in cells.items():
-            print(
-                f"{name:22} {c['runs']:>5} {c['published']:>10} {c['aborted']:>8} {c['defects']:>8}"
-            )
+    meta = {"runs_per_cell": args.runs, "load": args.load, "restart": args.restart}
+    _print(cells, args.json, meta)
     return 1 if any(c["defects"] for c in cells.values()) else 0
 
 
