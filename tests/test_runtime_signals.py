@@ -72,6 +72,7 @@ def assert_nothing_left(run: Path, tmp: Path) -> None:
         time.sleep(0.2)
     assert not _alive(run), "party processes outlived the launcher"
     assert not list(tmp.glob("sdp-keys-*")), "the private key directory was left behind"
+    print(f"nothing left {LIVENESS_S - (deadline - time.monotonic()):.1f} s after the stop")
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
