@@ -223,12 +223,13 @@ def _memory_refusal(
     """Why the run would not fit in memory (``parties.runtime.memory``), or None."""
     if hasattr(plan, "validate") or not params.get("users"):
         return None
+    from parties.clients.roles import BLOCK_USERS
     from parties.runtime.memory import memory_refusal
     from protocols.workloads import get_workload
 
     protocol_obj = get_workload(protocol, dict(params)).protocol
     clients = int(layout.get("clients", 1))
-    return memory_refusal(protocol_obj, int(params["users"]), clients, n_parties)
+    return memory_refusal(protocol_obj, int(params["users"]), clients, n_parties, BLOCK_USERS)
 
 
 def main(argv: list[str]) -> int:

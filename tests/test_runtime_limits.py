@@ -89,6 +89,6 @@ def test_the_memory_estimate_grows_with_the_share_of_n():
         def messages_per_user(self) -> float:
             return 3.0
 
-    small, large = predict(P(), 1000, 2), predict(P(), 100_000, 2)
+    small, large = predict(P(), 1000, 2, 200_000), predict(P(), 100_000, 2, 200_000)
     assert small["collector"] == BASE_BYTES + 1000 * 3 * BYTES_PER_MESSAGE
     assert large["client"] - BASE_BYTES == 100 * (small["client"] - BASE_BYTES)

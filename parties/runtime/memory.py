@@ -44,16 +44,16 @@ def available_bytes() -> tuple[float, str]:
     return float("inf"), "no known limit"
 
 
-def predict(protocol: Any, users: int, clients: int) -> dict[str, float] | None:
-    """Peak bytes of a client party and of the collecting party, or None when the protocol
-    does not say how many messages a user sends."""
+def predict(
+    protocol: Any, users: int, clients: int, block_users: int = 200_000
+) -> dict[str, float] | None:
+    """Peak bytes of a client party (encoding ``block_users`` users at a time) and of the
+    collecting party, or None when the protocol does not say how many messages a user sends."""
     per_user = getattr(protocol, "messages_per_user", None)
     if per_user is None:
         return None
-    from parties.clients.roles import BLOCK_USERS
-
     m = float(per_user())
-    share = min(users / max(1, clients), BLOCK_USERS)
+    share = min(users / max(1, clients), block_users)
     return {
         "messages": users * m,
         "client": BASE_BYTES + share * m * BYTES_PER_MESSAGE,
@@ -61,9 +61,11 @@ def predict(protocol: Any, users: int, clients: int) -> dict[str, float] | None:
     }
 
 
-def memory_refusal(protocol: Any, users: int, clients: int, parties: int) -> str | None:
+def memory_refusal(
+    protocol: Any, users: int, clients: int, parties: int, block_users: int
+) -> str | None:
     """Why the run cannot fit (one line with the estimate), or None."""
-    est = predict(protocol, users, clients)
+    est = predict(protocol, users, clients, block_users)
     if est is None:
         return None
     limit, what = available_bytes()
