@@ -94,9 +94,11 @@ def classify(run: Path, tmp: Path, trust: Path | None = None) -> tuple[str, list
             defects.append(f"aborted but does not verify: {other[0].name}: {other[0].detail}")
         reasons = json.loads((run / "ABORTED.json").read_text()).get("failed_parties") or {}
         why = json.loads((run / "ABORTED.json").read_text()).get("why", "")
-        # the root: the party the others' aborts name, else every failed party
+        # the roots: failed parties that were not stopped by another's abort, and the parties
+        # those aborts name
         named = {m for r in reasons.values() for m in re.findall(r"run aborted by ([\w-]+)", r)}
-        culprit = ", ".join(sorted(named or set(reasons))) or why
+        roots = {n for n, r in reasons.items() if "run aborted by" not in r}
+        culprit = ", ".join(sorted(roots | named)) or why
         if not culprit:
             defects.append("aborted without naming a culprit")
         outcome = "aborted"
