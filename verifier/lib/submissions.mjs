@@ -1,7 +1,7 @@
 // V-14 client submissions (docs/spec/05-mixnet.md V-14, P-1, P-2): screening and proofs.
 import crypto from 'node:crypto';
 import { G, L, VerifyError, concat, fsScalar, hex, leInt, mod, msm, mul, mulBase, point, scalar } from './group.mjs';
-import { get, isInt } from './mixnet.mjs';
+import { get, isInt } from './util.mjs';
 
 // ------------------------------------------------------------------ V-14 client submissions (spec P-1)
 // the proof's equations s_j G = T_j + e b_j as {s, t, b, e}, or a rejection reason (rule 7)
