@@ -114,11 +114,13 @@ export function hashToPoint(...parts) {
   for (const p of parts) chunks.push(le8(p.length), p);
   return ristretto255_hasher.deriveToCurve(sha512(concat(chunks)));
 }
-export function generators(domain, n) {
+// the uniform 64-byte strings of generators(domain, n), for element derivation in bulk
+export function generatorSeeds(domain, n) {
   const seed = sha512(concat([utf8('ristretto255-generators|'), domain]));
   const out = [];
   const buf = new Uint8Array(72);
   buf.set(seed);
-  for (let i = 0; i < n; i++) { buf.set(le8(i), 64); out.push(ristretto255_hasher.deriveToCurve(sha512(buf))); }
+  for (let i = 0; i < n; i++) { buf.set(le8(i), 64); out.push(sha512(buf)); }
   return out;
 }
+export const generators = (domain, n) => generatorSeeds(domain, n).map((u) => ristretto255_hasher.deriveToCurve(u));

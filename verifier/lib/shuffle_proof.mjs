@@ -3,10 +3,11 @@
 import crypto from 'node:crypto';
 import { sha512 } from '@noble/hashes/sha2.js';
 import {
-  G, L, VerifyError, concat, fsHash, fsScalar, generators, hashToPoint, le8, leInt, mod, msm, point, points, scalar,
-  scalarVector, scalars, splitBlob, utf8,
+  G, L, VerifyError, concat, fsHash, fsScalar, generatorSeeds, hashToPoint, le8, leInt, scalar, scalarVector, scalars,
+  splitBlob, utf8,
 } from './group.mjs';
 import { M, deepEqual, get, isInt } from './util.mjs';
+import { cachedFromNoble, decodeBlob, decodeList, decodeOne, derive, fromNoble, msmIsZero } from './wasm_group.mjs';
 
 // ------------------------------------------------------------------ ciphertext lists (spec E-3)
 export class Cts {
@@ -32,16 +33,24 @@ export class Cts {
 const le8n = (x) => le8(x);
 const hashBytes = (parts) => sha512(concat(parts));
 
-// decoded points of a column, cached
+// decoded points of a column (wasm_group.mjs points), cached
 const cache = new WeakMap();
 export function pts(col, where) {
   if (cache.has(col)) return cache.get(col);
-  const out = col.map((b, i) => point(b, `${where}[${i}]`));
+  const out = Array.from(decodeList(col, (i) => `${where}[${i}]`));
   cache.set(col, out);
   return out;
 }
+export const cachedPts = (col) => cache.get(col);
 
-function randScalar() { return leInt(crypto.randomBytes(64)) % L || 1n; }
+// secret random weights, 64 random bytes each, drawn from a buffer refilled 1024 at a time
+let pool = null, used = 0;
+function randScalar() {
+  if (pool === null || used === pool.length) { pool = crypto.randomBytes(64 * 1024); used = 0; }
+  const v = leInt(pool.subarray(used, used + 64)) % L;
+  used += 64;
+  return v || 1n;
+}
 
 // ------------------------------------------------------------------ V-16 shuffle proofs (spec S-1..S-6)
 const PROOF_KEYS = ['c', 'chat', 'that', 't1', 't2', 't3', 't4a', 't4b', 's1', 's2', 's3', 's4', 'shat', 'sprime'];
@@ -50,12 +59,12 @@ function parseProof(proof, n, w, where) {
   const missing = PROOF_KEYS.filter((k) => !proof.has(k));
   if (missing.length) throw new VerifyError(`${where}: proof lacks ${missing}`);
   const p = {};
-  for (const k of ['c', 'chat', 'that']) { p[k + 'Raw'] = splitBlob(proof.get(k), n, `${where}.${k}`); p[k] = points(proof.get(k), n, `${where}.${k}`); }
-  for (const k of ['t1', 't2', 't3']) { p[k + 'Raw'] = proof.get(k); p[k] = point(proof.get(k), `${where}.${k}`); }
+  for (const k of ['c', 'chat', 'that']) { p[k + 'Raw'] = splitBlob(proof.get(k), n, `${where}.${k}`); p[k] = Array.from(decodeBlob(proof.get(k), n, `${where}.${k}`)); }
+  for (const k of ['t1', 't2', 't3']) { p[k + 'Raw'] = proof.get(k); p[k] = decodeOne(proof.get(k), `${where}.${k}`); }
   for (const k of ['t4a', 't4b']) {
     const v = proof.get(k);
     if (!Array.isArray(v) || v.length !== w) throw new VerifyError(`${where}.${k}: expected ${w} elements`);
-    p[k + 'Raw'] = v; p[k] = v.map((x, j) => point(x, `${where}.${k}[${j}]`));
+    p[k + 'Raw'] = v; p[k] = v.map((x, j) => decodeOne(x, `${where}.${k}[${j}]`));
   }
   for (const k of ['s1', 's2', 's3']) p[k] = scalar(proof.get(k), `${where}.${k}`);
   const s4 = proof.get('s4');
@@ -67,7 +76,9 @@ function parseProof(proof, n, w, where) {
 }
 
 // the equations of one proof of shuffle (spec S-4) as {where, eqs: [[name, [[scalar, point]]]]}
-function shuffleEquations(sess, step, batch, pk, inp, out, proof, gens) {
+// (points of wasm_group.mjs; `pk` a @noble/curves point)
+function shuffleEquations(sess, step, batch, pkPoint, inp, out, proof, gens) {
+  const G_ = cachedFromNoble(G), pk = cachedFromNoble(pkPoint);
   const where = `mix[${step}].${batch}`;
   const n = inp.n, w = inp.w;
   if (out.n !== n || out.w !== w) throw new VerifyError(`${where}: output has ${out.n}x${out.w} ciphertexts, input ${n}x${w}`);
@@ -85,15 +96,15 @@ function shuffleEquations(sess, step, batch, pk, inp, out, proof, gens) {
   const sp = p.sprime, sh = p.shat;
   // the equations as lists of (scalar, point) that must sum to the identity
   const eqs = [];
-  eqs.push(['permutation commitments do not sum to sum(H_i) (eq. 1)', [[p.s1, G], [-1n, p.t1], ...p.c.map((c) => [-ch, c]), ...Hs.map((h) => [ch, h])]]);
-  eqs.push(['chain end is not a commitment to prod(u) (eq. 2)', [[p.s2, G], [-1n, p.t2], [-ch, p.chat[n - 1]], [ch * prodU, H]]]);
-  eqs.push(['permutation commitment inconsistent with responses (eq. 3)', [[p.s3, G], ...Hs.map((h, i) => [sp[i], h]), [-1n, p.t3], ...p.c.map((c, i) => [-ch * u[i], c])]]);
+  eqs.push(['permutation commitments do not sum to sum(H_i) (eq. 1)', [[p.s1, G_], [-1n, p.t1], ...p.c.map((c) => [-ch, c]), ...Hs.map((h) => [ch, h])]]);
+  eqs.push(['chain end is not a commitment to prod(u) (eq. 2)', [[p.s2, G_], [-1n, p.t2], [-ch, p.chat[n - 1]], [ch * prodU, H]]]);
+  eqs.push(['permutation commitment inconsistent with responses (eq. 3)', [[p.s3, G_], ...Hs.map((h, i) => [sp[i], h]), [-1n, p.t3], ...p.c.map((c, i) => [-ch * u[i], c])]]);
   for (let j = 0; j < w; j++) {
     eqs.push([`output is not a re-encryption of the input (eq. 4a, component ${j})`, [[p.s4[j], pk], ...outA[j].map((x, i) => [sp[i], x]), [-1n, p.t4a[j]], ...inA[j].map((x, i) => [-ch * u[i], x])]]);
-    eqs.push([`output is not a re-encryption of the input (eq. 4b, component ${j})`, [[p.s4[j], G], ...outB[j].map((x, i) => [sp[i], x]), [-1n, p.t4b[j]], ...inB[j].map((x, i) => [-ch * u[i], x])]]);
+    eqs.push([`output is not a re-encryption of the input (eq. 4b, component ${j})`, [[p.s4[j], G_], ...outB[j].map((x, i) => [sp[i], x]), [-1n, p.t4b[j]], ...inB[j].map((x, i) => [-ch * u[i], x])]]);
   }
   for (let i = 0; i < n; i++) {
-    eqs.push([`chain step ${i} fails (eq. 5)`, [[sh[i], G], [sp[i], i === 0 ? H : p.chat[i - 1]], [-1n, p.that[i]], [-ch, p.chat[i]]]]);
+    eqs.push([`chain step ${i} fails (eq. 5)`, [[sh[i], G_], [sp[i], i === 0 ? H : p.chat[i - 1]], [-1n, p.that[i]], [-ch, p.chat[i]]]]);
   }
   return { where, eqs };
 }
@@ -107,7 +118,7 @@ function accumulate(acc, eqs) {
     for (const [s, q] of terms) acc.set(q, ((acc.get(q) ?? 0n) + s * r) % L);
   }
 }
-const holds = (acc) => msm([...acc.keys()], [...acc.values()]).is0();
+const holds = (acc) => msmIsZero([...acc.keys()], [...acc.values()]);
 
 // one step alone: its batched check, then each equation alone to name the one that fails
 function checkStep({ where, eqs }) {
@@ -115,7 +126,7 @@ function checkStep({ where, eqs }) {
   accumulate(acc, eqs);
   if (holds(acc)) return;
   for (const [name, terms] of eqs) {
-    if (!msm(terms.map((x) => x[1]), terms.map((x) => mod(x[0]))).is0()) throw new VerifyError(`${where}: ${name}`);
+    if (!msmIsZero(terms.map((x) => x[1]), terms.map((x) => x[0]))) throw new VerifyError(`${where}: ${name}`);
   }
   throw new VerifyError(`${where}: batched shuffle equation fails`);
 }
@@ -138,8 +149,8 @@ export function checkMixes(sess, pk, name, input, mixes) {
     }
     if (gens === null) {
       const n = input.n;
-      gens = [hashToPoint(utf8('sdp-mixnet-v1|'), utf8('shuffle-H'), sess, utf8(name)),
-        generators(concat([utf8('sdp-mixnet-v1|shuffle-Hi|'), sess, utf8('|'), utf8(name)]), n)];
+      gens = [fromNoble(hashToPoint(utf8('sdp-mixnet-v1|'), utf8('shuffle-H'), sess, utf8(name))),
+        Array.from(derive(generatorSeeds(concat([utf8('sdp-mixnet-v1|shuffle-Hi|'), sess, utf8('|'), utf8(name)]), n)))];
     }
     const args = [sess, step, name, pk, prev, out, get(b, 'proof'), gens];
     accumulate(acc, shuffleEquations(...args).eqs);
