@@ -1,9 +1,8 @@
 // Mix-net checks of docs/spec/05-mixnet.md (V-10 .. V-18, spec version 1).
 import crypto from 'node:crypto';
-import { sha256 } from '@noble/hashes/sha2.js';
 import * as cbor from './cbor.mjs';
 import {
-  G, L, VerifyError, concat, fsHash, fsScalar, hex, inv, le8, leInt, mod, mul, mulBase, scalar,
+  G, L, VerifyError, concat, sha256, fsHash, fsScalar, hex, inv, le8, leInt, mod, mul, mulBase, scalar,
   scalarVector, splitBlob, utf8,
 } from './group.mjs';
 import { blob } from './transcripts.mjs';
@@ -27,7 +26,8 @@ function lagrange0(xs) {
     return (num * inv(den)) % L;
   });
 }
-function decShares(sess, server, batch, y, bs, ds, proof, dset) {
+// `out.shares`: the decoded shares (flat, component by component) when they are valid
+function decShares(sess, server, batch, y, bs, ds, proof, dset, out) {
   if (ds.length !== bs.length || ds.some((d, j) => d.length !== bs[j].length)) return 'share count does not match ciphertexts';
   let seed, bsum, dsum, e, s;
   try {
@@ -37,7 +37,8 @@ function decShares(sess, server, batch, y, bs, ds, proof, dset) {
     // the ciphertexts were decoded by V-16 (when they were mixed): valid, so the same outcome
     const bp = bs.every((col) => cachedPts(col)) ? bs.flatMap((col) => cachedPts(col)) : decodeList(flatB, (i) => `ciphertext[${i}]`);
     bsum = msmPoint(bp, rho);
-    dsum = msmPoint(decodeList(flatD, (i) => `share[${i}]`), rho);
+    out.shares = decodeList(flatD, (i) => `share[${i}]`);
+    dsum = msmPoint(out.shares, rho);
     e = scalar(get(proof, 'e'), 'proof.e');
     s = scalar(get(proof, 's'), 'proof.s');
   } catch (err) { return `invalid share or proof: ${err.message}`; }
@@ -46,20 +47,11 @@ function decShares(sess, server, batch, y, bs, ds, proof, dset) {
   return c === e ? null : 'decryption-share proof (DLEQ) fails';
 }
 
-// a_i - sum_j d_ji of one ciphertext component c (encodings); a bad element fails with the
-// message of the first one in the order (i, then a before the shares in decryption-set order)
+// a_i - sum_j d_ji of one ciphertext component c (encodings); the shares are decoded (by
+// decShares), the a_i were decoded by V-16 when the batch was mixed (so valid)
 function plaintextColumn(aCol, shareCols, c) {
-  const cols = [[aCol, (i) => `final.a[${c}][${i}]`], ...shareCols.map(([j, col]) => [col, () => `share ${j}`])];
-  let first = null;
-  const ptrs = cols.map(([col, name], k) => {
-    try { return decodeList(col, name, true); } catch (err) {
-      if (!(err instanceof VerifyError)) throw err;
-      if (first === null || err.index < first.index || (err.index === first.index && k < first.k)) first = { index: err.index, k, err };
-      return null;
-    }
-  });
-  if (first !== null) throw first.err;
-  return rowSums(ptrs, ((1 << cols.length) - 1) & ~1);
+  const a = cachedPts(aCol) ?? decodeList(aCol, (i) => `final.a[${c}][${i}]`, true);
+  return rowSums([a, ...shareCols], ((1 << (shareCols.length + 1)) - 1) & ~1);
 }
 
 // message embedding, decoding side (spec E-5)
@@ -321,11 +313,12 @@ function verifyRecord(rec, add, label) {
         const sh = shares.get(j);
         const ds = get(sh, 'd').map((x, c) => { const parts = splitBlob(x, fin.n, `share ${j}`); for (const q of parts) if (q[31] & 0x80) throw new VerifyError(`share ${j}: non-canonical encoding (top bit set)`); return parts; });
         const y = mul(st.vks.get(j), lam[pos]);
-        const err = decShares(st.sess, j, name, y, fin.b, ds, get(sh, 'proof'), dset);
+        const dec = {};
+        const err = decShares(st.sess, j, name, y, fin.b, ds, get(sh, 'proof'), dset, dec);
         if (err) return `server ${j}: ${err}`;
-        valid.set(j, ds);
+        valid.set(j, dec.shares);
       }
-      const cols = fin.a.map((col, c) => plaintextColumn(col, dset.map((j) => [j, valid.get(j)[c]]), c));
+      const cols = fin.a.map((col, c) => plaintextColumn(col, dset.map((j) => valid.get(j).slice(c * fin.n, (c + 1) * fin.n)), c));
       const spec = specs.get(name);
       const rows = decodeRows(cols, Number(get(spec, 'width')), get(spec, 'bound'));
       if (!Array.isArray(pub) || pub.length !== rows.length) return `published ${pub?.length} plaintexts, decrypted ${rows.length}`;

@@ -1,13 +1,12 @@
 // V-16: proofs of shuffle (docs/spec/05-mixnet.md S-1 .. S-6) and the ciphertext lists they
 // are about (spec E-3).
 import crypto from 'node:crypto';
-import { sha512 } from '@noble/hashes/sha2.js';
 import {
-  G, L, VerifyError, concat, fsHash, fsScalar, generatorSeeds, hashToPoint, le8, leInt, scalar, scalarVector, scalars,
+  G, L, VerifyError, concat, sha512, fsHash, fsScalar, generatorSeeds, hashToPoint, le8, leInt, scalar, scalarVector, scalars,
   splitBlob, utf8,
 } from './group.mjs';
 import { M, deepEqual, get, isInt } from './util.mjs';
-import { cachedFromNoble, decodeBlob, decodeList, decodeOne, derive, fromNoble, msmIsZero } from './wasm_group.mjs';
+import { cachedFromNoble, decodeBlob, decodeList, decodeOne, derive, fromNoble, knownList, msmIsZero } from './wasm_group.mjs';
 
 // ------------------------------------------------------------------ ciphertext lists (spec E-3)
 export class Cts {
@@ -37,7 +36,7 @@ const hashBytes = (parts) => sha512(concat(parts));
 const cache = new WeakMap();
 export function pts(col, where) {
   if (cache.has(col)) return cache.get(col);
-  const out = Array.from(decodeList(col, (i) => `${where}[${i}]`));
+  const out = knownList(col) ?? Array.from(decodeList(col, (i) => `${where}[${i}]`));
   cache.set(col, out);
   return out;
 }

@@ -92,7 +92,20 @@ function identityAware(encs, name, ptrs, first) {
   }
   return ptrs;
 }
-export const decodeOne = (enc, where, allowIdentity = false) => decodeList([enc], () => where, allowIdentity)[0];
+// single elements decoded without the identity, by their byte-string object: a list made of
+// such objects (V-16's inputs are V-14's ciphertexts) is not decoded twice (knownList)
+const known = new WeakMap();
+export function decodeOne(enc, where, allowIdentity = false) {
+  const p = decodeList([enc], () => where, allowIdentity)[0];
+  if (!allowIdentity) known.set(enc, p);
+  return p;
+}
+// the points of a list whose every element decodeOne decoded (identity refused), else null
+export function knownList(encs) {
+  const out = new Array(encs.length);
+  for (let i = 0; i < encs.length; i++) { const p = known.get(encs[i]); if (p === undefined) return null; out[i] = p; }
+  return out;
+}
 // a blob of n concatenated encodings (group.mjs points())
 export function decodeBlob(blob, n, where, allowIdentity = false) {
   if (!(blob instanceof Uint8Array) || blob.length !== 32 * n) throw new VerifyError(`${where}: expected ${n} elements (${32 * n} bytes)`);

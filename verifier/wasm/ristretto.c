@@ -330,8 +330,9 @@ int msm(const uint8_t *sc, const int32_t *ptr, int n, uint8_t *out) {
       for (int k = 0; k < 4 && (bit >> 3) + k < 32; k++) v |= (uint32_t)s[(bit >> 3) + k] << (8 * k);
       int d = (int)((v >> (bit & 7)) & ((1u << c) - 1)) + carries[i];
       if (d > nb) { d -= 1 << c; carries[i] = 1; } else carries[i] = 0;
-      if (d > 0) { ge t; ge_madd(&t, &buckets[d - 1], AT(ptr[i]), 1); buckets[d - 1] = t; }
-      else if (d < 0) { ge t; ge_madd(&t, &buckets[-d - 1], AT(ptr[i]), -1); buckets[-d - 1] = t; }
+      /* in place: ge_madd reads p before it writes r */
+      if (d > 0) ge_madd(&buckets[d - 1], &buckets[d - 1], AT(ptr[i]), 1);
+      else if (d < 0) ge_madd(&buckets[-d - 1], &buckets[-d - 1], AT(ptr[i]), -1);
     }
     ge run, sum, t; ge_0(&run); ge_0(&sum);
     for (int b = nb - 1; b >= 0; b--) { ge_addp(&t, &run, &buckets[b]); run = t; ge_addp(&t, &sum, &run); sum = t; }
