@@ -2,6 +2,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { ristretto255_hasher } from '@noble/curves/ed25519.js';
 import { G, L, Point, VerifyError } from '../lib/group.mjs';
 import { decodeBlob, decodeList, decodeOne, derive, encode, fromNoble, msmBytes, msmIsZero, rowSums } from '../lib/wasm_group.mjs';
@@ -75,4 +79,12 @@ test('row sums equal noble additions and subtractions', () => {
   assert.deepEqual(got, a.map((p, i) => hex(p.subtract(b[i]).subtract(c[i]).toBytes())));
   const same = rowSums([enc(a), enc(a)], 0b10).map(hex);
   assert.deepEqual(same, a.map(() => hex(new Uint8Array(32))));
+});
+
+const hasClang = spawnSync('clang-14', ['--version']).status === 0;
+test('lib/ristretto.wasm is what wasm/build.sh makes of wasm/ristretto.c', { skip: hasClang ? false : 'clang-14 (with lld-14) is not installed' }, () => {
+  const out = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'wasm-')), 'r.wasm');
+  const here = path.dirname(new URL(import.meta.url).pathname);
+  execFileSync('bash', [path.join(here, '..', 'wasm', 'build.sh')], { env: { ...process.env, OUT: out }, stdio: 'pipe' });
+  assert.ok(fs.readFileSync(out).equals(fs.readFileSync(path.join(here, '..', 'lib', 'ristretto.wasm'))), 'rebuild verifier/lib/ristretto.wasm with verifier/wasm/build.sh');
 });
