@@ -108,3 +108,13 @@ def test_extra_ports_one_rule() -> None:
     assert all(extra_ports("txpub", name, layout) == 0 for name in backends())
     assert all(tolerated_roles("txpub", name) == frozenset() for name in backends())
     assert tolerated_roles("grr", "no-such") == frozenset()
+
+
+def test_each_backend_declares_the_parameters_it_reads() -> None:
+    from parties.runtime.run_options import RUNTIME_PARAMS
+
+    names = [p.name for b in backends().values() for p in b.params]
+    assert len(names) == len(set(names))  # one owner per parameter
+    assert set(names) <= set(RUNTIME_PARAMS)
+    for b in backends().values():
+        assert set(b.runtime_params) <= {p.name for p in b.params}, b.name

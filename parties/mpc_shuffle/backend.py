@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from parties.runtime.backend import ShufflerBackend
+from protocols.params import Param
 
 SERVER_ROLE = "mpc-server"
 
@@ -18,6 +19,26 @@ class MpcBackend(ShufflerBackend):
     # "mpc": the server role's name in cost ledgers of early runs
     server_roles: ClassVar[frozenset[str]] = frozenset({SERVER_ROLE, "mpc"})
     verify_check: ClassVar[str] = "parties.verify.shuffle:check_mpc_run"
+    params: ClassVar[tuple[Param, ...]] = (
+        Param("mpc_tls", "bool", "MPC: per-server MPyC TLS keys (cluster runs)"),
+        Param("mpc_ports", "str", "MPC: one MPyC port per server (list, 'p1,p2,p3' or a base)"),
+        Param("mpc_threshold", "int", "MPC: Shamir threshold t < m/2 (default (m-1)//2)", low=0),
+        Param(
+            "mpc_multiset", "bool", "MPC malicious-abort: add the multiset check (log2 n rounds)"
+        ),
+        Param(
+            "security",
+            "choice",
+            "MPC: malicious-abort (MACs, default) or the faster semi-honest mode",
+            choices=("malicious-abort", "semi-honest"),
+        ),
+        Param(
+            "mpc_mode",
+            "choice",
+            "MPC: open the shuffled rows or only their histogram",
+            choices=("open", "histogram"),
+        ),
+    )
 
     def extra_ports(self, layout: dict[str, Any]) -> int:
         """One MPyC port per server."""

@@ -10,7 +10,8 @@ round loop) asks the backend of a run instead of comparing the shuffler's name:
 - ``server_roles``: roles whose costs are server costs (``parties.costs.model``);
 - ``tolerated_roles``: roles whose failure a published run tolerates (launcher, verify);
 - ``verify_check``: the ``sdp verify`` check of its published runs (``module:function``);
-- ``runtime_params``: parameters it reads, with their defaults (set by ``resolve_job``);
+- ``params``: the run parameters it reads (``protocols.params.Param``: any protocol accepts
+  them); ``runtime_params``: those defaulted from a layout option (set by ``resolve_job``);
 - ``extra_ports`` / ``assign_ports``: ports beyond one per party (the MPC servers' mesh);
 - ``prepare_party_dirs``: files it needs in the party directories (MPC TLS keys);
 - ``check_params`` / ``check_workload`` / ``check_defences``: launch-time refusals of what
@@ -63,6 +64,7 @@ class ShufflerBackend:
     server_roles: ClassVar[frozenset[str]] = frozenset()
     tolerated_roles: ClassVar[frozenset[str]] = frozenset({"client"})
     verify_check: ClassVar[str] = ""
+    params: ClassVar[tuple[Any, ...]] = ()  # the ``protocols.params.Param`` it reads
     runtime_params: ClassVar[dict[str, str]] = {}  # param -> layout option giving its default
     default: ClassVar[bool] = False  # the shuffler of ``sdp run PROTOCOL`` without --shuffler
 

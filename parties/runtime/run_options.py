@@ -11,7 +11,7 @@ import argparse
 import math
 from typing import Any
 
-from parties.runtime.backend import default_shuffler, shuffler_names
+from parties.runtime.backend import backends, default_shuffler, shuffler_names
 from parties.runtime.cluster import ClusterError
 from parties.runtime.plans import backend_of, plan_for
 from protocols.params import PINNED_DEFAULTS, Param, ParamError, check_params
@@ -41,8 +41,9 @@ PARAM_OPTIONS = (
     "k",
 )
 
-# Parameters the parties and the launcher read themselves (shuffler options, run options): any
-# protocol accepts them; each protocol's own are declared in protocols/params.py.
+# Parameters the parties and the launcher read themselves (run options here, each shuffler's in
+# its backend's ``params``): any protocol accepts them; each protocol's own are declared in
+# protocols/params.py.
 RUNTIME_PARAMS: dict[str, Param] = {
     p.name: p
     for p in (
@@ -57,53 +58,8 @@ RUNTIME_PARAMS: dict[str, Param] = {
             low=0,
             high=0.999999,
         ),
-        # the range (2..mix servers) is checked by the mix-net plan, which knows the layout
-        Param("threshold", "int", "mix-net decryption threshold t (2 <= t <= mix servers)"),
-        Param(
-            "verify_mixes",
-            "bool",
-            "refused by the mix-net plan: every server verifies the whole mix chain",
-        ),
-        Param("mix_workers", "int", "worker processes per mix server", low=1),
-        Param("fakes", "int", "trusted shuffler: uniform fake messages added per batch"),
-        Param(
-            "min_batch", "int", "trusted shuffler: noisy crowd threshold on the batch size", low=1
-        ),
-        Param(
-            "threshold_epsilon",
-            "float",
-            "epsilon of the crowd threshold's noisy count",
-            low=0,
-            open_low=True,
-        ),
-        Param(
-            "threshold_beta",
-            "float",
-            "failure probability of the crowd threshold",
-            low=0,
-            open_low=True,
-            high=1,
-        ),
-        Param("mpc_tls", "bool", "MPC: per-server MPyC TLS keys (cluster runs)"),
-        Param("mpc_ports", "str", "MPC: one MPyC port per server (list, 'p1,p2,p3' or a base)"),
-        Param("mpc_threshold", "int", "MPC: Shamir threshold t < m/2 (default (m-1)//2)", low=0),
-        Param(
-            "mpc_multiset", "bool", "MPC malicious-abort: add the multiset check (log2 n rounds)"
-        ),
-        Param(
-            "security",
-            "choice",
-            "MPC: malicious-abort (MACs, default) or the faster semi-honest mode",
-            choices=("malicious-abort", "semi-honest"),
-        ),
-        Param(
-            "mpc_mode",
-            "choice",
-            "MPC: open the shuffled rows or only their histogram",
-            choices=("open", "histogram"),
-        ),
     )
-}
+} | {p.name: p for b in backends().values() for p in b.params}
 
 
 def add_run_options(ap: argparse.ArgumentParser, for_init: bool = False) -> None:
