@@ -317,7 +317,7 @@ def run_all(
 
 def main(argv: list[str]) -> int:
     """Entry point for ``sdp reproduce seed003``."""
-    from protocols.experiments.seed003.report import write_report
+    from parties.reproduce.seed003.report import write_report
 
     ap = argparse.ArgumentParser(prog="sdp reproduce seed003", description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="2 repetitions, small grids (CI)")

@@ -1,5 +1,5 @@
 """Markdown report and plots of ``sdp reproduce seed000-marginals`` (see
-:mod:`protocols.experiments.seed000.marginals`): tables, the issue's checks, the paper's claims
+:mod:`parties.reproduce.seed000.marginals`): tables, the issue's checks, the paper's claims
 next to ours, the choices made and the differences explained.
 """
 
@@ -9,7 +9,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from protocols.experiments.paper_parameters import paper_parameters_section
+from parties.reproduce.paper_parameters import paper_parameters_section
 
 LABELS = {
     "calm": "Calm (LDP)",

@@ -11,10 +11,10 @@ import json
 import time
 from pathlib import Path
 
+from parties.reproduce.seed000 import runs as S
+from parties.reproduce.seed000.report import write_report
+from parties.reproduce.seed000.runs import DATASETS, PAPER_GRID
 from protocols.datasets import categorical as D
-from protocols.experiments.seed000 import runs as S
-from protocols.experiments.seed000.report import write_report
-from protocols.experiments.seed000.runs import DATASETS, PAPER_GRID
 
 
 def main(argv: list[str]) -> int:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from protocols.experiments.seed004.methods import METHODS
+from parties.reproduce.seed004.methods import METHODS
 
 FIGS = {
     "fig8_count_eps": "Fig. 8: counting vs eps_c",

@@ -1,4 +1,4 @@
-"""Markdown report and plots of ``sdp reproduce seed002`` (see :mod:`protocols.experiments.seed002.runs`)."""
+"""Markdown report and plots of ``sdp reproduce seed002`` (see :mod:`parties.reproduce.seed002.runs`)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from protocols.experiments.paper_parameters import paper_parameters_section
+from parties.reproduce.paper_parameters import paper_parameters_section
 
 METHODS = ("hp-sdp", "hp-sm", "murs", "sh", "aue", "pure-dump", "mix-dump", "laplace")
 LABELS = {

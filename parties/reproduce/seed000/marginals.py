@@ -17,7 +17,7 @@ Writes ``DIR/report.md`` (Markdown + PNG plots) and ``DIR/results.json``:
 
 ``--quick``: eps_c in {0.5, 1.0} (Census: 1.0), one repetition, 1 SGD epoch (under 2 minutes).
 The report (tables, plots, checks, claims) is written by
-:mod:`protocols.experiments.seed000.marginals_report`.
+:mod:`parties.reproduce.seed000.marginals_report`.
 """
 
 from __future__ import annotations
@@ -179,7 +179,7 @@ def sgd_experiment(
 
 def main(argv: list[str]) -> int:
     """Entry point of ``sdp reproduce seed000-marginals``."""
-    from protocols.experiments.seed000.marginals_report import write_report
+    from parties.reproduce.seed000.marginals_report import write_report
 
     ap = argparse.ArgumentParser(
         prog="sdp reproduce seed000-marginals", description=__doc__.splitlines()[0]

@@ -7,9 +7,9 @@ import math
 from pathlib import Path
 from typing import Any
 
-from protocols.experiments.seed004.common import err_of as _err
-from protocols.experiments.seed004.common import fmt as _fmt
-from protocols.experiments.seed004.methods import METHODS, NEWER, SURVEY_METHODS
+from parties.reproduce.seed004.common import err_of as _err
+from parties.reproduce.seed004.common import fmt as _fmt
+from parties.reproduce.seed004.methods import METHODS, NEWER, SURVEY_METHODS
 from protocols.multi_freq.experiment import c10_claim
 
 BASELINES = {
@@ -287,7 +287,7 @@ def claims(res: dict[str, Any]) -> dict[str, Any]:
 
 def write(res: dict[str, Any], out: Path) -> None:
     """README.md and the PNG plots into ``out``."""
-    from protocols.experiments.seed004 import report_plots, report_tables
+    from parties.reproduce.seed004 import report_plots, report_tables
 
     report_plots.plot_all(res, out)
     (out / "README.md").write_text(report_tables.markdown(res))

@@ -14,9 +14,9 @@ Writes ``DIR/report.md`` (Markdown with PNG plots) and ``DIR/results.json``:
 
 Every run uses the protocols' own ``encode``/``analyze`` with the in-process trusted shuffler.
 ``--quick`` (CI): 2 repetitions per point; otherwise 20.
-The report is written by :mod:`protocols.experiments.seed000.report` (tables in
-:mod:`~protocols.experiments.seed000.tables`, the paper's numbers in
-:mod:`~protocols.experiments.seed000.reference`).
+The report is written by :mod:`parties.reproduce.seed000.report` (tables in
+:mod:`~parties.reproduce.seed000.tables`, the paper's numbers in
+:mod:`~parties.reproduce.seed000.reference`).
 """
 
 from __future__ import annotations

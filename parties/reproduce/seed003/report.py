@@ -10,7 +10,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from protocols.experiments.paper_parameters import paper_parameters_section
+from parties.reproduce.paper_parameters import paper_parameters_section
 
 # spec Sec. 7.1: thesis precisions at eps = 2, k = 30 (single runs)
 THESIS_SYNTHETIC = {

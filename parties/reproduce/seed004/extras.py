@@ -14,12 +14,12 @@ from typing import Any
 
 import numpy as np
 
+from parties.reproduce.seed004.methods import Setting
 from protocols.accountant import survey
 from protocols.catalogue.data import normal_categorical, normal_unit
 from protocols.counting.cnt_bn import CntBN
 from protocols.counting.cnt_rr import CntRR
 from protocols.counting.cnt_sgm import CntSGM
-from protocols.experiments.seed004.methods import Setting
 from protocols.histograms.hist_kr import HistKR
 from protocols.ranges.matrix_mechanism import range_answers
 from protocols.ranges.tree import RangeTree, random_ranges

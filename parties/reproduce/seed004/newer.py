@@ -17,10 +17,10 @@ from typing import Any
 
 import numpy as np
 
+from parties.reproduce.seed004.common import err_of, fmt
+from parties.reproduce.seed004.methods import METHODS, Setting
 from protocols.distinct.parity import RobustDistinct, xor_parities
 from protocols.distinct.workload import distinct_column
-from protocols.experiments.seed004.common import err_of, fmt
-from protocols.experiments.seed004.methods import METHODS, Setting
 from protocols.privacy.ledger import USERS, gate
 from protocols.rng import experiment_rng
 

@@ -6,13 +6,13 @@ import importlib
 import sys
 
 SEEDS: dict[str, str] = {
-    "seed000": "protocols.experiments.seed000.reproduce",
-    "seed000-marginals": "protocols.experiments.seed000.marginals",
-    "seed001": "protocols.experiments.seed001.runs",
-    "seed002": "protocols.experiments.seed002.runs",
-    "seed003": "protocols.experiments.seed003.runs",
-    "splitmix": "protocols.experiments.seed004.splitmix",
-    "seed004": "protocols.experiments.seed004.runs",
+    "seed000": "parties.reproduce.seed000.reproduce",
+    "seed000-marginals": "parties.reproduce.seed000.marginals",
+    "seed001": "parties.reproduce.seed001.runs",
+    "seed002": "parties.reproduce.seed002.runs",
+    "seed003": "parties.reproduce.seed003.runs",
+    "splitmix": "parties.reproduce.seed004.splitmix",
+    "seed004": "parties.reproduce.seed004.runs",
 }
 
 

@@ -1,4 +1,4 @@
-"""Markdown report of ``sdp reproduce seed000`` (see :mod:`protocols.experiments.seed000.runs`)."""
+"""Markdown report of ``sdp reproduce seed000`` (see :mod:`parties.reproduce.seed000.runs`)."""
 
 from __future__ import annotations
 
@@ -6,18 +6,17 @@ import json
 from pathlib import Path
 from typing import Any
 
-from protocols.datasets import categorical as D
-from protocols.experiments.paper_parameters import paper_parameters_section
-from protocols.experiments.seed000 import runs as S
-from protocols.experiments.seed000.reference import PAPER_TABLE2, PAPER_TABLE3, PAPER_TABLE4
-from protocols.experiments.seed000.runs import (
+from parties.reproduce.paper_parameters import paper_parameters_section
+from parties.reproduce.seed000 import runs as S
+from parties.reproduce.seed000.reference import PAPER_TABLE2, PAPER_TABLE3, PAPER_TABLE4
+from parties.reproduce.seed000.runs import (
     METHODS,
     attribute_set,
     bits_per_user,
     curve_point,
     encode_timing,
 )
-from protocols.experiments.seed000.tables import (
+from parties.reproduce.seed000.tables import (
     CURVES,
     LABELS,
     _claims,
@@ -32,6 +31,7 @@ from protocols.experiments.seed000.tables import (
     _sse_table,
     _thresholds,
 )
+from protocols.datasets import categorical as D
 
 
 def write_report(

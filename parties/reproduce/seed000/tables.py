@@ -11,10 +11,10 @@ from typing import Any
 
 import numpy as np
 
+from parties.reproduce.seed000 import runs as S
+from parties.reproduce.seed000.reference import SPEC_12_1
+from parties.reproduce.seed000.runs import PAPER_GRID, attribute_set, curve_point
 from protocols.datasets import categorical as D
-from protocols.experiments.seed000 import runs as S
-from protocols.experiments.seed000.reference import SPEC_12_1
-from protocols.experiments.seed000.runs import PAPER_GRID, attribute_set, curve_point
 from protocols.multidim.baselines import sue_feasibility_threshold
 from protocols.multidim.calculate import (
     balle_x,

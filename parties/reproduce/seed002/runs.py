@@ -242,7 +242,7 @@ def aggregation_timing(
 
 def main(argv: list[str]) -> int:
     """CLI entry: ``sdp reproduce seed002 [--quick] --out DIR``."""
-    from protocols.experiments.seed002.report import write_report
+    from parties.reproduce.seed002.report import write_report
 
     ap = argparse.ArgumentParser(prog="sdp reproduce seed002")
     ap.add_argument("--quick", action="store_true", help="small grid (CI, under 2 minutes)")

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from protocols.experiments.seed004 import newer
-from protocols.experiments.seed004.common import err_of as _err
-from protocols.experiments.seed004.common import fmt as _fmt
-from protocols.experiments.seed004.methods import METHODS, SURVEY_METHODS
-from protocols.experiments.seed004.report_plots import FIGS
+from parties.reproduce.seed004 import newer
+from parties.reproduce.seed004.common import err_of as _err
+from parties.reproduce.seed004.common import fmt as _fmt
+from parties.reproduce.seed004.methods import METHODS, SURVEY_METHODS
+from parties.reproduce.seed004.report_plots import FIGS
 
 PROBLEM_TITLE = {"count": "Counting", "hist": "Histograms", "sum": "Sums"}
 

@@ -2,7 +2,7 @@
 
 Synthetic Bernoulli(q) bits, a normal over [d] and a normal over [0, 1]; defaults n = 10^6
 (``--quick``: 10^5), eps_c = 0.9, q = 0.5, delta = 10^-6, d = 64. For every method of
-:mod:`protocols.experiments.seed004.methods` at the defaults: RMSE over repetitions (absolute:
+:mod:`parties.reproduce.seed004.methods` at the defaults: RMSE over repetitions (absolute:
 counts, per-bin counts, sums), the exact expected RMSE where the estimator's variance is known,
 the median analyzer seconds and the measured messages (and bits) per user. Then the sweeps of
 Figs. 8-15 (eps_c, n, q, d), the accountant tables (Tables 1-4), the Split-Mix and summation
@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from protocols.experiments.seed004.methods import (
+from parties.reproduce.seed004.methods import (
     METHODS,
     Method,
     Setting,
@@ -129,7 +129,7 @@ def sweep(
 
 def run(plan_name: str, seed: int, log: Any = print) -> dict[str, Any]:
     """The whole experiment of one plan; returns the JSON-ready results."""
-    from protocols.experiments.seed004 import extras, newer
+    from parties.reproduce.seed004 import extras, newer
     from protocols.pure_dp.audit import pure_audit
 
     plan = PLANS[plan_name]
@@ -200,7 +200,7 @@ def summary(res: dict[str, Any]) -> dict[str, Any]:
 
 def main(argv: list[str]) -> int:
     """Entry of ``sdp reproduce seed004``."""
-    from protocols.experiments.seed004 import report
+    from parties.reproduce.seed004 import report
 
     ap = argparse.ArgumentParser(prog="sdp reproduce seed004", description=__doc__.splitlines()[0])
     ap.add_argument("--out", required=True, help="output directory")

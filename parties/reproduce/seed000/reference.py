@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from protocols.experiments.seed000.runs import PAPER_GRID
+from parties.reproduce.seed000.runs import PAPER_GRID
 
 # ---- reference values: the spec's own computation (Sec. 12.1) and the paper's tables ----
 SPEC_12_1 = {  # eps_c: (X_s, SRR-MS, ARR-SS, PSRR-SS)
