@@ -43,6 +43,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="DIR",
         help="keep the party directories (private keys) in DIR, outside the run directory",
     )
+    ap.add_argument(
+        "--pool",
+        metavar="SPEC",
+        help="where the mix servers' CPU-bound work runs: 'local' (each its own process pool, "
+        "the default) or 'dask://HOST:PORT' (a Dask scheduler; docs/scale.md)",
+    )
     ap.add_argument("--quiet", action="store_true", help="no progress display")
     ap.add_argument("--json", action="store_true", help="print result.json instead of tables")
     ap.add_argument("--no-verify", action="store_true", help="skip sdp verify after the run")
@@ -59,6 +65,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 EVALUATION_SUFFIX = ".evaluation-NOT-PRIVATE.json"
+# the roles whose CPU-bound work ``sdp run --pool`` sends to the pool (the cluster file's
+# [pool] table may name any party)
+POOL_ROLES = ("mix-server",)
 EVALUATION_WARNING = (
     "NOT PRIVATE: true statistics of the run's data, computed by the launcher after the run; "
     "for the operator's eyes only. Not part of the protocol, not covered by the privacy "
@@ -216,6 +225,10 @@ def main(argv: list[str]) -> int:
         return 0
     args = build_parser().parse_args(argv)
     try:
+        if args.pool is not None:
+            from parties.runtime.pools import check_pool_spec
+
+            check_pool_spec(args.pool)
         protocol, shuffler, params, layout_options = resolve_job(args)
     except ArithmeticError as exc:
         print(
@@ -288,6 +301,12 @@ def _run(
                 "dummy record):\n  " + "\n  ".join(excluded),
                 file=sys.stderr,
             )
+    if getattr(args, "pool", None):
+        # the mix servers' pool (parties.runtime.pools); other roles keep their local pools
+        from parties.runtime.pools import check_pool_spec
+
+        spec = check_pool_spec(args.pool)
+        cluster.pools = {p.name: spec for p in cluster.parties if p.role in POOL_ROLES}
     dirs = make_party_dirs(cluster, keys_root)
     if hasattr(plan, "prepare_party_dirs"):
         plan.prepare_party_dirs(cluster, dirs)
