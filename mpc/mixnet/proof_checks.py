@@ -13,6 +13,8 @@ from collections.abc import Sequence
 from concurrent.futures import Executor
 from typing import Any
 
+from mpc.dkg import commitment_at
+from mpc.elgamal import lagrange_at_zero
 from mpc.mixnet.schema import (
     VerifyError,
     bound_client_id,
@@ -330,20 +332,7 @@ def weighted_key(vk: bytes, server: int, dset: Sequence[int]) -> bytes:
     """``lambda_server Y_server``: the key of a share weighted for decryption set ``dset``."""
     if server not in dset:
         raise ValueError(f"server {server} is not in the decryption set {list(dset)}")
-    return smul(lagrange0(list(dset))[list(dset).index(server)], vk, f"verification key {server}")
-
-
-def lagrange0(xs: Sequence[int]) -> list[int]:
-    """Lagrange coefficients at 0 (verifier's own copy)."""
-    out = []
-    for i, xi in enumerate(xs):
-        num = den = 1
-        for k, xk in enumerate(xs):
-            if k != i:
-                num = num * xk % L
-                den = den * (xk - xi) % L
-        out.append(num * pow(den, -1, L) % L)
-    return out
+    return smul(lagrange_at_zero(list(dset))[list(dset).index(server)], vk, f"verification key {server}")
 
 
 # ---------------------------------------------------------------- DKG
@@ -379,7 +368,7 @@ def verify_dkg(sess_id: str, k: int, t: int, dkg: Any) -> tuple[bytes, dict[int,
             if share is not None:
                 sv = scalar_from_bytes(share, f"dkg.complaint share of {d}")
                 m = comp["by"]
-                ok = smul_base(sv) == _eval_commit(comms[d], m)
+                ok = smul_base(sv) == commitment_at(comms[d], m)
             if not ok:
                 qual.discard(d)
     except (GroupError, ValueError, KeyError, TypeError) as exc:
@@ -392,7 +381,7 @@ def verify_dkg(sess_id: str, k: int, t: int, dkg: Any) -> tuple[bytes, dict[int,
     pk = sum_points(comms[i][0] for i in qual_l)
     if pk != dkg.get("pk"):
         raise VerifyError("dkg: published public key is not the sum of qualified dealers' keys")
-    vks = {m: sum_points(_eval_commit(comms[i], m) for i in qual_l) for m in range(1, k + 1)}
+    vks = {m: sum_points(commitment_at(comms[i], m) for i in qual_l) for m in range(1, k + 1)}
     pub = dkg.get("vks", {})
     for m in range(1, k + 1):
         if pub.get(m) != vks[m]:
@@ -409,8 +398,3 @@ def verify_dkg_pok(sess_id: str, dealer: int, c0: bytes, pok: Any) -> bool:
     except (GroupError, ValueError, KeyError, TypeError):
         return False
     return dkg_pok_challenge(sess_id, dealer, c0, tt) == e
-
-
-def _eval_commit(comm: Sequence[bytes], x: int) -> bytes:
-    """``sum_m x^m C_m`` (Feldman: commitment to the polynomial's value at ``x``)."""
-    return msm([pow(x, m, L) for m in range(len(comm))], list(comm), "commitment")
