@@ -169,8 +169,9 @@ def test_decryption_share_proofs() -> None:
 
 def test_weighted_shares_decrypt_with_additions_only() -> None:
     """Shares weighted by Lagrange coefficients of the set add up to the plaintexts."""
-    from mpc.elgamal import combine_weighted_shares, lagrange_at_zero
+    from mpc.elgamal import combine_weighted_shares
     from mpc.mixnet.proof_checks import weighted_key
+    from mpc.threshold import lagrange_at_zero
 
     x, pk, rows, ct, gens = _setup(n=6)
     # split x into a 2-of-3 sharing: f(i) = x + a1 i

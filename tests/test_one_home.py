@@ -86,13 +86,16 @@ def test_accountant_dispatch_is_one_table() -> None:
 
 
 def test_lagrange_and_feldman_have_one_home_with_the_guard() -> None:
-    from mpc import dkg, elgamal
-    from mpc.mixnet import proof_checks
+    from mpc import dkg, elgamal, threshold
+    from mpc.mixnet import decryption, proof_checks
 
     assert not hasattr(proof_checks, "lagrange0")
     assert not hasattr(proof_checks, "_eval_commit")
-    assert proof_checks.lagrange_at_zero is elgamal.lagrange_at_zero
-    assert proof_checks.commitment_at is dkg.commitment_at
+    assert not hasattr(elgamal, "lagrange_at_zero")
+    assert proof_checks.lagrange_at_zero is threshold.lagrange_at_zero
+    assert decryption.lagrange_at_zero is threshold.lagrange_at_zero
+    assert proof_checks.commitment_at is threshold.commitment_at
+    assert dkg.commitment_at is threshold.commitment_at
     # the guard the verifier's copy had lost: repeated evaluation points are refused
     with pytest.raises(ValueError, match="distinct and nonzero"):
         proof_checks.weighted_key(b"\x00" * 32, 1, [1, 1, 2])

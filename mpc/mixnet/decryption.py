@@ -14,11 +14,12 @@ from typing import Any
 
 import numpy as np
 
-from mpc.elgamal import combine_weighted_shares, decode_rows, lagrange_at_zero
+from mpc.elgamal import combine_weighted_shares, decode_rows
 from mpc.mixnet.proof_checks import verify_dec_shares, weighted_key
 from mpc.mixnet.schema import Ciphertexts, blob_points
 from mpc.nizk import dec_share_prove
 from mpc.ristretto import L, chunk_ranges, map_chunks, smul_many
+from mpc.threshold import lagrange_at_zero
 
 
 def digest_all(current: dict[str, Ciphertexts]) -> bytes:

@@ -13,8 +13,6 @@ from collections.abc import Sequence
 from concurrent.futures import Executor
 from typing import Any
 
-from mpc.dkg import commitment_at
-from mpc.elgamal import lagrange_at_zero
 from mpc.mixnet.schema import (
     VerifyError,
     bound_client_id,
@@ -40,6 +38,7 @@ from mpc.ristretto import (
     sub,
     sum_points,
 )
+from mpc.threshold import commitment_at, lagrange_at_zero
 
 # ---------------------------------------------------------------- client proofs
 
@@ -332,7 +331,9 @@ def weighted_key(vk: bytes, server: int, dset: Sequence[int]) -> bytes:
     """``lambda_server Y_server``: the key of a share weighted for decryption set ``dset``."""
     if server not in dset:
         raise ValueError(f"server {server} is not in the decryption set {list(dset)}")
-    return smul(lagrange_at_zero(list(dset))[list(dset).index(server)], vk, f"verification key {server}")
+    return smul(
+        lagrange_at_zero(list(dset))[list(dset).index(server)], vk, f"verification key {server}"
+    )
 
 
 # ---------------------------------------------------------------- DKG
