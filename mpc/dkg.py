@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from mpc.nizk import dkg_pok_prove
+from mpc.mixnet.proofs.dkg_pok import dkg_pok_prove
 from mpc.ristretto import (
     L,
     random_scalars,

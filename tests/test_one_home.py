@@ -88,17 +88,18 @@ def test_accountant_dispatch_is_one_table() -> None:
 def test_lagrange_and_feldman_have_one_home_with_the_guard() -> None:
     from mpc import dkg, elgamal, threshold
     from mpc.mixnet import decryption, proof_checks
+    from mpc.mixnet.proofs import dleq
 
     assert not hasattr(proof_checks, "lagrange0")
     assert not hasattr(proof_checks, "_eval_commit")
     assert not hasattr(elgamal, "lagrange_at_zero")
-    assert proof_checks.lagrange_at_zero is threshold.lagrange_at_zero
+    assert dleq.lagrange_at_zero is threshold.lagrange_at_zero
     assert decryption.lagrange_at_zero is threshold.lagrange_at_zero
     assert proof_checks.commitment_at is threshold.commitment_at
     assert dkg.commitment_at is threshold.commitment_at
     # the guard the verifier's copy had lost: repeated evaluation points are refused
     with pytest.raises(ValueError, match="distinct and nonzero"):
-        proof_checks.weighted_key(b"\x00" * 32, 1, [1, 1, 2])
+        dleq.weighted_key(b"\x00" * 32, 1, [1, 1, 2])
 
 
 def test_tls_certificates_have_one_builder(tmp_path: Path) -> None:

@@ -13,14 +13,11 @@ from collections.abc import Sequence
 from concurrent.futures import Executor
 from typing import Any
 
+from mpc.mixnet.proofs.dkg_pok import verify_dkg_pok
 from mpc.mixnet.schema import (
     VerifyError,
     bound_client_id,
     client_challenge,
-    dec_share_seed,
-    dkg_pok_challenge,
-    dleq_challenge,
-    scalar_vector,
 )
 from mpc.pools import process_pool
 from mpc.ristretto import (
@@ -30,7 +27,6 @@ from mpc.ristretto import (
     L,
     check_point,
     msm,
-    msm_parallel,
     random_scalars,
     scalar_from_bytes,
     smul,
@@ -38,7 +34,7 @@ from mpc.ristretto import (
     sub,
     sum_points,
 )
-from mpc.threshold import commitment_at, lagrange_at_zero
+from mpc.threshold import commitment_at
 
 # ---------------------------------------------------------------- client proofs
 
@@ -274,68 +270,6 @@ def submitters(inputs: Sequence[dict[str, Any]]) -> list[str]:
     return [str(p["party"]) for p in inputs for _ in range(int(p["count"]))]
 
 
-# ---------------------------------------------------------------- DLEQ / decryption shares
-
-
-def verify_dleq(
-    label: str, ctx: bytes, g1: bytes, y1: bytes, g2: bytes, y2: bytes, e: int, s: int
-) -> bool:
-    """Chaum-Pedersen check ``log_g1 y1 = log_g2 y2`` for a proof ``(e, s)``."""
-    try:
-        t1 = sub(smul_base(s) if g1 == G else smul(s, g1), smul(e, y1))
-        t2 = sub(smul(s, g2), smul(e, y2))
-    except GroupError:
-        return False
-    return dleq_challenge(label, ctx, g1, y1, g2, y2, t1, t2) == e
-
-
-def verify_dec_shares(
-    sess: bytes,
-    server: int,
-    batch: str,
-    y: bytes,
-    bs: Sequence[Sequence[bytes]],
-    ds: Sequence[Sequence[bytes]],
-    proof: Any,
-    workers: int = 1,
-    pool: Executor | None = None,
-    *,
-    dset: Sequence[int],
-) -> str | None:
-    """``None`` if server ``server``'s shares ``ds`` of ``bs`` verify against the key ``y``.
-
-    ``y`` is the key the shares were made with: ``lambda_j Y_j`` for a share weighted for the
-    decryption set ``dset`` (``weighted_key``).
-    """
-    try:
-        if len(ds) != len(bs) or any(len(d) != len(b) for d, b in zip(ds, bs)):
-            return "share count does not match ciphertexts"
-        seed = dec_share_seed(
-            sess, server, batch, dset, [list(c) for c in bs], [list(c) for c in ds]
-        )
-        flat_b = [p for col in bs for p in col]
-        flat_d = [p for col in ds for p in col]
-        rho = scalar_vector(seed, len(flat_b))
-        bsum = msm_parallel([(rho, flat_b, "ciphertext")], workers, pool)
-        dsum = msm_parallel([(rho, flat_d, "share")], workers, pool)
-        e = scalar_from_bytes(proof["e"], "proof.e")
-        s = scalar_from_bytes(proof["s"], "proof.s")
-    except (GroupError, ValueError, KeyError, TypeError) as exc:
-        return f"invalid share or proof: {exc}"
-    if not verify_dleq("dec", seed, G, y, bsum, dsum, e, s):
-        return "decryption-share proof (DLEQ) fails"
-    return None
-
-
-def weighted_key(vk: bytes, server: int, dset: Sequence[int]) -> bytes:
-    """``lambda_server Y_server``: the key of a share weighted for decryption set ``dset``."""
-    if server not in dset:
-        raise ValueError(f"server {server} is not in the decryption set {list(dset)}")
-    return smul(
-        lagrange_at_zero(list(dset))[list(dset).index(server)], vk, f"verification key {server}"
-    )
-
-
 # ---------------------------------------------------------------- DKG
 
 
@@ -388,14 +322,3 @@ def verify_dkg(sess_id: str, k: int, t: int, dkg: Any) -> tuple[bytes, dict[int,
         if pub.get(m) != vks[m]:
             raise VerifyError(f"dkg: verification key of server {m} does not match the commitments")
     return pk, vks, qual_l
-
-
-def verify_dkg_pok(sess_id: str, dealer: int, c0: bytes, pok: Any) -> bool:
-    """Schnorr proof of knowledge of the dealer's constant term ``c0 = a0 G``."""
-    try:
-        e = scalar_from_bytes(pok["e"], "pok.e")
-        s = scalar_from_bytes(pok["s"], "pok.s")
-        tt = sub(smul_base(s), smul(e, c0))
-    except (GroupError, ValueError, KeyError, TypeError):
-        return False
-    return dkg_pok_challenge(sess_id, dealer, c0, tt) == e
