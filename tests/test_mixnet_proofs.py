@@ -9,7 +9,7 @@ import pytest
 
 from mpc import ristretto as R
 from mpc.elgamal import decode_rows, decrypt, decryption_shares, encode_rows, encrypt_points, keygen
-from mpc.mixnet.proof_checks import verify_client_proof
+from mpc.mixnet.proofs.client_pok import client_prove, verify_client_proof
 from mpc.mixnet.proofs.dleq import dec_share_prove, verify_dec_shares
 from mpc.mixnet.schema import (
     Ciphertexts,
@@ -19,7 +19,6 @@ from mpc.mixnet.schema import (
     shuffle_generators,
 )
 from mpc.mixnet.shuffle_verifier import verify_shuffle
-from mpc.nizk import client_prove
 from mpc.shuffle_proof import shuffle_and_prove
 
 SESS = b"\x07" * 64
