@@ -53,29 +53,16 @@ class SurveyMURS(MURSProtocol, CatalogueProtocol):
         self.accounting, self.certificate, self.r = "paper", "blanket", float(fake_rate)
         self.fakes = math.ceil(fake_rate * self.n)
         b = blanket_mass(self.eps_c, self.delta)
+        credited = max(0, self.fakes - 1)  # the fakes a target user does not control
+
+        def mse(g: int) -> float:
+            e = murs_eps_local(self.n, b, g, credited)
+            return murs_mse(self.n, self.d, g, self.fakes / self.n, e)
+
         grid = sorted({max(2, int(round(x))) for x in np.geomspace(2, 1 << 20, 81)})
-        best = min(
-            grid,
-            key=lambda g: murs_mse(
-                self.n,
-                self.d,
-                g,
-                self.fakes / self.n,
-                murs_eps_local(self.n, b, g, max(0, self.fakes - 1)),
-            ),
-        )
-        cands = range(max(2, int(best / 1.15)), int(best * 1.15) + 2)
-        self.g = min(
-            cands,
-            key=lambda g: murs_mse(
-                self.n,
-                self.d,
-                g,
-                self.fakes / self.n,
-                murs_eps_local(self.n, b, g, max(0, self.fakes - 1)),
-            ),
-        )
-        e = murs_eps_local(self.n, b, self.g, max(0, self.fakes - 1))
+        best = min(grid, key=mse)
+        self.g = min(range(max(2, int(best / 1.15)), int(best * 1.15) + 2), key=mse)
+        e = murs_eps_local(self.n, b, self.g, credited)
         if e is None:
             raise ValueError(
                 f"MURS: no feasible (g, eps_l) for n={n}, eps_c={eps_c}, delta={delta}"
