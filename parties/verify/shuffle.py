@@ -24,6 +24,8 @@ def _close(a: Any, b: Any, rel: float = 1e-9) -> bool:
         return len(a) == len(b) and all(_close(x, y, rel) for x, y in zip(a, b))
     if isinstance(a, float) or isinstance(b, float):
         try:
+            if math.isnan(float(a)) or math.isnan(float(b)):  # spec E-7: NaN equals only NaN
+                return math.isnan(float(a)) and math.isnan(float(b))
             return math.isclose(float(a), float(b), rel_tol=rel, abs_tol=1e-12)
         except (TypeError, ValueError):
             return False
@@ -67,6 +69,8 @@ def recompute_estimate(
     published = codec.loads(_blob(run_dir, analyzer.party, pubs[0]["dg"]))
     run = cluster["run"]
     protocol = get_workload(run["protocol"], dict(run.get("params", {}))).protocol
+    if not _statement_checked(run_dir, analyzer, protocol, dict(run.get("params", {})), report):
+        return
     metas: list[dict[str, Any]] = []  # the inputs' public fields (trusted shuffler)
     if inputs is None:
         ins = [e for e in analyzer.entries if e["dir"] == "recv" and e["ty"] == input_type]
@@ -213,6 +217,30 @@ def recompute_estimate(
                 "the published ledger",
             )
         )
+
+
+def _statement_checked(
+    run_dir: Path, analyzer: Transcript, protocol: Any, params: dict[str, Any], report: Report
+) -> bool:
+    """V-9: the signed privacy statement's fields outside the ledger are the public
+    parameters' (``parties.verify.statement``); False (and a failed check) when not."""
+    from parties.verify.statement import statement_failure
+
+    privs = [e for e in analyzer.entries if e["dir"] == "publish" and e["ty"] == "privacy"]
+    if len(privs) != 1:
+        failure = f"{analyzer.party} published {len(privs)} privacy statements (expected 1)"
+    else:
+        signed = codec.loads(_blob(run_dir, analyzer.party, privs[0]["dg"]))
+        failure = statement_failure(protocol, params, signed)
+    report.add(
+        Check(
+            "privacy statement",
+            not failure,
+            1,
+            failure or "every field of the signed statement is what the public parameters give",
+        )
+    )
+    return not failure
 
 
 def _fakes_failure(protocol: Any, seen: list[tuple[int, int]], signed: dict[str, Any]) -> str:

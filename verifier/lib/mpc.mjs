@@ -167,7 +167,7 @@ function compareRound(rd, shares, metas, t, mode, bounds, published) {
 }
 
 // S-4: the opened malicious-abort check values
-function abortChecks(rd, metas, servers, t, security) {
+function abortChecks(rd, metas, servers, t, security, multiset) {
   const where = `round ${rd}`;
   const ran = agree(metas, 'security', where);
   if (ran !== security) fail(`${where}: the servers ran security ${ran === undefined ? 'semi-honest (no mode recorded)' : JSON.stringify(ran)}, the cluster asks for '${security}'`);
@@ -205,6 +205,8 @@ function abortChecks(rd, metas, servers, t, security) {
   }
   for (const [key, what] of [['mac', 'MAC check'], ['multiset', 'multiset check']]) {
     const batches = checks[0][key];
+    // S-4(c): the multiset check is opt-in (params.mpc_multiset); without it an empty map is allowed
+    if (key === 'multiset' && !multiset && (batches === undefined || (isObj(batches) && !Object.keys(batches).length))) continue;
     if (!isObj(batches) || !Object.keys(batches).length) fail(`${where}: no ${what} values`);
     for (const b of Object.keys(batches).sort()) {
       const v = stack([key, b], `${what} of batch '${b}'`);
@@ -238,7 +240,7 @@ export function checkMpcOutputs(runDir, cluster, transcripts, analyzer, boundsPe
       if (lacking.length) fail(`round ${rd}: no public output shares from ${lacking.join(', ')}`);
       const metas = outs.map((o) => o.get(rd).meta);
       checked += compareRound(rd, outs.map((o) => o.get(rd).shares), metas, t, mode, boundsPerRound[rd], published[rd]);
-      abortChecked += abortChecks(rd, metas, servers, t, security);
+      abortChecked += abortChecks(rd, metas, servers, t, security, ['true', '1', 'yes', 'on'].includes(String(params.mpc_multiset ?? false).toLowerCase()));
     }
   } catch (e) {
     if (!(e instanceof Mismatch)) throw e;
@@ -247,6 +249,6 @@ export function checkMpcOutputs(runDir, cluster, transcripts, analyzer, boundsPe
   return {
     ok: true, count: checked + abortChecked,
     detail: `${boundsPerRound.length} round(s): the analyzer's published input equals the multiset reconstructed from the ${m} servers' signed output shares; security ${security}: `
-      + (security === 'malicious-abort' ? `the MAC and multiset checks open to 0 and every opened coin and client-sharing check is consistent (${abortChecked} values; sound while at most ${t} servers deviate)` : 'no checks (semi-honest mode: a deviating server can change the output)'),
+      + (security === 'malicious-abort' ? `the MAC (and, where present, multiset) checks open to 0 and every opened coin and client-sharing check is consistent (${abortChecked} values; sound while at most ${t} servers deviate)` : 'no checks (semi-honest mode: a deviating server can change the output)'),
   };
 }

@@ -9,6 +9,8 @@ import { checkIncarnations, crashedFiles } from './incarnations.mjs';
 import { ESTIMATORS, batchBounds } from './estimates.mjs';
 import { checkMpcOutputs } from './mpc.mjs';
 import { checkLedger } from './ledger.mjs';
+import { close } from './compare.mjs';
+import { checkStatement, releaseFailure } from './privacy.mjs';
 
 // roles a published run may lose (spec V-4)
 const TOLERATED = { trusted: ['client'], mpc: ['client'], mixnet: ['client', 'mix-server'] };
@@ -95,6 +97,15 @@ export function runChecks(runDir, trust) {
   const seed = cluster.params.seed;
   add('V-8', 'privacy', true, seed === undefined ? 'client randomness private (CSPRNG-seeded at each client)' : `SIMULATION WITHOUT PRIVACY: seed ${seed} is in the public cluster file`);
   try {
+    // V-9 the signed privacy statement from the public parameters (spec 07)
+    if (cluster.protocol !== 'txpub') {
+      const analyzer = cluster.parties.find((p) => p.role === 'analyzer')?.name;
+      const privs = analyzer === undefined ? [] : transcripts[analyzer].entries.filter((e) => e.dir === 'publish' && e.ty === 'privacy');
+      if (privs.length !== 1) { add('V-9', 'privacy statement', false, `${analyzer} published ${privs.length} privacy statements (expected 1)`); return report; }
+      const st = checkStatement(cluster, toPlain(cbor.decode(blob(runDir, analyzer, privs[0].dg))));
+      if (!add('V-9', 'privacy statement', st.ok, st.detail)) return report;
+      for (const u of st.unchecked) report.notChecked.push(u);
+    }
     protocolChecks(runDir, cluster, transcripts, add, report, keys);
   } catch (e) {  // a malformed artifact must not crash the verifier (spec: the check fails)
     add('V-20', 'protocol checks', false, `malformed artifact: ${e.message}`);
@@ -197,8 +208,18 @@ function checkPublished(runDir, t, add, report, cluster, multisets) {
   // V-23 privacy ledger: L-1 .. L-3 here; L-4 (each release's epsilon) needs the accountant
   const rounds = est?.rounds ?? null;
   const led = checkLedger(signedPrivacy, rounds, r !== null && !r.unsupported && !r.err ? r.received : null);
-  if (!add('V-23', 'privacy ledger', led.ok, led.detail)) return;
-  for (const n of led.notChecked) report.notChecked.push(n);
+  if (!led.ok) { add('V-23', 'privacy ledger', false, led.detail); return; }
+  // L-4: each release's epsilon as the accountant certifies it, and the gate's cap (spec 07 P-4)
+  const l4 = new Set();
+  for (const [i, rel] of signedPrivacy.releases.entries()) {
+    const f = releaseFailure(cluster, signedPrivacy, rel);
+    if (f?.failure) { add('V-23', 'privacy ledger', false, `L-4 release ${i}: ${f.failure}`); return; }
+    if (f?.unchecked) l4.add(f.unchecked);
+  }
+  const cap = cluster.params.max_epsilon ?? cluster.params.epsilon ?? (cluster.protocol === 'grr' ? 1.0 : null);
+  if (cap !== null && cluster.protocol === 'grr' && !(signedPrivacy.total.eps <= Number(cap) * (1 + 1e-9))) { add('V-23', 'privacy ledger', false, `L-4 the gate: total eps ${signedPrivacy.total.eps} is above max_epsilon ${cap}, the gate refuses`); return; }
+  add('V-23', 'privacy ledger', true, led.detail + (l4.size ? '' : '; L-4: every release certified by the accountant (spec 07)'));
+  for (const n of [...led.notChecked, ...l4]) report.notChecked.push(n);
 }
 
 function toPlain(v) {
@@ -208,18 +229,5 @@ function toPlain(v) {
   return v;
 }
 
-// spec V-22: structural equality, numbers equal within relative 1e-9 (absolute 1e-12)
-export function close(a, b) {
-  if (a && b && typeof a === 'object' && typeof b === 'object' && !Array.isArray(a) && !Array.isArray(b) && !(a instanceof Uint8Array) && !(b instanceof Uint8Array)) {
-    const ka = Object.keys(a).sort(), kb = Object.keys(b).sort();
-    return ka.length === kb.length && ka.every((k, i) => k === kb[i] && close(a[k], b[k]));
-  }
-  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, i) => close(x, b[i]));
-  if (typeof a === 'number' && typeof b === 'number') {
-    if (a === b) return true;
-    if (Number.isNaN(a) || Number.isNaN(b)) return false;
-    return Math.abs(a - b) <= Math.max(1e-9 * Math.max(Math.abs(a), Math.abs(b)), 1e-12);
-  }
-  if (a instanceof Uint8Array && b instanceof Uint8Array) return a.length === b.length && a.every((x, i) => x === b[i]);
-  return a === b;
-}
+// closeness lives in compare.mjs (ledger.mjs imports it there: no import circle)
+export { close } from './compare.mjs';
