@@ -302,6 +302,30 @@ def test_edited_privacy_statement_fails_the_same_check_in_both(tmp_path, name):
     assert id_py == id_js == want, (id_py, id_js, out)
 
 
+_ACCOUNTANT_CHECK = """
+import fs from 'node:fs';
+import { decompositionDelta, corners } from './verifier/lib/accountant.mjs';
+const doc = JSON.parse(fs.readFileSync('tests/vectors/spec/privacy.json', 'utf8'));
+const out = doc.vectors.map((v) => decompositionDelta(v.eps, v.n, corners(v.mechanism, v.eps_local, v.k)));
+console.log(JSON.stringify(out));
+"""
+
+
+def test_js_accountant_matches_the_privacy_vectors():
+    """Spec 07 A-3 in JavaScript (its own code) against the Python accountant's rigorous brackets
+    and, for n <= 8, the brute-force exact values (tests/vectors/spec/privacy.json)."""
+    proc = subprocess.run([NODE, "--input-type=module", "-e", _ACCOUNTANT_CHECK], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    got = json.loads(proc.stdout)
+    vectors = json.loads((VEC / "privacy.json").read_text())["vectors"]
+    assert len(got) == len(vectors) >= 10
+    for d, v in zip(got, vectors):
+        assert v["delta_lower"] * (1 - 1e-6) <= d <= v["delta_upper"] * (1 + 1e-6), (d, v)
+        if "delta_exact" in v:
+            assert abs(d - v["delta_exact"]) <= 1e-9 * v["delta_exact"], (d, v)
+
+
 def test_help_and_usage():
     proc = subprocess.run([NODE, str(ROOT / "verifier" / "verify.mjs"), "--help"],
                           capture_output=True, text=True, timeout=60)  # fmt: skip

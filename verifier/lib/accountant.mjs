@@ -20,20 +20,33 @@ function logPmf(k, n, p) {
   return lgamma(n + 1) - lgamma(k + 1) - lgamma(n - k + 1) + k * Math.log(p) + (n - k) * Math.log1p(-p);
 }
 
-// Bin(n, p) on a window [lo, lo + pmf.length) holding all but `tail` of its mass (spec A-3):
-// the pmf from the mode outwards by the ratio recurrence, stopped where a term is below tail/n.
+// Bin(n, p) on a window [lo, lo + pmf.length) holding all but `outside` of its mass (spec A-1):
+// the pmf from the mode outwards by the ratio recurrence, stopped where a term is below
+// tail/(n+1). The ratios fall away from the mode, so each side's outside mass is at most the
+// geometric series of its last term and ratio; the window is scaled to 1 - outside (the
+// recurrence fixes the pmf up to a common factor: no dependence on lgamma's accuracy at large n).
 export function binomialWindow(n, p, tail) {
   if (n === 0 || p <= 0) return { lo: 0, pmf: [1], outside: 0 };
   if (p >= 1) return { lo: n, pmf: [1], outside: 0 };
   const mode = Math.min(n, Math.floor((n + 1) * p));
-  const top = Math.exp(logPmf(mode, n, p));
   const up = [], down = [];
   const r = p / (1 - p), stop = tail / (n + 1);
-  for (let k = mode, v = top; k < n;) { v *= r * (n - k) / (k + 1); k++; if (v < stop) break; up.push(v); }
-  for (let k = mode, v = top; k > 0;) { v *= k / (r * (n - k + 1)); k--; if (v < stop) break; down.push(v); }
-  const pmf = [...down.reverse(), top, ...up];
-  const inside = pmf.reduce((a, x) => a + x, 0);
-  return { lo: mode - down.length, pmf, outside: Math.max(0, 1 - inside) };
+  let outside = 0;
+  for (let k = mode, v = 1; k < n;) {
+    const q = r * (n - k) / (k + 1); v *= q; k++;
+    if (v < stop * 1) { outside += q < 1 ? v / (1 - q) : v * (n - k + 1); break; }
+    up.push(v);
+  }
+  for (let k = mode, v = 1; k > 0;) {
+    const q = k / (r * (n - k + 1)); v *= q; k--;
+    if (v < stop * 1) { outside += q < 1 ? v / (1 - q) : v * (k + 1); break; }
+    down.push(v);
+  }
+  const pmf = [...down.reverse(), 1, ...up];
+  const scale = 1 / pmf.reduce((a, x) => a + x, 0);  // relative masses -> probabilities
+  outside *= scale;
+  for (let i = 0; i < pmf.length; i++) pmf[i] *= scale * (1 - Math.min(outside, 1));
+  return { lo: mode - down.length, pmf, outside: Math.min(outside, 1) };
 }
 
 // A-2 the blanket corners of a mechanism: u = e^eps0 ratio, w10 = w01, w11, w00 (unconditional)
@@ -116,4 +129,20 @@ export function calibrationFailure(epsLocal, target, delta, n, mech, tau = 5e-2)
   if (!ok(epsLocal)) return `eps_local ${epsLocal} does not meet the target ${target} at n = ${n}, delta = ${delta}`;
   if (ok(epsLocal * (1 + tau)) && epsLocal * (1 + tau) < 40) return `eps_local ${epsLocal} is not the calibrated one: ${epsLocal * (1 + tau)} also meets the target`;
   return null;
+}
+
+// A-6 the Balle et al. 2019 closed form for k-RR: eps_c, or null outside the theorem
+export function balleEpsilon(epsLocal, n, delta, k) {
+  const c = Math.sqrt(14 * Math.log(2 / delta) * (Math.exp(epsLocal) + k - 1) / (n - 1));
+  if (c > 1 || (n - 1) * c < 27 * (Math.exp(epsLocal) + k - 1) || c >= epsLocal) return null;
+  return c;
+}
+
+// A-6 inverse: e^eps_l = eps_c^2 (n - 1) / (14 ln(2/delta)) - k + 1, conditions checked
+export function balleMaxLocal(target, n, delta, k) {
+  if (!(target > 0 && target <= 1)) return null;
+  const x = target ** 2 * (n - 1) / (14 * Math.log(2 / delta)) - k + 1;
+  if (x <= 1) return null;
+  const e = Math.log(x);
+  return (n - 1) * target < 27 * (Math.exp(e) + k - 1) ? null : e;
 }

@@ -1,7 +1,7 @@
 // V-9 (every field of the signed privacy statement from the public parameters) and V-23 L-4
 // (each release's epsilon as the accountant certifies it): docs/spec/07-privacy.md P-1 .. P-4.
 // eps_local is never taken from the analyzer's statement: it is checked against the calibration.
-import { calibrationFailure, corners, forwardFailure } from './accountant.mjs';
+import { balleEpsilon, balleMaxLocal, calibrationFailure, corners, forwardFailure } from './accountant.mjs';
 import { close } from './compare.mjs';
 
 export const SIMULATION_WARNING = "SIMULATION WITHOUT PRIVACY: the client randomness was seeded from the public cluster file (--seed), so anyone holding the run directory can recompute every user's local noise";
@@ -30,9 +30,11 @@ function grrModel(p) {
 function grrStatement(cluster, s) {
   const m = grrModel(cluster.params);
   const fail = (f) => ({ failure: f, unchecked: [] });
-  if (!DECOMPOSITION_BOUNDS.includes(m.bound)) return { failure: null, unchecked: [`V-9 / V-23 L-4: bound ${m.bound} is not evaluated by this verifier (spec 07 A-2 implements vr, decomposition)`] };
+  if (!DECOMPOSITION_BOUNDS.includes(m.bound) && m.bound !== 'balle') return { failure: null, unchecked: [`V-9: bound ${m.bound} is not evaluated by this verifier (spec 07 implements vr, decomposition, balle)`] };
   if (typeof s.eps_local !== 'number') return fail('privacy.eps_local is not a number');
+  const balle = m.bound === 'balle';
   if (m.local !== null) { if (!close(s.eps_local, m.local)) return fail(`privacy.eps_local ${s.eps_local} is not params.local_epsilon ${m.local}`); }
+  else if (balle) { const e = balleMaxLocal(m.target, m.minUsers, m.delta, m.k); if (e === null || !close(s.eps_local, e)) return fail(`privacy.eps_local ${s.eps_local} is not the A-6 calibration ${e}`); }
   else if (m.target !== null) {
     const f = calibrationFailure(s.eps_local, m.target, m.delta, m.minUsers, m.mech);
     if (f) return fail(`privacy.eps_local (A-5 calibration): ${f}`);
@@ -42,8 +44,8 @@ function grrStatement(cluster, s) {
   if (s.bound === PURE_LDP) { if (!close(s.eps_central, s.eps_local)) return fail('privacy.eps_central of a pure-LDP statement is not eps_local'); }
   else {
     if (s.bound !== m.bound) return fail(`privacy.bound = ${JSON.stringify(s.bound)}, the public parameters give ${JSON.stringify(m.bound)}`);
-    const f = forwardFailure(s.eps_central, m.delta, m.minUsers, corners('grr', s.eps_local, m.k));
-    if (f) return fail(`privacy.eps_central (A-4): ${f}`);
+    if (balle) { const c = balleEpsilon(s.eps_local, m.minUsers, m.delta, m.k); if (c === null || !close(s.eps_central, c)) return fail(`privacy.eps_central ${s.eps_central} is not the A-6 closed form ${c}`); }
+    else { const f = forwardFailure(s.eps_central, m.delta, m.minUsers, corners('grr', s.eps_local, m.k)); if (f) return fail(`privacy.eps_central (A-4): ${f}`); }
   }
   const missed = m.target !== null && s.eps_central > m.target * (1 + 1e-12);
   if (s.target_missed !== missed) return fail(`privacy.target_missed = ${s.target_missed}, the statement's eps_central gives ${missed}`);
@@ -93,7 +95,7 @@ export function releaseFailure(cluster, s, r) {
   }
   if (cluster.protocol !== 'grr' || model(cluster) === null) return { unchecked: `V-23 L-4: the releases of protocol ${cluster.protocol} are not certified by this verifier (spec 07 P-3)` };
   const m = grrModel(cluster.params);
-  if (!DECOMPOSITION_BOUNDS.includes(m.bound)) return { unchecked: `V-23 L-4: bound ${m.bound} is not evaluated by this verifier` };
+  if (!DECOMPOSITION_BOUNDS.includes(m.bound) && m.bound !== 'balle') return { unchecked: `V-23 L-4: bound ${m.bound} is not evaluated by this verifier` };
   if (r.round !== 0 || r.group !== null) return { failure: 'a grr release is of round 0 and all users (group null)' };
   if (!r.reaccounted) {
     return close(r.eps, s.eps_central) && close(r.delta, m.delta) && r.n_accounted === m.minUsers && r.bound === s.bound ? null
