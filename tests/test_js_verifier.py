@@ -56,7 +56,7 @@ VECTORS = _vectors()
 
 def _privacy_vectors():  # noqa: ANN202
     spec = importlib.util.spec_from_file_location(
-        "spec_vectors_privacy", ROOT / "scripts" / "spec_vectors_privacy.py"
+        "spec_vectors_resigned", ROOT / "scripts" / "spec_vectors_resigned.py"
     )
     mod = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
     spec.loader.exec_module(mod)  # type: ignore[union-attr]
@@ -279,21 +279,23 @@ def test_honest_default_mpc_vector_verifies_in_both():
 
 # the fast set keeps one vector per kind of check (A-4, A-5, P-3 exact, L-2, L-4); all run slow
 _PRIVACY_FAST = {"privacy-eps-central", "privacy-eps-local", "privacy-delta", "privacy-total"}
-_PRIVACY_FAST |= {"privacy-release-eps"}
+_PRIVACY_FAST |= {"privacy-release-eps", "entry-pub-int", "entry-len-float", "entry-rd-bool"}
+_PRIVACY_FAST |= {"spec-version-2", "result-sha-edited"}
 
 
 @pytest.mark.parametrize(
     "name",
     [
         n if n in _PRIVACY_FAST else pytest.param(n, marks=pytest.mark.slow)
-        for n in sorted(PRIVACY.PRIVACY_CORRUPTIONS)
+        for n in sorted(PRIVACY.RESIGNED)
     ],
 )
 def test_edited_privacy_statement_fails_the_same_check_in_both(tmp_path, name):
     """The analyzer re-signs its privacy statement with one field edited (eps_central / 10,
     delta / 1000, bound, n_accounted x 10, mechanism, eps_local with a matching estimate, the
     target, a release's eps, the total, the composition): both verifiers reject it with the
-    numbered check the vector names (V-9 or V-23, spec 07)."""
+    numbered check the vector names (V-9 or V-23, spec 07); and a message entry re-signed with a
+    field of the wrong JSON type (`"pub": 1`, `"len": 114.0`, `"rd": false`: V-3, spec T-12)."""
     run = tmp_path / name
     want = PRIVACY.corrupt(name, run)
     ok_py, id_py = _python(run, "mpc-run.trust.json")
@@ -381,8 +383,8 @@ def test_expected_json_lists_every_corruption():
     assert {k: v["fails"] for k, v in expected["invalid_mpc"].items()} == {
         k: v[1] for k, v in VECTORS.MPC_CORRUPTIONS.items()
     }
-    assert {k: v["fails"] for k, v in expected["invalid_privacy"].items()} == {
-        k: v[1] for k, v in PRIVACY.PRIVACY_CORRUPTIONS.items()
+    assert {k: v["fails"] for k, v in expected["invalid_resigned"].items()} == {
+        k: v[1] for k, v in PRIVACY.RESIGNED.items()
     }
 
 

@@ -231,6 +231,7 @@ def publish_result(
         "privacy": privacy,
         "messages": messages,
         "invalid_messages": invalid,
+        "spec_version": SPEC_VERSION,
         **(extra or {}),
     }
     files = workload.artifacts(estimate, Path(node.run_dir))
@@ -249,9 +250,15 @@ SIMULATION_WARNING = (
 )
 
 
+# the verifier specification (docs/spec/) this run's artifacts follow; verifiers refuse an
+# unknown major version (docs/spec/07-privacy.md P-1)
+SPEC_VERSION = "1.1"
+
+
 def privacy_statement(cluster: Cluster, statement: dict[str, Any]) -> dict[str, Any]:
-    """The published privacy statement; a seeded run says it is a simulation without privacy."""
-    out = dict(statement)
+    """The published privacy statement, with the spec version the run follows; a seeded run says
+    it is a simulation without privacy."""
+    out = {**statement, "spec_version": SPEC_VERSION}
     if cluster.params.get("seed") is not None:
         out["simulation"] = True
         out["warning"] = SIMULATION_WARNING

@@ -183,18 +183,20 @@ def recompute_estimate(
             codec.loads(_blob(run_dir, analyzer.party, privs[0]["dg"])) if len(privs) == 1 else None
         )
         same_privacy = signed_privacy is not None and _close(res.get("privacy"), signed_privacy)
+        bound = _result_fields_failure(res, run, pubs[0]["dg"])
         report.add(
             Check(
                 "result.json",
-                same and same_privacy,
+                same and same_privacy and not bound,
                 1,
-                "estimate and privacy statement equal the transcript's published artifacts"
-                if same and same_privacy
+                "estimate, privacy statement and the bound fields (07 R-1) equal the signed data"
+                if same and same_privacy and not bound
                 else "result.json estimate differs from the published artifact"
                 if not same
                 else "result.json privacy statement differs from the signed one"
-                if signed_privacy is not None
-                else f"{analyzer.party} published {len(privs)} privacy statements (expected 1)",
+                if signed_privacy is not None and not same_privacy
+                else bound
+                or f"{analyzer.party} published {len(privs)} privacy statements (expected 1)",
             )
         )
         if not ledger_failure:
@@ -217,6 +219,21 @@ def recompute_estimate(
                 "the published ledger",
             )
         )
+
+
+def _result_fields_failure(res: dict[str, Any], run: dict[str, Any], estimate_dg: str) -> str:
+    """07 R-1: result.json's protocol, shuffler, session and params are the cluster file's, and
+    estimate_sha256 is the digest the analyzer signed for its estimate ("" when they are)."""
+    from parties.verify.statement import same_json
+
+    for key in ("protocol", "shuffler", "session"):
+        if res.get(key) != run.get(key):
+            return f"result.json {key} {res.get(key)!r} is not the cluster file's {run.get(key)!r}"
+    if not same_json(res.get("params"), dict(run.get("params", {}))):
+        return "result.json params differ from the cluster file's run.params"
+    if res.get("estimate_sha256") != estimate_dg:
+        return "result.json estimate_sha256 is not the digest of the signed estimate"
+    return ""
 
 
 def _statement_checked(

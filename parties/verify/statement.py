@@ -7,11 +7,13 @@ and ``fakes`` are V-23's, ``shuffler_security`` is informational (V-30 checks th
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 # V-23's fields (re-derived by the gate on the signed counts) and the informational ones
 LEDGER_KEYS = ("releases", "total", "fakes")
-INFORMATIONAL = ("shuffler_security",)
+INFORMATIONAL = ("shuffler_security", "spec_version")
+SPEC_MAJORS = (1,)  # the major versions of docs/spec/ this verifier implements
 SIMULATION_WARNING = (
     "SIMULATION WITHOUT PRIVACY: the client randomness was seeded from the public cluster file "
     "(--seed), so anyone holding the run directory can recompute every user's local noise"
@@ -53,11 +55,24 @@ def expected_statement(protocol: Any, params: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def version_failure(signed: dict[str, Any]) -> str:
+    """P-1: ``spec_version`` "MAJOR.MINOR" with a major version this verifier implements (absent:
+    a run made before versions were recorded, version 1.0); "" when it is."""
+    v = signed.get("spec_version", "1.0")
+    if not isinstance(v, str) or not re.fullmatch(r"[0-9]+\.[0-9]+", v):
+        return f"privacy.spec_version {v!r} is not a version 'MAJOR.MINOR'"
+    if int(v.split(".")[0]) not in SPEC_MAJORS:
+        return f"spec version {v}: unknown major version (this verifier implements {SPEC_MAJORS})"
+    return ""
+
+
 def statement_failure(protocol: Any, params: dict[str, Any], signed: Any) -> str:
     """ "" when every field of the signed statement outside the ledger is what the public
     parameters give (V-9), else the first field that is not."""
     if not isinstance(signed, dict):
         return "the signed privacy statement is not a map"
+    if version_failure(signed):
+        return version_failure(signed)
     mine = expected_statement(protocol, params)
     theirs = {k: v for k, v in signed.items() if k not in LEDGER_KEYS and k not in INFORMATIONAL}
     for k in sorted(set(mine) | set(theirs)):

@@ -187,6 +187,12 @@ def check_transcript(
                 covered = e["i"]
             elif "sig" in e:
                 return t, f"{where}: signature on a non-checkpoint entry"
+            if e["dir"] in ("send", "recv", "publish"):  # T-12: typed, never == (1 == True)
+                if type(e.get("pub")) is not bool:
+                    return t, f"{where}: pub {e.get('pub')!r} is not a boolean"
+                for f in ("len", "rd"):
+                    if type(e.get(f)) is not int or e[f] < 0:
+                        return t, f"{where}: {f} {e.get(f)!r} is not a non-negative integer"
             if e.get("pub") and e["dir"] in ("send", "recv", "publish"):
                 bp = blobs / str(e.get("dg", ""))
                 if not bp.exists():

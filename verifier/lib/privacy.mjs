@@ -7,7 +7,8 @@ import { close } from './compare.mjs';
 export const SIMULATION_WARNING = "SIMULATION WITHOUT PRIVACY: the client randomness was seeded from the public cluster file (--seed), so anyone holding the run directory can recompute every user's local noise";
 // V-23's fields, and the informational ones (spec 07 P-1)
 const LEDGER = ['releases', 'total', 'fakes'];
-const INFORMATIONAL = ['shuffler_security', 'note', 'target_note', 'eps_central_lower'];
+const INFORMATIONAL = ['shuffler_security', 'note', 'target_note', 'eps_central_lower', 'spec_version'];
+export const SPEC_MAJORS = [1];  // the major versions of docs/spec this verifier implements
 // the bounds whose value this verifier evaluates (spec 07 A-2; `vr` is the decomposition bound
 // for every mechanism it names here: binary corners make them equal, a neutral state falls back)
 const DECOMPOSITION_BOUNDS = ['vr', 'decomposition'];
@@ -70,6 +71,10 @@ function model(cluster) {
 // V-9: {ok, detail, unchecked}
 export function checkStatement(cluster, s) {
   if (!s || typeof s !== 'object' || Array.isArray(s)) return { ok: false, detail: 'the signed privacy statement is not a map', unchecked: [] };
+  // P-1: the spec version the run follows (absent: 1.0, a run made before versions were recorded)
+  const v = s.spec_version ?? '1.0';
+  if (typeof v !== 'string' || !/^[0-9]+\.[0-9]+$/.test(v)) return { ok: false, detail: `privacy.spec_version ${JSON.stringify(v)} is not a version 'MAJOR.MINOR'`, unchecked: [] };
+  if (!SPEC_MAJORS.includes(Number(v.split('.')[0]))) return { ok: false, detail: `spec version ${v}: unknown major version (this verifier implements ${SPEC_MAJORS.join(', ')})`, unchecked: [] };
   const seeded = cluster.params.seed !== undefined;
   if (s.simulation !== seeded) return { ok: false, detail: `privacy.simulation = ${s.simulation}, the cluster file ${seeded ? 'has' : 'has no'} seed`, unchecked: [] };
   if (seeded ? s.warning !== SIMULATION_WARNING : s.warning !== undefined) return { ok: false, detail: 'privacy.warning is not the simulation warning a seeded run states (and only it)', unchecked: [] };

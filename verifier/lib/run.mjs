@@ -43,6 +43,7 @@ export function runChecks(runDir, trust) {
     keys[n] = c.key;
   }
   if (trust === null) report.warnings.push('certificates were taken from the run directory itself (no --trust): not an independent check');
+  else if (trust.anchor !== 'per-host') report.warnings.push('one-process anchor (spec 03): every key was made by one process, so whoever made them could have signed every transcript; the checks prove consistency, not who signed');
   add('V-2', 'certificates', true, trust === null ? 'one Ed25519 certificate per party, TRUSTED FROM THE RUN DIRECTORY' : 'one Ed25519 certificate per party, fingerprints match the trust anchor');
   // V-3 transcripts
   const transcripts = {};
@@ -199,12 +200,13 @@ function checkPublished(runDir, t, add, report, cluster, multisets) {
   }
   const same = close(res.estimate, published);
   const samePriv = signedPrivacy !== null && close(res.privacy, signedPrivacy);
-  add('V-22', 'result.json', same && samePriv,
-    same && samePriv ? 'estimate and privacy statement equal the transcript\'s published artifacts'
+  const bound = resultFieldsFailure(res, cluster, pubs[0].dg);
+  add('V-22', 'result.json', same && samePriv && !bound,
+    same && samePriv && !bound ? 'estimate, privacy statement and the bound fields (07 R-1) equal the signed data'
       : !same ? 'result.json estimate differs from the published artifact'
-        : signedPrivacy !== null ? 'result.json privacy statement differs from the signed one'
-          : `${t.party} published ${privs.length} privacy statements (expected 1)`);
-  if (!(same && samePriv)) return;
+        : signedPrivacy !== null && !samePriv ? 'result.json privacy statement differs from the signed one'
+          : bound || `${t.party} published ${privs.length} privacy statements (expected 1)`);
+  if (!(same && samePriv && !bound)) return;
   // V-23 privacy ledger: L-1 .. L-3 here; L-4 (each release's epsilon) needs the accountant
   const rounds = est?.rounds ?? null;
   const led = checkLedger(signedPrivacy, rounds, r !== null && !r.unsupported && !r.err ? r.received : null);
@@ -220,6 +222,15 @@ function checkPublished(runDir, t, add, report, cluster, multisets) {
   if (cap !== null && cluster.protocol === 'grr' && !(signedPrivacy.total.eps <= Number(cap) * (1 + 1e-9))) { add('V-23', 'privacy ledger', false, `L-4 the gate: total eps ${signedPrivacy.total.eps} is above max_epsilon ${cap}, the gate refuses`); return; }
   add('V-23', 'privacy ledger', true, led.detail + (l4.size ? '' : '; L-4: every release certified by the accountant (spec 07)'));
   for (const n of [...led.notChecked, ...l4]) report.notChecked.push(n);
+}
+
+// spec 07 R-1: result.json's protocol, shuffler, session and params are the cluster file's;
+// estimate_sha256 is the digest of the signed estimate ('' when all hold)
+function resultFieldsFailure(res, cluster, estimateDg) {
+  for (const k of ['protocol', 'shuffler', 'session']) if (res[k] !== cluster[k]) return `result.json ${k} ${JSON.stringify(res[k])} is not the cluster file's ${JSON.stringify(cluster[k])}`;
+  if (!close(res.params, toPlain(cluster.params))) return 'result.json params differ from the cluster file\'s run.params';
+  if (res.estimate_sha256 !== estimateDg) return 'result.json estimate_sha256 is not the digest of the signed estimate';
+  return '';
 }
 
 function toPlain(v) {

@@ -1,9 +1,10 @@
-"""Invalid run directories of the privacy statement (docs/spec/07-privacy.md): copies of the MPC
-grr vector (``tests/vectors/spec/mpc-run``) whose analyzer re-signs its privacy statement with one
-field edited (result.json repeats it, so only the statement's own checks can catch it). Each must
-fail V-9 (a field the public parameters fix) or V-23 (the ledger) in both verifiers.
+"""Invalid run directories re-signed by the analyzer, copies of the MPC grr vector
+(``tests/vectors/spec/mpc-run``): its privacy statement with one field edited (docs/spec/
+07-privacy.md; result.json repeats it, so only the statement's own checks can catch it), each
+failing V-9 (a field the public parameters fix) or V-23 (the ledger) in both verifiers; and a
+message entry whose field has the wrong JSON type (03 T-12: V-3).
 
-    python scripts/spec_vectors_privacy.py list | corrupt NAME OUT
+    python scripts/spec_vectors_resigned.py list | corrupt NAME OUT
 """
 
 from __future__ import annotations
@@ -70,6 +71,11 @@ def c_eps_local_and_estimate(run: Path) -> None:
     (run / "result.json").write_text(json.dumps(res, indent=1))
 
 
+def _spec_version_2(run: Path) -> None:
+    """The analyzer re-signs its statement claiming spec version 2.0."""
+    _edit_statement(run, lambda p: p.__setitem__("spec_version", "2.0"))
+
+
 def c_release_eps(run: Path) -> None:
     """The release's eps and the total divided by 10 together (L-2 holds; L-4 must catch it)."""
 
@@ -129,12 +135,61 @@ PRIVACY_CORRUPTIONS: dict[str, tuple[Callable[[Path], None], str, str]] = {
 }
 
 
+def _entry_field(field: str, value: Callable[[Any], Any]) -> Callable[[Path], None]:
+    def corrupt(run: Path) -> None:
+        from make_spec_vectors import _entries, _resign
+
+        es = _entries(run, "analyzer")
+        k = next(i for i, e in enumerate(es) if e["dir"] == "publish" and e["ty"] == "estimate")
+        es[k][field] = value(es[k][field])
+        _resign(run, "analyzer", es)
+
+    corrupt.__doc__ = f"the analyzer re-signs its estimate's publish entry with {field} retyped"
+    return corrupt
+
+
+TYPE_CORRUPTIONS: dict[str, tuple[Callable[[Path], None], str, str]] = {
+    "entry-pub-int": (_entry_field("pub", lambda x: 1), "V-3", '"pub": 1 (not a boolean)'),
+    "entry-len-float": (_entry_field("len", float), "V-3", '"len": 114.0 (not an integer)'),
+    "entry-rd-bool": (_entry_field("rd", lambda x: False), "V-3", '"rd": false (not an integer)'),
+}
+
+
+def _result_field(change: Callable[[dict[str, Any]], None]) -> Callable[[Path], None]:
+    def corrupt(run: Path) -> None:
+        res = json.loads((run / "result.json").read_text())
+        change(res)
+        (run / "result.json").write_text(json.dumps(res, indent=1))
+
+    return corrupt
+
+
+OTHER_CORRUPTIONS: dict[str, tuple[Callable[[Path], None], str, str]] = {
+    "spec-version-2": (
+        _spec_version_2,
+        "V-9",
+        "the analyzer's statement says spec version 2.0 (an unknown major version)",
+    ),
+    "result-sha-edited": (
+        _result_field(lambda r: r.__setitem__("estimate_sha256", "00" * 32)),
+        "V-22",
+        "result.json estimate_sha256 is not the signed estimate's digest (07 R-1)",
+    ),
+    "result-params-edited": (
+        _result_field(lambda r: r["params"].__setitem__("epsilon", 0.1)),
+        "V-22",
+        "result.json params.epsilon added (0.1): not the cluster file's (07 R-1)",
+    ),
+}
+RESIGNED = {**PRIVACY_CORRUPTIONS, **TYPE_CORRUPTIONS, **OTHER_CORRUPTIONS}
+
+
 def corrupt(name: str, out: Path) -> str:
     """Write invalid run directory ``name`` (a copy of the MPC grr vector) to ``out``; returns the
     check it must fail."""
     from make_spec_vectors import MPC_RUN
 
-    fn, check, _ = PRIVACY_CORRUPTIONS[name]
+    fn, check, _ = RESIGNED[name]
     if out.exists():
         shutil.rmtree(out)
     shutil.copytree(MPC_RUN, out)
@@ -146,7 +201,7 @@ def main(argv: list[str]) -> int:
     if argv[:1] == ["corrupt"] and len(argv) == 3:
         print(corrupt(argv[1], Path(argv[2])))
     elif argv[:1] == ["list"]:
-        print(json.dumps({k: v[1] for k, v in PRIVACY_CORRUPTIONS.items()}, indent=1))
+        print(json.dumps({k: v[1] for k, v in RESIGNED.items()}, indent=1))
     else:
         print(__doc__)
         return 2
