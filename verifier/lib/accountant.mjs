@@ -114,7 +114,7 @@ export function decompositionDelta(eps, n, c, tail = 1e-15) {
 
 // A-4 forward: the stated central eps is sound (delta(eps) <= delta) and tight to rel `tau`
 // (delta(eps (1 - tau)) > delta); returns null when both hold, else the reason.
-export function forwardFailure(eps, delta, n, c, tau = 1e-2) {
+export function forwardFailure(eps, delta, n, c, tau = 5e-2) {
   const at = decompositionDelta(eps, n, c);
   if (at > delta * (1 + 1e-6)) return `delta at the stated eps ${eps} is ${at.toExponential(4)} > ${delta}`;
   const below = decompositionDelta(eps * (1 - tau), n, c);
