@@ -18,12 +18,12 @@ from typing import Any
 
 import cbor2
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # make_spec_vectors, beside this file
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the spec-vector modules, beside this file
 
 
 def _edit_statement(run: Path, change: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
     """Re-sign the analyzer's privacy artifact after ``change`` and repeat it in result.json."""
-    from make_spec_vectors import _blob, _find, _substitute  # scripts/, beside this file
+    from spec_vectors_corruptions import _blob, _find, _substitute  # scripts/, beside this file
 
     e = _find(run, "analyzer", lambda e: e["dir"] == "publish" and e["ty"] == "privacy")
     priv = cbor2.loads(_blob(run, "analyzer", e["dg"]))
@@ -50,7 +50,7 @@ def c_eps_local_and_estimate(run: Path) -> None:
     """The analyzer states eps_local = 1.0 (the clients ran the calibrated 1.72) and re-signs an
     estimate recomputed with it: V-21 alone cannot see it, the calibration must (V-9)."""
     import numpy as np
-    from make_spec_vectors import _blob, _find, _substitute
+    from spec_vectors_corruptions import _blob, _find, _substitute
 
     from parties.runtime import codec
     from protocols.oracles.grr import grr_estimate_from_counts
@@ -137,7 +137,7 @@ PRIVACY_CORRUPTIONS: dict[str, tuple[Callable[[Path], None], str, str]] = {
 
 def _entry_field(field: str, value: Callable[[Any], Any]) -> Callable[[Path], None]:
     def corrupt(run: Path) -> None:
-        from make_spec_vectors import _entries, _resign
+        from spec_vectors_corruptions import _entries, _resign
 
         es = _entries(run, "analyzer")
         k = next(i for i, e in enumerate(es) if e["dir"] == "publish" and e["ty"] == "estimate")
@@ -187,7 +187,7 @@ RESIGNED = {**PRIVACY_CORRUPTIONS, **TYPE_CORRUPTIONS, **OTHER_CORRUPTIONS}
 def corrupt(name: str, out: Path) -> str:
     """Write invalid run directory ``name`` (a copy of the MPC grr vector) to ``out``; returns the
     check it must fail."""
-    from make_spec_vectors import MPC_RUN
+    from spec_vectors_paths import MPC_RUN
 
     fn, check, _ = RESIGNED[name]
     if out.exists():
