@@ -177,6 +177,7 @@ async def run_client_role(node: Any, cluster: Any) -> None:
                 specs,
                 batches,
                 last=j == len(pop.blocks) - 1,
+                block=j,
                 users=pop.n_users,
             )
             done += n
