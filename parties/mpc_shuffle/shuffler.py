@@ -135,9 +135,7 @@ async def client_submit(
 
 async def receive_client_shares(
     ctx: PartyContext, cfg: MPCShufflerConfig, specs: dict[str, BatchSpec]
-) -> tuple[
-    dict[str, dict[str, np.ndarray]], list[list[int] | None], dict[str, list[ie.Block]]
-]:
+) -> tuple[dict[str, dict[str, np.ndarray]], list[list[int] | None], dict[str, list[ie.Block]]]:
     """Receive this server's shares from every client; a malformed or missing submission gets
     status None (its rows are then rejected by all servers). In mode ``malicious-abort`` a
     block whose shares do not match the commitment its client signed is malformed. Also

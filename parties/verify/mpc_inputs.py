@@ -66,9 +66,7 @@ def statement_valid(
     return ok and signed_by(keys, client, STATEMENT_KIND, session, digest(body), st.get("sig"))
 
 
-def statements_valid(
-    keys: dict[str, bytes], session: str, client: str, m: int, sts: Any
-) -> bool:
+def statements_valid(keys: dict[str, bytes], session: str, client: str, m: int, sts: Any) -> bool:
     """A whole submission's statements: blocks 0, 1, .., only the last marked ``last``."""
     return (
         isinstance(sts, list)
@@ -88,7 +86,9 @@ def report_signed(keys: dict[str, bytes], session: str, server: str, signed: Any
         and isinstance(signed.get("report"), dict)
         and signed["report"].get("server") == server
         and isinstance(signed["report"].get("clients"), dict)
-        and signed_by(keys, server, REPORT_KIND, session, digest(signed["report"]), signed.get("sig"))
+        and signed_by(
+            keys, server, REPORT_KIND, session, digest(signed["report"]), signed.get("sig")
+        )
     )
 
 
@@ -125,19 +125,31 @@ def _complaint_verdict(
     except (ValueError, TypeError, OverflowError) as exc:
         return "server", server, f"{server}'s complaint against {client} is malformed ({exc})"
     if got != body["digests"][j]:
-        return "server", server, (
-            f"{server}'s complaint against {client} reveals shares that are not what {client} "
-            f"signed for it (block {b})"
+        return (
+            "server",
+            server,
+            (
+                f"{server}'s complaint against {client} reveals shares that are not what {client} "
+                f"signed for it (block {b})"
+            ),
         )
     seed = input_commit.coin_seed(label, client, b, body["digests"])
     if input_commit.openings(arrays, mask, seed) == body["open"][j]:
-        return "server", server, (
-            f"{server} complained falsely against {client}: the opening {client} signed for it "
-            f"matches the shares it received (block {b})"
+        return (
+            "server",
+            server,
+            (
+                f"{server} complained falsely against {client}: the opening {client} signed for it "
+                f"matches the shares it received (block {b})"
+            ),
         )
-    return "client", client, (
-        f"{client} signed an opening for {server} that its own shares to {server} do not give "
-        f"(block {b}; {server}'s complaint reveals them)"
+    return (
+        "client",
+        client,
+        (
+            f"{client} signed an opening for {server} that its own shares to {server} do not give "
+            f"(block {b}; {server}'s complaint reveals them)"
+        ),
     )
 
 
@@ -157,8 +169,10 @@ def judge(
     for j, e in enumerate(entries):
         sts = e.get("statements") if isinstance(e, dict) else None
         if not statements_valid(keys, session, client, m, sts):
-            return "server", servers[j], (
-                f"{servers[j]}'s report gives {client} statements {client} never signed"
+            return (
+                "server",
+                servers[j],
+                (f"{servers[j]}'s report gives {client} statements {client} never signed"),
             )
     lists = [e["statements"] for e in entries]
     complaints = [
@@ -174,9 +188,13 @@ def judge(
         if len(bodies) > 1 or any(b >= len(s) for s in lists):
             return "client", client, f"{client} signed two different statements for block {b}"
         if not input_commit.consistent_openings(lists[0][b]["body"]["open"], t):
-            return "client", client, (
-                f"{client}'s signed openings of block {b} are not of degree <= {t} (its sharing "
-                "is inconsistent)"
+            return (
+                "client",
+                client,
+                (
+                    f"{client}'s signed openings of block {b} are not of degree <= {t} (its sharing "
+                    "is inconsistent)"
+                ),
             )
     if complaints:
         return complaints[0]
@@ -230,3 +248,64 @@ def check_evidence(
         elif kind == "server" and who is not None:
             servers_out[who] = why
     return clients_out, servers_out
+
+
+# ---------------------------------------------------------------------------------------------
+# ``sdp verify`` (V-31): the evidence in the servers' signed output (or abort) meta.
+
+
+def round_label(session: str, rd: int) -> bytes:
+    """The label a run's round signs under (``plan.config_from_cluster``: ``sdp-mpc|session``
+    plus ``|round`` and the round number)."""
+    return f"sdp-mpc|{session}|round{rd}".encode()
+
+
+def check_round_evidence(
+    keys: dict[str, bytes],
+    label: bytes,
+    servers: Sequence[str],
+    t: int,
+    metas: Sequence[dict[str, Any]],
+) -> int:
+    """A published round: the servers agree on ``input_faults`` (client -> why) and
+    ``input_evidence``; the evidence convicts exactly those clients, every one of them was
+    rejected, and convicts no server (else the run should have aborted). Returns how many
+    clients were convicted; ValueError says what fails."""
+    faults = [m.get("input_faults", {}) for m in metas]
+    evidence = [m.get("input_evidence", {}) for m in metas]
+    if any(f != faults[0] for f in faults) or any(e != evidence[0] for e in evidence):
+        raise ValueError("the servers report different input faults or evidence")
+    named = faults[0] if isinstance(faults[0], dict) else None
+    if named is None:
+        raise ValueError("input_faults is not a map")
+    if not named and not evidence[0]:
+        return 0
+    if named and not evidence[0]:
+        raise ValueError(f"clients {sorted(named)} were refused without signed evidence")
+    clients, guilty = check_evidence(keys, label, servers, t, evidence[0])
+    if guilty:
+        raise ValueError(f"the evidence convicts server(s) {sorted(guilty)} but the run went on")
+    if set(clients) != set(named):
+        raise ValueError(
+            f"the servers refused {sorted(named)} as deviating; the signed evidence convicts "
+            f"{sorted(clients)}"
+        )
+    rejected = set(metas[0].get("rejected_clients", []))
+    if not set(named) <= rejected:
+        raise ValueError(f"convicted clients {sorted(set(named) - rejected)} were not rejected")
+    return len(named)
+
+
+def abort_verdicts(
+    keys: dict[str, bytes], label: bytes, servers: Sequence[str], t: int, meta: dict[str, Any]
+) -> tuple[bool, str]:
+    """An aborted round's meta (``abort``, ``culprit``, ``input_evidence``) from one server:
+    (whether the evidence convicts the culprit it names, a sentence)."""
+    culprit = meta.get("culprit")
+    try:
+        _, guilty = check_evidence(keys, label, servers, t, meta.get("input_evidence"))
+    except ValueError as exc:
+        return False, f"evidence that proves nothing ({exc})"
+    if culprit in guilty:
+        return True, f"server {culprit} deviated: {guilty[culprit]}"
+    return False, f"evidence that does not convict {culprit!r} (it convicts {sorted(guilty)})"
