@@ -31,7 +31,7 @@ from mpc.mixnet.schema import (
 )
 from mpc.ristretto import (
     G,
-    L,
+    ct_muladd,
     msm_parallel,
     random_scalar,
     random_scalars,
@@ -65,7 +65,7 @@ def dleq_prove(label: str, ctx: bytes, g1: bytes, g2: bytes, x: int) -> tuple[in
     t1 = smul_base(w) if g1 == G else smul(w, g1)
     t2 = smul(w, g2)
     e = dleq_challenge(label, ctx, g1, y1, g2, y2, t1, t2)
-    return e, (w + e * x) % L
+    return e, ct_muladd(e, x, w)  # constant time (issue 37)
 
 
 def dec_share_prove(

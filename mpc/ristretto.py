@@ -44,6 +44,10 @@ _add = _sodium.crypto_core_ristretto255_add
 _sub = _sodium.crypto_core_ristretto255_sub
 _valid = _sodium.crypto_core_ristretto255_is_valid_point
 _from_hash = _sodium.crypto_core_ristretto255_from_hash
+_reduce = _sodium.crypto_core_ristretto255_scalar_reduce
+_s_mul = _sodium.crypto_core_ristretto255_scalar_mul
+_s_add = _sodium.crypto_core_ristretto255_scalar_add
+_s_neg = _sodium.crypto_core_ristretto255_scalar_negate
 _buf = ctypes.create_string_buffer
 
 # Operation counters (V: variable-base mult, F: fixed-base mult, A: addition, M: terms of a
@@ -106,8 +110,42 @@ class GroupError(ValueError):
     """An invalid or non-canonical group element, or a degenerate operation."""
 
 
+def ct_reduce(raw: bytes) -> bytes:
+    """A 64-byte little-endian integer reduced mod L, as a canonical 32-byte scalar, by
+    libsodium's constant-time ``crypto_core_ristretto255_scalar_reduce`` (issue 37: secret
+    scalars are no longer reduced by Python's variable-time big-integer ``% L``)."""
+    if not isinstance(raw, bytes) or len(raw) != 64:
+        raise ValueError("ct_reduce: need 64 bytes")
+    out = _buf(32)
+    _reduce(out, raw)
+    return out.raw
+
+
+def ct_scalar_bytes(s: int) -> bytes:
+    """``s mod L`` as 32 bytes, for a SECRET integer |s| < 2^512: the reduction is libsodium's
+    constant-time one on the 64-byte encoding (a negative s is negated in constant time, so
+    only its sign, public in every caller, decides a branch). The int-to-bytes conversion is
+    CPython's, linear in the integer's digit count: see docs/security.md, "Timing"."""
+    if 0 <= s < 1 << 512:
+        return ct_reduce(s.to_bytes(64, "little"))
+    if -(1 << 512) < s < 0:
+        out = _buf(32)
+        _s_neg(out, ct_reduce((-s).to_bytes(64, "little")))
+        return out.raw
+    raise ValueError("ct_scalar_bytes: |s| must be below 2^512")
+
+
+def ct_muladd(a: int, b: int, c: int) -> int:
+    """``(a * b + c) mod L`` for secret scalars (a Schnorr-type response) with libsodium's
+    constant-time scalar multiplication and addition."""
+    ab, out = _buf(32), _buf(32)
+    _s_mul(ab, ct_scalar_bytes(a), ct_scalar_bytes(b))
+    _s_add(out, ab.raw, ct_scalar_bytes(c))
+    return int.from_bytes(out.raw, "little")
+
+
 def _sb(s: int) -> bytes:
-    return (s % L).to_bytes(32, "little")
+    return ct_scalar_bytes(s)
 
 
 def scalar_bytes(s: int) -> bytes:
@@ -128,7 +166,7 @@ def scalar_from_bytes(data: bytes, where: str = "scalar") -> int:
 def random_scalar() -> int:
     """Uniform scalar in [1, L) from the OS CSPRNG."""
     while True:
-        s = int.from_bytes(os.urandom(64), "little") % L
+        s = int.from_bytes(ct_reduce(os.urandom(64)), "little")
         if s:
             return s
 
@@ -136,7 +174,7 @@ def random_scalar() -> int:
 def random_scalars(n: int) -> list[int]:
     """``n`` uniform nonzero scalars."""
     raw = os.urandom(64 * n)
-    out = [int.from_bytes(raw[64 * i : 64 * i + 64], "little") % L for i in range(n)]
+    out = [int.from_bytes(ct_reduce(raw[64 * i : 64 * i + 64]), "little") for i in range(n)]
     return [s if s else random_scalar() for s in out]
 
 
@@ -149,7 +187,7 @@ def seeded_scalars(seed: bytes, label: bytes, n: int) -> list[int]:
         raise ValueError(f"seeded_scalars: seed of {len(seed)} bytes, need 32")
     raw = hashlib.shake_256(b"sdp-seeded-scalars|" + label + b"|" + seed).digest(64 * n)
     fb = int.from_bytes
-    return [fb(raw[i : i + 64], "little") % L for i in range(0, 64 * n, 64)]
+    return [fb(ct_reduce(raw[i : i + 64]), "little") for i in range(0, 64 * n, 64)]
 
 
 def is_valid(p: bytes) -> bool:
@@ -202,12 +240,10 @@ def smul(s: int, p: bytes, where: str = "smul") -> bytes:
 
 def smul_base(s: int) -> bytes:
     """``s * G`` with libsodium's fixed-base table; the identity for s = 0 mod L."""
-    s %= L
-    if s == 0:
-        return IDENTITY
     q = _buf(32)
     OPS["F"] += 1
-    _smul_base(q, _sb(s))
+    if _smul_base(q, _sb(s)) != 0:  # libsodium refuses a zero scalar
+        return IDENTITY
     return q.raw
 
 
@@ -241,7 +277,7 @@ def smul_many(scalars: Sequence[int], points: Sequence[bytes], where: str = "smu
     f, q, out = _smul, _buf(32), []  # one reused output buffer; .raw copies
     append = out.append
     for i, (s, p) in enumerate(zip(scalars, points)):
-        if f(q, (s % L).to_bytes(32, "little"), p) != 0:
+        if f(q, _sb(s), p) != 0:
             raise GroupError(f"{where}[{i}]: invalid element or zero product")
         append(q.raw)
     OPS["V"] += len(out)
@@ -253,7 +289,7 @@ def smul_base_many(scalars: Iterable[int]) -> list[bytes]:
     f, q, out = _smul_base, _buf(32), []
     append = out.append
     for s in scalars:
-        if f(q, (s % L).to_bytes(32, "little")) != 0:
+        if f(q, _sb(s)) != 0:
             raise GroupError("smul_base: zero scalar")
         append(q.raw)
     OPS["F"] += len(out)
@@ -307,13 +343,13 @@ def msm_secret(scalars: Sequence[int], points: Sequence[bytes], where: str = "ms
         raise ValueError(f"{where}: {len(scalars)} scalars for {len(points)} elements")
     if _native is not None:
         OPS["S"] += len(points)
-        blob = b"".join((s % L).to_bytes(32, "little") for s in scalars)
+        blob = b"".join(map(_sb, scalars))
         return _native.ct_msm(blob, decode_points(points, where))
     fm, fa = _smul, _add
     acc = _buf(IDENTITY, 32)
     q = _buf(32)
     for i, (s, p) in enumerate(zip(scalars, points)):
-        if fm(q, (s % L).to_bytes(32, "little"), p) != 0:
+        if fm(q, _sb(s), p) != 0:
             raise GroupError(f"{where}[{i}]: invalid element or zero product")
         fa(acc, acc, q)
     OPS["V"] += len(points)
@@ -352,7 +388,7 @@ def smul_fixed_many(
         assert out is not None
         return out if addends is None else add_many(addends, out, where)
     tables = tuple(_ct_table(b) for _, b in terms)
-    blobs = tuple(b"".join((x % L).to_bytes(32, "little") for x in sc) for sc, _ in terms)
+    blobs = tuple(b"".join(map(_sb, sc)) for sc, _ in terms)
     add = None if addends is None else decode_points(addends, where, allow_identity=True)
     OPS["C"] += n * len(terms)
     out_blob = _native.ct_mul(tables, blobs, add)
