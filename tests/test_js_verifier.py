@@ -63,6 +63,7 @@ _PREFIXES = [
     ("publication", "V-6"),
     ("run completed", "V-7"),
     ("privacy ledger", "V-23"),
+    ("MPC input evidence", "V-31"),
     ("MPC ", "V-30"),
     ("privacy", "V-8"),
     ("mix-net public record", "V-10"),

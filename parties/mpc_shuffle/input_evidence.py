@@ -70,6 +70,12 @@ async def send_shares(
     """Send server j ``per_server[j]`` (one block) with the signed statement, its salt and
     mask shares (``evidence`` in the block's final piece); returns bytes sent."""
     label = cfg.label
+    if fault_hooks.mpc_client_inconsistent(ctx.name):  # tests only: a deviating client
+        per_server = [dict(a) for a in per_server]
+        name = min(n for n in per_server[-1] if per_server[-1][n].size)
+        bad = per_server[-1][name].copy()
+        bad.flat[0] = (int(bad.flat[0]) + 1) % PRIME
+        per_server[-1][name] = bad
     salts, masks, digests, opened = input_commit.commit_block(
         label, ctx.name, block, cfg.servers, cfg.threshold, per_server
     )

@@ -6,7 +6,9 @@ their seal. ``SDP_FAULT_DELAY=PARTY:PHASE:SECONDS[,...]`` stalls PARTY for SECON
 PHASE (a host under load: what it sends next is late). ``SDP_FAULT_MPC_OFFSET=PARTY:BATCH:ROW:
 OFFSET`` makes MPC server PARTY deviate: it adds OFFSET to row ROW of BATCH while it reshares;
 ``SDP_FAULT_MPC_INPUT=PARTY:CLIENT:OFFSET``: MPC server PARTY adds OFFSET to its share of
-CLIENT's input-check value (its opening of the client's sharing check).
+CLIENT's input-check value (its opening of the client's sharing check);
+``SDP_FAULT_MPC_CLIENT=CLIENT``: MPC client party CLIENT shares its first value inconsistently
+(the last server's share is off the polynomial) and signs what it sends.
 """
 
 from __future__ import annotations
@@ -40,6 +42,14 @@ def mpc_input_offset(party: str, client: str) -> int:
     if len(_INPUT) != 3 or _INPUT[0] != party or _INPUT[1] != client:
         return 0
     return int(_INPUT[2])
+
+
+_CLIENT = os.environ.get("SDP_FAULT_MPC_CLIENT", "")
+
+
+def mpc_client_inconsistent(party: str) -> bool:
+    """True if MPC client ``party`` is to share its first value inconsistently."""
+    return bool(_CLIENT) and _CLIENT == party
 
 
 def die() -> None:

@@ -26,7 +26,7 @@ export function deepEqual(a, b) {
   if (typeof a === 'bigint' || typeof b === 'bigint') return (isInt(a) && isInt(b)) && BigInt(a) === BigInt(b);
   return a === b;
 }
-const digest = (obj) => hex(sha256(cbor.encode(obj)));
+export const digest = (obj) => hex(sha256(cbor.encode(obj)));
 const sentBy = (t, ty) => t.entries.filter((e) => e.dir === 'send' && e.ty === ty && e.pub);
 const M = (entries) => new Map(entries);
 
@@ -337,7 +337,7 @@ function signedStatement(kind, session, party, dg) {
   }
   return concat(parts);
 }
-function signedBy(keys, party, kind, session, dg, sig) {
+export function signedBy(keys, party, kind, session, dg, sig) {
   const key = keys[party];
   if (key === undefined || typeof dg !== 'string' || !(sig instanceof Uint8Array)) return false;
   try { return crypto.verify(null, signedStatement(kind, session, party, dg), key, sig); } catch { return false; }
