@@ -33,9 +33,9 @@ from concurrent.futures import Executor, ThreadPoolExecutor
 
 from rbcl.rbcl import _sodium
 
+from mpc.ct_scalar import L, ct_muladd, ct_reduce, ct_scalar_bytes  # noqa: F401 (re-exported)
 from mpc.pools import process_pool
 
-L = 2**252 + 27742317777372353535851937790883648493  # group order
 IDENTITY = bytes(32)
 
 _smul = _sodium.crypto_scalarmult_ristretto255
@@ -44,10 +44,6 @@ _add = _sodium.crypto_core_ristretto255_add
 _sub = _sodium.crypto_core_ristretto255_sub
 _valid = _sodium.crypto_core_ristretto255_is_valid_point
 _from_hash = _sodium.crypto_core_ristretto255_from_hash
-_reduce = _sodium.crypto_core_ristretto255_scalar_reduce
-_s_mul = _sodium.crypto_core_ristretto255_scalar_mul
-_s_add = _sodium.crypto_core_ristretto255_scalar_add
-_s_neg = _sodium.crypto_core_ristretto255_scalar_negate
 _buf = ctypes.create_string_buffer
 
 # Operation counters (V: variable-base mult, F: fixed-base mult, A: addition, M: terms of a
@@ -108,40 +104,6 @@ def reset_ops() -> dict[str, int]:
 
 class GroupError(ValueError):
     """An invalid or non-canonical group element, or a degenerate operation."""
-
-
-def ct_reduce(raw: bytes) -> bytes:
-    """A 64-byte little-endian integer reduced mod L, as a canonical 32-byte scalar, by
-    libsodium's constant-time ``crypto_core_ristretto255_scalar_reduce`` (issue 37: secret
-    scalars are no longer reduced by Python's variable-time big-integer ``% L``)."""
-    if not isinstance(raw, bytes) or len(raw) != 64:
-        raise ValueError("ct_reduce: need 64 bytes")
-    out = _buf(32)
-    _reduce(out, raw)
-    return out.raw
-
-
-def ct_scalar_bytes(s: int) -> bytes:
-    """``s mod L`` as 32 bytes, for a SECRET integer |s| < 2^512: the reduction is libsodium's
-    constant-time one on the 64-byte encoding (a negative s is negated in constant time, so
-    only its sign, public in every caller, decides a branch). The int-to-bytes conversion is
-    CPython's, linear in the integer's digit count: see docs/security.md, "Timing"."""
-    if 0 <= s < 1 << 512:
-        return ct_reduce(s.to_bytes(64, "little"))
-    if -(1 << 512) < s < 0:
-        out = _buf(32)
-        _s_neg(out, ct_reduce((-s).to_bytes(64, "little")))
-        return out.raw
-    raise ValueError("ct_scalar_bytes: |s| must be below 2^512")
-
-
-def ct_muladd(a: int, b: int, c: int) -> int:
-    """``(a * b + c) mod L`` for secret scalars (a Schnorr-type response) with libsodium's
-    constant-time scalar multiplication and addition."""
-    ab, out = _buf(32), _buf(32)
-    _s_mul(ab, ct_scalar_bytes(a), ct_scalar_bytes(b))
-    _s_add(out, ab.raw, ct_scalar_bytes(c))
-    return int.from_bytes(out.raw, "little")
 
 
 def _sb(s: int) -> bytes:

@@ -34,6 +34,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from mpc import ct_scalar  # noqa: E402
 from mpc import ristretto as r  # noqa: E402
 from mpc.ristretto import L  # noqa: E402
 
@@ -119,11 +120,22 @@ def operations() -> dict[str, tuple[Callable[[int, int], object], int, str]]:
             505,
             "old path (before issue 37): Python's % L on a secret integer, for comparison",
         ),
-        "shuffle_chain_step_python": (
+        "shuffle_chain_step": (
+            lambda s, p: ct_scalar.ct_chain([s], [s], [s], [p], s, p),
+            252,
+            "new: one step of the proof of shuffle's commitment chain (ct_chain: R, x2, y2 "
+            "secret; shuffle_proof._phase_b)",
+        ),
+        "shuffle_dot_step": (
+            lambda s, p: ct_scalar.ct_dot([p, p], [s, s]),
+            252,
+            "new: rtil/rstar's sum of public u' times secret rho (ct_dot, two terms)",
+        ),
+        "shuffle_chain_step_python_old": (
             lambda s, p: (s + p * s) % L,
             252,
-            "remaining Python big-integer step of the proof of shuffle's commitment chain "
-            "(r_i = rhat_i + u'_i r_{i-1} mod L, secret rhat and r, public-size u')",
+            "old (before issue 37): the chain step r_i = rhat_i + u'_i r_{i-1} in Python's "
+            "big integers (% L)",
         ),
     }
     return ops

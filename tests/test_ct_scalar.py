@@ -50,3 +50,27 @@ def test_out_of_range_and_malformed_inputs_are_refused():
 def test_smul_base_of_zero_is_the_identity():
     assert r.smul_base(0) == r.IDENTITY and r.smul_base(L) == r.IDENTITY
     assert r.smul_base(1) == r.G
+
+
+def test_chain_scan_dot_and_mod_match_the_python_formulas():
+    from mpc import ct_scalar as ct
+
+    rng = random.Random(39)
+    m = 300
+    rhat, what, wp, up = ([rng.randrange(L) for _ in range(m)] for _ in range(4))
+    r0, u0 = rng.randrange(L), rng.randrange(L)
+    x1, y1, x2, y2 = [0] * m, [0] * m, [0] * m, [0] * m
+    r, u = r0, u0
+    for i in range(m):  # the loop shuffle_proof._phase_b ran before issue 37
+        x2[i] = (what[i] + wp[i] * r) % L
+        y2[i] = wp[i] * u % L
+        r = x1[i] = (rhat[i] + up[i] * r) % L
+        u = y1[i] = up[i] * u % L
+    assert ct.ct_chain(rhat, what, wp, up, r0, u0) == (x1, y1, x2, y2)
+    a, b = 0, 1
+    for x, y in zip(rhat, up):
+        a, b = (x + y * a) % L, y * b % L
+    assert ct.ct_scan(rhat, up) == (a, b)
+    assert ct.ct_dot(up, rhat) == sum(x * y for x, y in zip(up, rhat)) % L
+    for v in [0, L, sum(rhat), -sum(rhat), (1 << 512) - 1]:
+        assert ct.ct_mod(v) == v % L
