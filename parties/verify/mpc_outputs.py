@@ -41,7 +41,7 @@ import numpy as np
 from mpc import mac_check, shamir
 from parties.runtime import codec
 from parties.verify import mpc_inputs
-from parties.verify.transcripts import Check, Report, Transcript
+from parties.verify.transcripts import Check, Report, Transcript, certificate_keys
 
 SERVER_ROLE = "mpc-server"
 OUTPUT_TYPE = "mpc-output"
@@ -381,9 +381,7 @@ def _input_evidence(
     run_dir: Path, cluster: dict[str, Any], servers: list[str], t: int, rd: int, outs: list
 ) -> int:
     """V-31 on a published round (``mpc_inputs.check_round_evidence``); OutputMismatch."""
-    from parties.verify.mixnet import _keys
-
-    keys = _keys(run_dir, [p["name"] for p in cluster["party"]])
+    keys = certificate_keys(run_dir, [p["name"] for p in cluster["party"]])
     label = mpc_inputs.round_label(cluster["run"]["session"], rd)
     try:
         return mpc_inputs.check_round_evidence(keys, label, servers, t, [o[rd][1] for o in outs])
@@ -397,15 +395,13 @@ def check_mpc_abort_evidence(
     """V-31 on an aborted MPC run: a server that aborted the input check sent the analyzer,
     in a public entry of its signed transcript, the culprit and the signed reports; the check
     "MPC input evidence" names the server they convict, or fails if they prove nothing."""
-    from parties.verify.mixnet import _keys
-
     if cluster.get("run", {}).get("shuffler") != "mpc":
         return
     servers = [p["name"] for p in cluster["party"] if p["role"] == SERVER_ROLE]
     analyzer = next((p["name"] for p in cluster["party"] if p["role"] == "analyzer"), None)
     params = dict(cluster.get("run", {}).get("params", {}))
     t = int(params.get("mpc_threshold", (len(servers) - 1) // 2))
-    keys = _keys(run_dir, [p["name"] for p in cluster["party"]])
+    keys = certificate_keys(run_dir, [p["name"] for p in cluster["party"]])
     for s in servers:
         if s not in transcripts or analyzer is None:
             continue
