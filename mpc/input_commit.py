@@ -108,13 +108,18 @@ def commit_block(
     servers: Sequence[str],
     t: int,
     per_server: Sequence[dict[str, np.ndarray]],
+    randomness: tuple[list[bytes], np.ndarray] | None = None,
 ) -> tuple[list[bytes], list[list[int]], list[str], list[list[int]]]:
     """Client side: (salts, mask shares, digests, openings), one each per server, for one
-    block whose shares to server j are ``per_server[j]``."""
+    block whose shares to server j are ``per_server[j]``. ``randomness`` (salts, mask shares
+    (m, 3)) fixes the salts and the mask for benchmarks; by default both are fresh."""
     m = len(servers)
-    mask = shamir.share(shamir.random_field_elements((INPUT_CHECK_REPETITIONS,)), m, t)
+    if randomness is None:
+        mask = shamir.share(shamir.random_field_elements((INPUT_CHECK_REPETITIONS,)), m, t)
+        salts = [os.urandom(SALT_BYTES) for _ in range(m)]
+    else:
+        salts, mask = randomness
     masks = [[int(v) for v in mask[j]] for j in range(m)]
-    salts = [os.urandom(SALT_BYTES) for _ in range(m)]
     digests = [
         share_digest(label, client, block, j, s, salts[j], masks[j], per_server[j])
         for j, s in enumerate(servers)
