@@ -22,7 +22,6 @@ Example::
 
 from __future__ import annotations
 
-import difflib
 import json
 import re
 import secrets
@@ -36,11 +35,12 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
+from parties.runtime.backend import default_shuffler, shuffler_names
+from parties.runtime.errors import ClusterError, did_you_mean
+
+__all__ = ["ClusterError", "did_you_mean"]  # re-exported: where the runtime has always had them
+
 NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,63}$")
-
-
-class ClusterError(ValueError):
-    """The cluster file is missing, malformed or inconsistent."""
 
 
 @dataclass(frozen=True)
@@ -127,13 +127,6 @@ RUN_KEYS = (
     "rejoin_window",
     "params",
 )
-SHUFFLERS = ("trusted", "mixnet", "mpc")
-
-
-def did_you_mean(word: str, known: list[str] | tuple[str, ...]) -> str:
-    """ "; did you mean X?" for the closest of ``known`` ("" when none is close)."""
-    close = difflib.get_close_matches(word, list(known), n=2, cutoff=0.6)
-    return f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
 
 
 def _check_keys(table: dict[str, Any], known: tuple[str, ...], where: str) -> None:
@@ -165,11 +158,12 @@ def load_cluster(path: str | Path, session_optional: bool = False) -> Cluster:
     if not isinstance(run, dict):
         raise ClusterError(f"cluster file {path}: [run] must be a table")
     _check_keys(run, RUN_KEYS, f"cluster file {path}, [run]")
-    shuffler = str(run.get("shuffler", "trusted"))
-    if shuffler not in SHUFFLERS:
+    known = shuffler_names()
+    shuffler = str(run.get("shuffler", default_shuffler()))
+    if shuffler not in known:
         raise ClusterError(
             f"cluster file {path}: [run] shuffler {shuffler!r} is unknown"
-            f"{did_you_mean(shuffler, SHUFFLERS)} (known: {', '.join(SHUFFLERS)})"
+            f"{did_you_mean(shuffler, known)} (known: {', '.join(known)})"
         )
     session = str(run.get("session", ""))
     if not session and session_optional:
