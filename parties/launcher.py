@@ -49,6 +49,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="DIR",
         help="keep the party directories (private keys) in DIR, outside the run directory",
     )
+    ap.add_argument(
+        "--pool",
+        metavar="SPEC",
+        help="where the mix servers' CPU-bound work runs: 'local' (each its own process pool, "
+        "the default) or 'dask://HOST:PORT' (a Dask scheduler; docs/scale.md)",
+    )
     ap.add_argument("--quiet", action="store_true", help="no progress display")
     ap.add_argument("--json", action="store_true", help="print result.json instead of tables")
     ap.add_argument("--no-verify", action="store_true", help="skip sdp verify after the run")
@@ -222,6 +228,10 @@ def main(argv: list[str]) -> int:
         return 0
     args = build_parser().parse_args(argv)
     try:
+        if args.pool is not None:
+            from parties.runtime.pools import check_pool_spec
+
+            check_pool_spec(args.pool)
         protocol, shuffler, params, layout_options = resolve_job(args)
     except ArithmeticError as exc:
         print(
@@ -290,6 +300,15 @@ def _run(
                 "dummy record):\n  " + "\n  ".join(excluded),
                 file=sys.stderr,
             )
+    if getattr(args, "pool", None):
+        # the servers' pool (parties.runtime.pools; a server that has no pooled work, such as
+        # an MPC server, ignores it); clients and the analyzer keep their local pools
+        from parties.runtime.backend import all_server_roles
+        from parties.runtime.pools import check_pool_spec
+
+        spec = check_pool_spec(args.pool)
+        roles = all_server_roles()
+        cluster.pools = {p.name: spec for p in cluster.parties if p.role in roles}
     dirs = make_party_dirs(cluster, keys_root)
     prepare_party_dirs(cluster, dirs)
     trust = json.loads((next(iter(dirs.values())) / TRUST).read_text())

@@ -16,8 +16,9 @@ tying every artifact of it to the messages on the wire.
 
 from __future__ import annotations
 
+import asyncio
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -39,6 +40,7 @@ from parties.runtime.cluster import Cluster
 from parties.runtime.codec import to_jsonable
 from parties.runtime.link import PeerError
 from parties.runtime.plans import names_with_role, single
+from parties.runtime.pools import open_pool
 from parties.runtime.receive import recv_patient
 from protocols.privacy.ledger import Release
 from protocols.workloads import Workload
@@ -217,13 +219,21 @@ async def run_server(node: Any, cluster: Cluster) -> None:
     public record (with ``round``)."""
     workload = load_workload(cluster)
     cfg = mixnet_config(cluster, 0, {}, workload)
-    for rnd in range(workload.protocol.n_rounds):
-        public = await receive_state(node, cluster, rnd, state_patience(cfg))
-        cfg = mixnet_config(cluster, rnd, public, workload)
-        state = await run_mix_server(node, cfg, cfg.servers.index(node.name) + 1)
-        if state.delegated is None and state.plaintexts:
-            node.phase("publish", rnd)
-            node.publish(RECORD_TYPE, codec.dumps({**public_record(state), "round": rnd}))
+    # the server's pool for every round: its own processes, or its Dask cluster's workers
+    # (connected off the event loop: Dask's client runs a loop of its own)
+    pool = await asyncio.to_thread(open_pool, cluster.pools.get(node.name), cfg.workers)
+    try:
+        for rnd in range(workload.protocol.n_rounds):
+            public = await receive_state(node, cluster, rnd, state_patience(cfg))
+            cfg = replace(mixnet_config(cluster, rnd, public, workload), workers=pool.workers)
+            state = await run_mix_server(
+                node, cfg, cfg.servers.index(node.name) + 1, pool.executor
+            )
+            if state.delegated is None and state.plaintexts:
+                node.phase("publish", rnd)
+                node.publish(RECORD_TYPE, codec.dumps({**public_record(state), "round": rnd}))
+    finally:
+        await asyncio.to_thread(pool.close)
 
 
 async def run_analyzer(node: Any, cluster: Cluster) -> None:

@@ -78,6 +78,10 @@ class Cluster:
         return self.local_data.get(name) or self.party(name).data
 
     netem: dict[str, Any] = field(default_factory=dict)  # [netem] table (parties.runtime.netem)
+    # [pool] table: party name -> where its CPU-bound work runs ("local" or "dask://HOST:PORT",
+    # parties.runtime.pools). Deployment, not protocol: outside the cluster digest, like the
+    # hosts' own data files; a server's pool holds its secrets (docs/scale.md)
+    pools: dict[str, str] = field(default_factory=dict)
 
     def party(self, name: str) -> PartySpec:
         """The party called ``name``; ClusterError naming the known parties otherwise."""
@@ -153,7 +157,7 @@ def load_cluster(path: str | Path, session_optional: bool = False) -> Cluster:
         raise ClusterError(f"cluster file {path} not found") from None
     except tomllib.TOMLDecodeError as exc:
         raise ClusterError(f"cluster file {path}: invalid TOML: {exc}") from None
-    _check_keys(data, ("run", "party", "netem"), f"cluster file {path}")
+    _check_keys(data, ("run", "party", "netem", "pool"), f"cluster file {path}")
     run = data.get("run", {})
     if not isinstance(run, dict):
         raise ClusterError(f"cluster file {path}: [run] must be a table")
@@ -211,7 +215,27 @@ def load_cluster(path: str | Path, session_optional: bool = False) -> Cluster:
         max_frame=int(run.get("max_frame", 16 << 20)),
         rejoin_window=rejoin_window_seconds(run.get("rejoin_window", 0.0), "[run] rejoin_window"),
         netem=_netem_table(data.get("netem"), f"cluster file {path}, [netem]"),
+        pools=_pool_table(data.get("pool"), seen, f"cluster file {path}, [pool]"),
     )
+
+
+def _pool_table(raw: Any, names: set[str], where: str) -> dict[str, str]:
+    """The [pool] table (party name -> pool spec), checked (ClusterError naming the entry)."""
+    from parties.runtime.pools import PoolSpecError, check_pool_spec
+
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise ClusterError(f"{where} must be a table of party name = pool")
+    out = {}
+    for name, spec in raw.items():
+        if name not in names:
+            raise ClusterError(f"{where}: {name!r} is no party of this cluster")
+        try:
+            out[name] = check_pool_spec(str(spec))
+        except PoolSpecError as exc:
+            raise ClusterError(f"{where}: {name}: {exc}") from None
+    return out
 
 
 def _netem_table(raw: Any, where: str) -> dict[str, Any]:
@@ -304,4 +328,6 @@ def dump_cluster(cluster: Cluster) -> str:
             lines.append(f"data = {_toml_value(p.data)}")
         if p.users is not None:
             lines.append(f"users = {int(p.users)}")
+    if cluster.pools:
+        lines += ["", "[pool]"] + [f"{k} = {_toml_value(v)}" for k, v in sorted(cluster.pools.items())]
     return "\n".join(lines) + "\n"

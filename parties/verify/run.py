@@ -362,6 +362,12 @@ def main(argv: list[str]) -> int:
         "certificates are trusted (and the report says so)",
     )
     ap.add_argument("--json", action="store_true")
+    ap.add_argument(
+        "--pool",
+        metavar="SPEC",
+        help="where the proof checks run: 'local' (a process pool, the default) or "
+        "'dask://HOST:PORT' (a Dask scheduler; docs/scale.md)",
+    )
     args = ap.parse_args(argv)
     run_dir = Path(args.run_dir)
     if not run_dir.is_dir():
@@ -372,7 +378,18 @@ def main(argv: list[str]) -> int:
     except ValueError as exc:
         print(f"sdp verify: {exc}", file=sys.stderr)
         return 2
-    report = verify_run(run_dir, progress=not args.json, trust=trust)
+    if args.pool is not None:
+        from parties.runtime.pools import PoolSpecError
+        from parties.verify.mixnet import verification_pool
+
+        try:
+            with verification_pool(args.pool):
+                report = verify_run(run_dir, progress=not args.json, trust=trust)
+        except PoolSpecError as exc:
+            print(f"sdp verify: {exc}", file=sys.stderr)
+            return 2
+    else:
+        report = verify_run(run_dir, progress=not args.json, trust=trust)
     if args.json:
         print(
             json.dumps(
