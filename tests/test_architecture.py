@@ -303,7 +303,6 @@ def _plain_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 # the spec-vector scripts (issue 39 item 3, h39pf) and the JS verifier's split (h38js) break
 # the last circles; strict: this test fails as soon as they are gone, to drop the marker
-@pytest.mark.xfail(strict=True, reason="make_spec_vectors <-> spec_vectors_generate (issue 39.3)")
 def test_no_circles_among_scripts() -> None:
     assert _plain_cycles(_script_graph()) == []
 
