@@ -76,6 +76,7 @@ _PREFIXES = [
     ("run completed", "V-7"),
     ("privacy ledger", "V-23"),
     ("privacy statement", "V-9"),
+    ("MPC input evidence", "V-31"),
     ("MPC ", "V-30"),
     ("privacy", "V-8"),
     ("mix-net public record", "V-10"),

@@ -119,6 +119,18 @@ def public_key(cert_path: Path, name: str) -> ed25519.Ed25519PublicKey:
     return key
 
 
+def certificate_keys(run_dir: Path, names: list[str]) -> dict[str, bytes]:
+    """Raw Ed25519 public keys from the run's certificates (pinned by the transcript checks)."""
+    from cryptography.hazmat.primitives import serialization
+
+    raw = serialization.Encoding.Raw, serialization.PublicFormat.Raw
+    return {
+        n: public_key(run_dir / "certs" / f"{n}.crt", n).public_bytes(*raw)
+        for n in names
+        if (run_dir / "certs" / f"{n}.crt").exists()
+    }
+
+
 def cert_fingerprint(cert_path: Path) -> str:
     """SHA-256 (hex) of a PEM certificate's DER encoding."""
     from cryptography.hazmat.primitives import serialization

@@ -7,7 +7,7 @@ import { blob, certificate, checkConsistency, checkTranscript, closedCleanly, lo
 import { checkMixnetRun, objToArray } from './mixnet.mjs';
 import { checkIncarnations, crashedFiles } from './incarnations.mjs';
 import { ESTIMATORS, batchBounds } from './estimates.mjs';
-import { checkMpcOutputs } from './mpc.mjs';
+import { checkMpcInputs, checkMpcOutputs } from './mpc.mjs';
 import { checkLedger } from './ledger.mjs';
 import { close } from './compare.mjs';
 import { checkReleases, checkStatement } from './privacy.mjs';
@@ -91,6 +91,7 @@ export function runChecks(runDir, trust) {
   if (refusal !== null && !published) { add('V-7', 'run completed', true, `refused, nothing published: ${refusal}`); return report; }
   const aborted = fs.existsSync(path.join(runDir, 'ABORTED.json'));
   if (aborted || !published) {
+    if (cluster.shuffler === 'mpc') for (const r of checkMpcInputs(runDir, cluster, transcripts, keys)) add('V-31', 'MPC input evidence', r.ok, r.detail);
     add('V-7', 'run completed', false, aborted ? 'the run was aborted (ABORTED.json): transcripts checked, nothing was published' : 'no result.json: nothing was published');
     return report;
   }
@@ -140,6 +141,7 @@ function protocolChecks(runDir, cluster, transcripts, add, report, keys) {
     else {
       const v30 = checkMpcOutputs(runDir, cluster, transcripts, transcripts[analyzer], bounds);
       if (!add('V-30', 'MPC output shares and abort checks', v30.ok, v30.detail, v30.count)) return report;
+      for (const r of checkMpcInputs(runDir, cluster, transcripts, keys)) if (!add('V-31', 'MPC input evidence', r.ok, r.detail)) return report;
     }
     multisets = shuffledInputs(runDir, transcripts[analyzer], (e) => e.dir === 'publish' && e.ty === 'shuffled', report, add);
     if (multisets === false) return report;
