@@ -84,25 +84,54 @@ def dummy_rng(params: dict[str, Any]) -> np.random.Generator:
     return experiment_rng(int(seed), "own-data", "dummies")
 
 
+DUMMY_BLOCK = 1 << 16  # dummy values are drawn for every row position, this many at a time
+
+
+def _at_positions(total: int, rows: np.ndarray, kept: np.ndarray, draw) -> np.ndarray:  # noqa: ANN001
+    """``total`` rows in file order: the kept values at ``rows``, elsewhere ``draw(m)`` (values
+    drawn for *every* position, block by block, so that a row's dummy depends on its position
+    and the randomness only, never on which other rows were excluded)."""
+    out = np.empty((total, *kept.shape[1:]), dtype=kept.dtype if kept.size else np.float64)
+    for a in range(0, total, DUMMY_BLOCK):
+        b = min(total, a + DUMMY_BLOCK)
+        out[a:b] = draw(b - a)
+    out[rows] = kept
+    return out
+
+
 def with_dummies(data: Data, rng: np.random.Generator) -> Data:
-    """``data`` with one dummy record per excluded row (``report.rows_total`` records in all):
-    a uniform value of every attribute (categorical), an empty transaction (set-valued), a
-    uniform value in [0, 1] (numeric). A dummy depends on nothing in the file but the row's
-    existence; the estimate is then of the file with each excluded row replaced by a dummy."""
-    extra = data.report.rows_total - data.n
-    if extra < 0:
-        raise ValueError(f"{data.report.path}: {data.n} records kept from {data.report.rows_total}")
-    if extra == 0:
+    """``data`` with one dummy record at the place of every excluded row (``report.rows_total``
+    records in all, in file order): a uniform value of every attribute (categorical), an empty
+    transaction (set-valued), a uniform value in [0, 1] (numeric). A dummy depends on nothing
+    in the file but the row's existence and position; every kept record keeps its row's
+    position, so global user indices, and every public grouping of them, do not depend on which
+    rows were excluded. The estimate is then of the file with each excluded row replaced by a
+    dummy."""
+    total = data.report.rows_total
+    if data.n > total:
+        raise ValueError(f"{data.report.path}: {data.n} records kept from {total}")
+    if data.n == total:
         return data
+    rows = data.rows
+    if rows is None or rows.shape != (data.n,):
+        raise ValueError(f"{data.report.path}: the kept records' row positions are not known")
     if isinstance(data, CategoricalData):
         sizes = np.asarray(data.schema.domain_sizes, dtype=np.int64)
-        dummies = (rng.random((extra, sizes.size)) * sizes).astype(np.int64)
-        recs = np.concatenate([np.asarray(data.records, dtype=np.int64), dummies])
-        return replace(data, records=recs)
+        recs = _at_positions(
+            total,
+            rows,
+            np.asarray(data.records, dtype=np.int64),
+            lambda m: (rng.random((m, sizes.size)) * sizes).astype(np.int64),
+        )
+        return replace(data, records=recs, rows=np.arange(total, dtype=np.int64))
     if isinstance(data, NumericData):
-        return replace(data, values=np.concatenate([data.values, rng.random(extra)]))
-    indptr = np.concatenate([data.indptr, np.full(extra, data.indptr[-1], np.int64)])
-    return replace(data, indptr=indptr)
+        values = _at_positions(total, rows, np.asarray(data.values, np.float64), rng.random)
+        return replace(data, values=values, rows=np.arange(total, dtype=np.int64))
+    sizes = np.zeros(total, dtype=np.int64)
+    sizes[rows] = np.diff(data.indptr)
+    indptr = np.zeros(total + 1, dtype=np.int64)
+    np.cumsum(sizes, out=indptr[1:])
+    return replace(data, indptr=indptr, rows=np.arange(total, dtype=np.int64))
 
 
 def records_for(params: dict[str, Any], schema: Schema) -> OwnRecords:

@@ -228,6 +228,12 @@ class TwoPhaseMiner(ShuffleProtocol):
             raise ValueError(f"{self.name}: items must lie in [0, {self.d}) (-1 = padding)")
         return r
 
+    def public_grouping(self, ids: np.ndarray, seed: int) -> np.ndarray | None:
+        """0 for round 0's group G1, 1 for G2 (None without the split or a known n)."""
+        if not self.split or self.n is None:
+            return None
+        return public_groups(ids, self.n, [self.n // 2, self.n - self.n // 2], seed)
+
     def groups(
         self, m: int, rng: np.random.Generator, local: dict[str, Any] | None = None
     ) -> np.ndarray:
@@ -238,8 +244,7 @@ class TwoPhaseMiner(ShuffleProtocol):
         if self.n is not None:
             who = f"{self.name}.encode"
             ids = user_ids(local, m, self.n, who)
-            sizes = [self.n // 2, self.n - self.n // 2]
-            return public_groups(ids, self.n, sizes, grouping_seed(local, rng, who)) == 0
+            return self.public_grouping(ids, grouping_seed(local, rng, who)) == 0
         g1 = np.zeros(m, dtype=bool)
         g1[rng.permutation(m)[: m // 2]] = True
         return g1
