@@ -161,12 +161,16 @@ def test_neighbouring_files_change_nothing_public(tmp_path, protocol, kind):
 def _hockey_stick(p: np.ndarray, q: np.ndarray, eps: float) -> float:
     m = max(p.size, q.size)
     p, q = np.pad(p, (0, m - p.size)), np.pad(q, (0, m - q.size))
-    return float(max(np.maximum(p - np.exp(eps) * q, 0).sum(), np.maximum(q - np.exp(eps) * p, 0).sum()))
+    return float(
+        max(np.maximum(p - np.exp(eps) * q, 0).sum(), np.maximum(q - np.exp(eps) * p, 0).sum())
+    )
 
 
 def _count_pmf(a: int, m: int, pv: float, qv: float) -> np.ndarray:
     """pmf of the number of reports of value v in a group of m users, a of whom hold v."""
-    return np.convolve(binom.pmf(np.arange(a + 1), a, pv), binom.pmf(np.arange(m - a + 1), m - a, qv))
+    return np.convolve(
+        binom.pmf(np.arange(a + 1), a, pv), binom.pmf(np.arange(m - a + 1), m - a, qv)
+    )
 
 
 def test_srr_ms_exact_lower_bound_on_neighbouring_files(tmp_path):
@@ -176,7 +180,9 @@ def test_srr_ms_exact_lower_bound_on_neighbouring_files(tmp_path):
     path an excluded row moved every later user: delta >= 0.27 at n = 2,000)."""
     n = 2000
     rng = np.random.default_rng(3)
-    rows = [f"{'xyz'[rng.integers(3)]},{rng.integers(1, 5)},{'pq'[rng.integers(2)]}" for _ in range(n)]
+    rows = [
+        f"{'xyz'[rng.integers(3)]},{rng.integers(1, 5)},{'pq'[rng.integers(2)]}" for _ in range(n)
+    ]
     worst = 0.0
     for row in (3, 1000, 1500):
         comps = []
@@ -203,7 +209,9 @@ def test_srr_ms_exact_lower_bound_on_neighbouring_files(tmp_path):
             pops = [ClientPopulation(cluster, c, load_workload(cluster, c)) for c in clients]
             proto = pops[0].protocol
             recs = np.concatenate([p.records for p in pops])
-            ids = np.concatenate([np.concatenate([loc["user_ids"] for loc in p.local]) for p in pops])
+            ids = np.concatenate(
+                [np.concatenate([loc["user_ids"] for loc in p.local]) for p in pops]
+            )
             groups = proto.public_grouping(ids, grouping_seed_of(cluster))
             comps.append((recs, groups))
         for j, (k, eps_l) in enumerate(zip(proto.domain_sizes, proto.eps_local, strict=True)):

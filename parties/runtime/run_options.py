@@ -356,14 +356,15 @@ def own_data_params(args: argparse.Namespace, params: dict[str, Any]) -> dict[st
     participants, whatever the schema keeps of them)."""
     from pathlib import Path
 
-    from protocols.datasets.schema import parse_schema
+    from protocols.datasets.schema import dump_schema, parse_schema
 
     try:
         text = Path(args.schema).read_text()
     except OSError as exc:
         raise ClusterError(f"--schema {args.schema}: {exc.strerror or exc}") from None
     schema = parse_schema(text, args.schema)  # SchemaError (a ValueError): one clear line
-    out: dict[str, Any] = {"schema": text}
+    # published: the schema's content only (names, domains, policies), never the file's comments
+    out: dict[str, Any] = {"schema": dump_schema(schema)}
     data = getattr(args, "data", None)
     if data:
         from parties.runtime.own_data import count_rows
