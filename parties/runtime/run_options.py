@@ -249,11 +249,23 @@ def collect_params(args: argparse.Namespace) -> dict[str, Any]:
         v = getattr(args, key, None)
         if v is not None:
             params[key] = v
+    from_param: set[str] = set()
     for item in args.param:
         if "=" not in item:
             raise ClusterError(f"--param expects KEY=VALUE, got {item!r}")
         k, v = item.split("=", 1)
-        params[k.strip()] = parse_value(v.strip())
+        k = k.strip()
+        if k in ("schema", "data"):
+            raise ClusterError(f"--param {k}=...: give the file with --{k} FILE")
+        if k in from_param:
+            raise ClusterError(f"--param {k} is given twice; give it once")
+        if k in params:
+            raise ClusterError(
+                f"{k} is given both as --{k.replace('_', '-')} {params[k]} and as --param "
+                f"{k}={v.strip()}; give it once"
+            )
+        from_param.add(k)
+        params[k] = parse_value(v.strip())
     for k, v in params.items():
         if isinstance(v, float) and not math.isfinite(v):
             raise ClusterError(f"parameter {k} must be finite, got {v}")

@@ -85,6 +85,8 @@ def _check(a: argparse.Namespace) -> int:
     for _ in reader:
         pass
     rep = reader.report
+    if rep.rows_total == 0:
+        raise DataFileError(f"{a.file}: no data rows (the file is empty after any header line)")
     if a.json:
         print(json.dumps(rep.to_dict(), indent=2))
     else:

@@ -61,7 +61,29 @@ def schema_of(params: dict[str, Any], needs: str | None = None, who: str = "") -
     kind = KIND_OF[type(schema)]
     if needs is not None and kind != needs:
         raise ValueError(f"{who} needs a {needs} schema, got a {kind} one")
+    check_run_domains(schema, who)
     return schema
+
+
+MAX_RUN_DOMAIN = 1 << 24  # values of one attribute (items of a universe) a run can count
+
+
+def check_run_domains(schema: Schema, who: str) -> None:
+    """Refuse domains a run cannot use: an attribute with a single value (it publishes nothing),
+    or more values than the analyzer's counts hold (``MAX_RUN_DOMAIN``)."""
+    if isinstance(schema, CategoricalSchema):
+        sizes = dict(zip(schema.attribute_names, schema.domain_sizes, strict=True))
+    elif isinstance(schema, SetValuedSchema):
+        sizes = {"items": int(schema.d)}
+    else:
+        return
+    for name, k in sizes.items():
+        if not 2 <= k <= MAX_RUN_DOMAIN:
+            raise ValueError(
+                f"{who}: the schema's {name!r} has {k} values; a run needs between 2 and "
+                f"{MAX_RUN_DOMAIN} (a single value publishes nothing; a larger domain: bin it "
+                "or use a coarser code list)"
+            )
 
 
 @dataclass
@@ -172,6 +194,7 @@ __all__ = [
     "OwnRecords",
     "SchemaError",
     "categorical_records",
+    "check_run_domains",
     "declared_users",
     "dummy_rng",
     "with_dummies",
