@@ -232,6 +232,10 @@ def print_summary(
 
 def main(argv: list[str]) -> int:
     """Entry of ``sdp run``."""
+    if argv == ["--list"]:
+        from parties.protocol_list import main as list_protocols
+
+        return list_protocols([])
     extra = protocol_help(argv)
     if extra:
         print(build_parser().format_help() + "\n" + extra)

@@ -423,7 +423,7 @@ def check_params(
             if key in ("schema", "data"):
                 raise ParamError(
                     f"{protocol} does not run on your own data (--data/--schema); the protocols "
-                    "that do are listed in docs/data.md"
+                    f"that do: {', '.join(sorted(OWN_DATA))} (docs/data.md; sdp protocols)"
                 )
             raise ParamError(unknown_message(protocol, key, known))
         if value is not None:
