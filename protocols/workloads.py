@@ -141,7 +141,10 @@ def summary(name: str) -> str:
     import sys
 
     fn = registered().get(name)
-    for doc in (fn.__doc__ if fn else None, getattr(sys.modules.get(fn.__module__ if fn else ""), "__doc__", None)):
+    if fn is None:
+        return ""
+    module = sys.modules.get(fn.__module__)
+    for doc in (fn.__doc__, getattr(module, "__doc__", None)):
         if doc and doc.strip():
             return doc.strip().splitlines()[0]
     return ""
