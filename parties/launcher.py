@@ -35,6 +35,8 @@ from parties.summary import (
     estimate_table,
     item_ids,
     labelled_marginals,
+    numeric_estimate,
+    numeric_line,
     privacy_lines,
     schema_labels,
     top_k_items,
@@ -223,6 +225,8 @@ def print_summary(
         con.print(estimate_table(labelled))
     if result.get("top_k_items") is not None:  # an own-data top-k: by the file's item ids
         con.print(top_k_table(result))
+    if result.get("estimate_in_units") and not tab:
+        con.print(numeric_line(result["estimate_in_units"]), markup=False, highlight=False)
     for line in privacy_lines(result.get("privacy", {})):
         con.print(line, markup=False, highlight=False)
     from parties.costs import cost_table
@@ -403,6 +407,9 @@ def _run(
     labelled = labelled_marginals(result.get("estimate") or {}, labels) if labels else None
     if labelled:
         result["estimate_labelled"] = labelled
+    in_units = numeric_estimate(result.get("estimate") or {}, params)
+    if in_units is not None:
+        result["estimate_in_units"] = in_units  # the sum and mean in the file's units
     ids = item_ids(params)  # public: the schema's item ids
     top_items = top_k_items(result.get("estimate") or {}, ids) if ids else None
     if top_items is not None:

@@ -41,6 +41,32 @@ def item_ids(params: dict[str, Any]) -> list[int | str] | None:
     return list(u.labels())
 
 
+def numeric_estimate(estimate: dict[str, Any], params: dict[str, Any]) -> dict[str, Any] | None:
+    """The published sum and mean of a numeric run on own data in the file's units (the
+    protocols sum values mapped to [0, 1] from the schema's public [low, high]), else None."""
+    text = params.get("schema")
+    if not text or not isinstance(estimate.get("sum"), (int, float)):
+        return None
+    from protocols.datasets.schema import parse_schema
+    from protocols.datasets.schema_model import NumericSchema
+
+    schema = parse_schema(str(text), "the run's schema")
+    if not isinstance(schema, NumericSchema):
+        return None
+    v, n = schema.value, int(params["users"])
+    width = float(v.high) - float(v.low)
+    total = float(v.low) * n + float(estimate["sum"]) * width
+    return {"column": v.name, "low": v.low, "high": v.high, "sum": total, "mean": total / n}
+
+
+def numeric_line(est: dict[str, Any]) -> str:
+    """The numeric estimate as one labelled line."""
+    return (
+        f"published estimate: sum of {est['column']!r} = {est['sum']:.6g}, mean = "
+        f"{est['mean']:.6g} (each value clipped to [{est['low']:g}, {est['high']:g}])"
+    )
+
+
 def top_k_items(estimate: dict[str, Any], ids: list[int | str]) -> list[int | str] | None:
     """The published top-k as the file's item ids (None without a top-k in the estimate)."""
     top = estimate.get("top_k")

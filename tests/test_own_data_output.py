@@ -124,3 +124,13 @@ def test_gfim_on_a_new_basket_file_prints_top_k_by_item_id_and_warns(tmp_path):
         line.startswith("WARNING: the estimate is mostly noise")
         for line in proc.stderr.splitlines()
     )
+
+
+def test_a_numeric_estimate_is_printed_in_the_files_units_with_its_column():
+    from parties.summary import numeric_estimate, numeric_line
+
+    schema = 'kind = "numeric"\n[value]\nname = "income"\nlow = 100\nhigh = 1100\n'
+    est = numeric_estimate({"sum": 10.0, "mean": 0.1}, {"schema": schema, "users": 100})
+    assert est == {"column": "income", "low": 100, "high": 1100, "sum": 20000.0, "mean": 200.0}
+    assert numeric_line(est).startswith("published estimate: sum of 'income' = 20000, mean = 200")
+    assert numeric_estimate({"sum": 1.0}, {"schema": BASKETS, "users": 5}) is None
