@@ -22,6 +22,7 @@ report) stays with the party's operator: it is never published.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -109,11 +110,13 @@ def dummy_rng(params: dict[str, Any]) -> np.random.Generator:
 DUMMY_BLOCK = 1 << 16  # dummy values are drawn for every row position, this many at a time
 
 
-def _at_positions(total: int, rows: np.ndarray, kept: np.ndarray, draw) -> np.ndarray:  # noqa: ANN001
+def _at_positions(
+    total: int, rows: np.ndarray, kept: np.ndarray, draw: Callable[[int], np.ndarray]
+) -> np.ndarray:
     """``total`` rows in file order: the kept values at ``rows``, elsewhere ``draw(m)`` (values
     drawn for *every* position, block by block, so that a row's dummy depends on its position
     and the randomness only, never on which other rows were excluded)."""
-    out = np.empty((total, *kept.shape[1:]), dtype=kept.dtype if kept.size else np.float64)
+    out = np.empty((total, *kept.shape[1:]), dtype=kept.dtype)
     for a in range(0, total, DUMMY_BLOCK):
         b = min(total, a + DUMMY_BLOCK)
         out[a:b] = draw(b - a)
