@@ -273,3 +273,26 @@ def test_crlf_file_reads_as_its_lf_twin(tmp_path):
     assert a[1] == b[1]
     for (i0, r0, g0), (i1, r1, g1) in zip(a[2], b[2], strict=True):
         assert np.array_equal(i0, i1) and r0 == r1 and np.array_equal(g0, g1)
+
+
+@pytest.mark.parametrize("kind", ["categorical", "setvalued", "numeric"])
+@pytest.mark.parametrize("block_bytes", [7, 64, 1 << 20])
+def test_kept_rows_keep_their_positions_whatever_the_blocks(tmp_path, kind, block_bytes):
+    """The reader's row positions (what a dummy's place is taken from) are the rows' places in
+    the file, for any block size, with excluded, blank and overlong lines anywhere."""
+    from protocols.datasets.readers import read_dataset
+
+    rows = _rows(kind, 40, seed=4)
+    for i in (0, 9, 10, 39):
+        rows[i] = ROW[kind]["malformed"]
+    rows[17] = ROW[kind]["excluded"]
+    rows[23] = "x" * 50  # longer than max_line_bytes below
+    path = _write(tmp_path / "f.txt", kind, rows)
+    schema = parse_schema(SCHEMAS[kind], "t")
+    data = read_dataset(path, schema, block_bytes=block_bytes, max_line_bytes=30)
+    singles = []
+    for i, r in enumerate(rows):
+        one = _write(tmp_path / f"row{i}.txt", kind, [r])
+        singles.append(read_dataset(one, schema).report.rows_kept == 1)
+    assert data.rows.tolist() == [i for i, ok in enumerate(singles) if ok]
+    assert data.report.rows_total == len(rows)
