@@ -296,3 +296,73 @@ def test_kept_rows_keep_their_positions_whatever_the_blocks(tmp_path, kind, bloc
         singles.append(read_dataset(one, schema).report.rows_kept == 1)
     assert data.rows.tolist() == [i for i, ok in enumerate(singles) if ok]
     assert data.report.rows_total == len(rows)
+
+
+def _poisson_binomial(probs: np.ndarray) -> np.ndarray:
+    """Exact pmf of a sum of independent Bernoulli(probs): equal probabilities as binomials."""
+    pmf = np.ones(1)
+    values, counts = np.unique(np.round(probs, 15), return_counts=True)
+    for p, c in zip(values, counts, strict=True):
+        pmf = np.convolve(pmf, [1 - p, p] if c == 1 else binom.pmf(np.arange(c + 1), c, p))
+    return pmf
+
+
+def test_gfim_round_0_exact_lower_bound_on_neighbouring_files(tmp_path):
+    """GFIM's round 0 (group G1 pads and samples one item, then Hadamard response): the exact
+    distribution of the count of every report value (j, bit) in G1's shuffled batch under the
+    two files' G1 compositions, and its hockey-stick divergence at the stated epsilon: never
+    above the stated delta (on the old path, delta(1.0) >= 0.10 at n = 2,000)."""
+    from protocols.oracles.hadamard_response import hadamard_entry
+
+    n, kind = 2000, "setvalued"
+    rows = _rows(kind, n, seed=6)
+    worst = 0.0
+    for row in (5, 1000, 1700):
+        comps = []
+        for variant in ("present", "excluded"):
+            r = list(rows)
+            r[row] = ROW[kind][variant] if variant == "excluded" else r[row]
+            path = _write(tmp_path / f"g{row}-{variant}.txt", kind, r)
+            users, _ = count_rows(path, parse_schema(SCHEMAS[kind], "t"))
+            clients = ["client0", "client1"]
+            dest = {c: tmp_path / f"g{row}-{variant}" / c / "records.txt" for c in clients}
+            counts, _ = split_for_clients(path, parse_schema(SCHEMAS[kind], "t"), clients, dest)
+            params = {"schema": SCHEMAS[kind], "users": users, "seed": 5, "epsilon": 1.0, "ell": 3,
+                      "k": 2}  # fmt: skip
+            parties = [PartySpec("analyzer", "analyzer", "127.0.0.1", 1)] + [
+                PartySpec(c, "client", "127.0.0.1", 2 + i, users=counts[c])
+                for i, c in enumerate(clients)
+            ]
+            cluster = Cluster("cd" * 16, "gfim", "trusted", parties, params,
+                              local_data={c: str(dest[c]) for c in dest})  # fmt: skip
+            pops = [ClientPopulation(cluster, c, load_workload(cluster, c)) for c in clients]
+            proto = pops[0].protocol
+            sets = [tuple(x for x in rec if x >= 0) for p in pops for rec in p.records]
+            ids = np.concatenate(
+                [np.concatenate([loc["user_ids"] for loc in p.local]) for p in pops]
+            )
+            g1 = proto.public_grouping(ids, grouping_seed_of(cluster)) == 0
+            comps.append([s for s, in1 in zip(sets, g1, strict=True) if in1])
+        m, ell, e = proto.m1, proto.ell, np.exp(proto.eps1)
+        keep = e / (e + 1)
+        probs = []  # per composition: (m, 2, users in G1) probability of each report (j, bit)
+        for g in comps:
+            size = np.asarray([len(x) for x in g], dtype=np.int64)
+            owner = np.repeat(np.arange(len(g)), size)
+            items = np.asarray([i for x in g for i in x], dtype=np.int64)
+            w = 1.0 / np.maximum(size, ell)
+            plus = hadamard_entry(np.arange(m)[:, None], items[None, :]) > 0  # (m, items)
+            p = np.empty((m, 2, len(g)))
+            for j in range(m):
+                for bit in (0, 1):
+                    agree = np.where(plus[j] == bool(bit), keep, 1 - keep)
+                    hit = np.bincount(owner, weights=agree, minlength=len(g))
+                    p[j, bit] = (w * hit + (1 - size * w) * 0.5) / m
+            probs.append(p)
+        eps = proto.privacy()["eps_central"]
+        for j in range(m):
+            for bit in (0, 1):
+                pmfs = [_poisson_binomial(p[j, bit]) for p in probs]
+                worst = max(worst, _hockey_stick(pmfs[0], pmfs[1], eps))
+    delta = proto.privacy()["delta"]
+    assert worst <= delta, f"lower bound {worst:.3g} > stated delta {delta:.3g}"
