@@ -20,7 +20,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "costs": ("parties.costs", "print the per-party, per-phase cost ledger"),
     "account": ("protocols.accountant.cli", "privacy-amplification accountant"),
     "data": ("protocols.datasets.cli", "propose or check a public data schema"),
-    "reproduce": ("protocols.experiments.reproduce", "reproduce a source paper's experiments"),
+    "reproduce": ("parties.reproduce.reproduce", "reproduce a source paper's experiments"),
 }
 
 

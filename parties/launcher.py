@@ -28,7 +28,13 @@ from parties.runtime.cluster import ClusterError, dump_cluster, write_local_data
 from parties.runtime.cluster_init import layout_cluster
 from parties.runtime.keys import TRUST, make_party_dirs
 from parties.runtime.party import publish_public_files, write_atomic
-from parties.runtime.plans import plan_for
+from parties.runtime.plans import (
+    backend_of,
+    extra_ports,
+    plan_for,
+    prepare_party_dirs,
+    tolerated_roles,
+)
 from parties.runtime.processes import Monitor, free_ports, launch
 from parties.runtime.run_options import add_run_options, netem_table, protocol_help, resolve_job
 from parties.summary import (
@@ -52,6 +58,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--keep-keys",
         metavar="DIR",
         help="keep the party directories (private keys) in DIR, outside the run directory",
+    )
+    ap.add_argument(
+        "--pool",
+        metavar="SPEC",
+        help="where the mix servers' CPU-bound work runs: 'local' (each its own process pool, "
+        "the default) or 'dask://HOST:PORT' (a Dask scheduler; docs/scale.md)",
     )
     ap.add_argument("--quiet", action="store_true", help="no progress display")
     ap.add_argument("--json", action="store_true", help="print result.json instead of tables")
@@ -246,6 +258,10 @@ def main(argv: list[str]) -> int:
         return 0
     args = build_parser().parse_args(argv)
     try:
+        if args.pool is not None:
+            from parties.runtime.pools import check_pool_spec
+
+            check_pool_spec(args.pool)
         protocol, shuffler, params, layout_options = resolve_job(args)
     except ArithmeticError as exc:
         print(
@@ -268,7 +284,7 @@ def main(argv: list[str]) -> int:
     run_dir.mkdir(parents=True, exist_ok=True)
     plan = plan_for(protocol, shuffler)
     n_parties = len(plan.layout(layout_options))
-    extra = int(layout_options["servers"]) if shuffler == "mpc" and protocol != "txpub" else 0
+    extra = extra_ports(protocol, shuffler, layout_options)
     keys_root = (
         Path(args.keep_keys) if args.keep_keys else Path(tempfile.mkdtemp(prefix="sdp-keys-"))
     )
@@ -295,10 +311,6 @@ def _run(
     extra: int,
 ) -> int:
     ports = free_ports(n_parties + extra)
-    if extra:
-        # MPyC's own mesh among the servers, over TLS with a key per server in its own party
-        # directory (the plan writes them with the party directories)
-        params["mpc_tls"] = True
     cluster, plan = layout_cluster(
         protocol,
         shuffler,
@@ -318,9 +330,17 @@ def _run(
                 "dummy record):\n  " + "\n  ".join(excluded),
                 file=sys.stderr,
             )
+    if getattr(args, "pool", None):
+        # the servers' pool (parties.runtime.pools; a server that has no pooled work, such as
+        # an MPC server, ignores it); clients and the analyzer keep their local pools
+        from parties.runtime.backend import all_server_roles
+        from parties.runtime.pools import check_pool_spec
+
+        spec = check_pool_spec(args.pool)
+        roles = all_server_roles()
+        cluster.pools = {p.name: spec for p in cluster.parties if p.role in roles}
     dirs = make_party_dirs(cluster, keys_root)
-    if hasattr(plan, "prepare_party_dirs"):
-        plan.prepare_party_dirs(cluster, dirs)
+    prepare_party_dirs(cluster, dirs)
     trust = json.loads((next(iter(dirs.values())) / TRUST).read_text())
     trust_path = run_dir.with_name(run_dir.name + ".trust.json")
     write_atomic(trust_path, json.dumps(trust, indent=1))
@@ -328,7 +348,7 @@ def _run(
     publish_public_files(next(iter(dirs.values())), run_dir)
     workload = None
     evaluate = not getattr(args, "data", None) or args.evaluate_not_private
-    if evaluate and not hasattr(plan, "validate"):
+    if evaluate and backend_of(protocol, shuffler) is not None:
         from protocols.workloads import get_workload
 
         # the launcher evaluates on the whole file (never a party of the protocol)
@@ -364,7 +384,7 @@ def _run(
         )
         return 143 if interrupted == "SIGTERM" else 130
     # a plan may tolerate some failures (the mix-net completes without a dead mix server)
-    tolerated = getattr(plan, "tolerated_roles", set())
+    tolerated = tolerated_roles(protocol, shuffler)
     roles = {p.name: p.role for p in cluster.parties}
     faults = {}
     if failed and (run_dir / "result.json").exists() and all(roles[n] in tolerated for n in failed):

@@ -26,8 +26,10 @@ from typing import Any
 import numpy as np
 
 from parties.costs.report import load_costs
+from parties.runtime.backend import all_server_roles
 
-SERVER_ROLES = ("mix-server", "server", "mpc", "mpc-server")
+# roles whose costs are server costs: every shuffler backend's, and "server" (older runs)
+SERVER_ROLES = all_server_roles() | {"server"}
 METRICS = ("cpu_s", "bytes_sent", "msgs_sent")
 
 

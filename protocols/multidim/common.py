@@ -26,6 +26,7 @@ import numpy as np
 
 from protocols.base import ShuffleProtocol
 from protocols.multidim.calculate import POLICIES, LocalBudget, calculate
+from protocols.oracles.grr import rr_report_variance
 from protocols.privacy.ledger import Release
 from protocols.privacy.statements import shuffled_release
 
@@ -336,7 +337,7 @@ def sampled_attribute_variance(
         return q * (d - q) / (n * (p - q) ** 2) + f * (d - p - q) / (n * (p - q))
     if estimator == "observed":
         inv = expected_inverse_binomial(n, 1.0 / d)
-        noise = (q * (1 - q) + f * (p - q) * (1 - p - q)) / (p - q) ** 2
+        noise = rr_report_variance(f, p, q) / (p - q) ** 2
         return inv * noise + f * (1 - f) * (n * inv - 1) / (n - 1)
     raise ValueError(f"estimator must be 'paper' or 'observed', got {estimator!r}")
 
@@ -350,7 +351,7 @@ def grouped_variance(
     ``partition`` the hypergeometric group-count error f(1-f)(d-1)/(n-1) is added.
     """
     f = np.asarray(freqs, dtype=np.float64)
-    var = d * (q * (1 - q) + f * (p - q) * (1 - p - q)) / (n * (p - q) ** 2)
+    var = d * rr_report_variance(f, p, q) / (n * (p - q) ** 2)
     if partition:
         var = var + f * (1 - f) * (d - 1) / (n - 1)
     return var
