@@ -92,9 +92,9 @@ class ClientPopulation:
             if me.users is None or any(p.users is None for p in clients):
                 raise ValueError("every client party of a run on its own data declares users")
             records = workload.records
-            if records.shape[0] > me.users:
+            if records.shape[0] != me.users:  # one record (kept or dummy) per row, in place
                 raise ValueError(
-                    f"{name}: {records.shape[0]} records kept from {cluster.data_of(name)}, but the cluster "
+                    f"{name}: {records.shape[0]} records from {cluster.data_of(name)}, but the cluster "
                     f"declares {me.users} users for this party"
                 )
             first = sum(int(p.users or 0) for p in clients[:index])
