@@ -46,7 +46,17 @@ from parties.runtime.plans import (
 )
 from parties.runtime.processes import Monitor, free_ports, launch
 from parties.runtime.run_options import add_run_options, netem_table, protocol_help, resolve_job
-from parties.summary import estimate_table, labelled_marginals, privacy_lines, schema_labels
+from parties.summary import (
+    estimate_table,
+    item_ids,
+    labelled_marginals,
+    numeric_estimate,
+    numeric_line,
+    privacy_lines,
+    schema_labels,
+    top_k_items,
+    top_k_table,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -194,6 +204,18 @@ def gate_refusal(
     return text, {n: r for n, (r, _) in split.items()}, released
 
 
+def public_noise_warning(protocol: str, params: dict[str, Any], plan: Any) -> str | None:
+    """The protocol's "mostly noise" warning, built from the run's public parameters only (n,
+    epsilon, the schema's domains): the same for a run on bundled data and on one's own file,
+    whose records the launcher does not read for it."""
+    if hasattr(plan, "validate"):  # protocol-specific plans (txpub) are not workloads
+        return None
+    from protocols.workloads import get_workload
+
+    public = {k: v for k, v in params.items() if k != "data"}
+    return get_workload(protocol, public).protocol.noise_warning()
+
+
 def print_summary(
     result: dict[str, Any], costs: dict[str, Any], evaluation: dict[str, Any] | None = None
 ) -> None:
@@ -222,6 +244,10 @@ def print_summary(
     labelled = result.get("estimate_labelled")
     if labelled and not tab:  # an own-data run: the published estimate, with its labels
         con.print(estimate_table(labelled))
+    if result.get("top_k_items") is not None:  # an own-data top-k: by the file's item ids
+        con.print(top_k_table(result))
+    if result.get("estimate_in_units") and not tab:
+        con.print(numeric_line(result["estimate_in_units"]), markup=False, highlight=False)
     for line in privacy_lines(result.get("privacy", {})):
         con.print(line, markup=False, highlight=False)
     from parties.costs import cost_table
@@ -246,6 +272,10 @@ def _memory_refusal(
 
 def main(argv: list[str]) -> int:
     """Entry of ``sdp run``."""
+    if argv == ["--list"]:
+        from parties.protocol_list import main as list_protocols
+
+        return list_protocols([])
     extra = protocol_help(argv)
     if extra:
         print(build_parser().format_help() + "\n" + extra)
@@ -456,6 +486,13 @@ def _run(
     labelled = labelled_marginals(result.get("estimate") or {}, labels) if labels else None
     if labelled:
         result["estimate_labelled"] = labelled
+    in_units = numeric_estimate(result.get("estimate") or {}, params)
+    if in_units is not None:
+        result["estimate_in_units"] = in_units  # the sum and mean in the file's units
+    ids = item_ids(params)  # public: the schema's item ids
+    top_items = top_k_items(result.get("estimate") or {}, ids) if ids else None
+    if top_items is not None:
+        result["top_k_items"] = top_items  # beside the estimate's 0-based top_k indices
     from mpc.ristretto import backend, backend_line
 
     result["group_backend"] = backend()  # parties inherit this process's environment
@@ -484,7 +521,11 @@ def _run(
             + f"); verify it later with: sdp verify {run_dir} --trust {trust_path}"
         )
         print(backend_line())
-    noise = workload.protocol.noise_warning() if workload is not None else None
-    if noise:  # from public parameters only (n, epsilon, domain): no look at the data
+    noise = (
+        workload.protocol.noise_warning()  # built from the public parameters too
+        if workload is not None
+        else public_noise_warning(protocol, params, plan)
+    )
+    if noise:  # from public parameters only (n, epsilon, schema): no look at the data
         print(f"WARNING: the estimate is mostly noise: {noise}", file=sys.stderr)
     return status

@@ -301,13 +301,12 @@ def _plain_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return sorted(list(c) for c in comps if len(c) > 1)
 
 
-# the spec-vector scripts (issue 39 item 3, h39pf) and the JS verifier's split (h38js) break
-# the last circles; strict: this test fails as soon as they are gone, to drop the marker
+# the spec-vector scripts (issue 39 item 3) and the JS verifier (ledger.mjs imports compare.mjs,
+# mixnet.mjs and submissions.mjs share util.mjs) have no import circle
 def test_no_circles_among_scripts() -> None:
     assert _plain_cycles(_script_graph()) == []
 
 
-@pytest.mark.xfail(strict=True, reason="ledger <-> run, mixnet <-> submissions (issue 39.3)")
 def test_no_circles_in_the_js_verifier() -> None:
     assert _plain_cycles(_js_graph()) == []
 

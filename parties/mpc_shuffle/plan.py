@@ -89,18 +89,25 @@ class MpcPlan:
         raise PeerError(f"role {role!r} has no part in an MPC-shuffler run")
 
     async def start_client(self, node: Any, cluster: Any, workload: Any) -> Any:
-        """A client party's run state: (configuration, protocol)."""
-        return config_from_cluster(cluster), workload.protocol
+        """A client party's run state: (configuration, protocol, blocks sent per round)."""
+        return config_from_cluster(cluster), workload.protocol, {}
 
     async def round_state(self, node: Any, cluster: Any, run: Any, rnd: int) -> dict[str, Any]:
         return await recv_state(node, run[0], rnd)
 
     async def submit(self, node: Any, run: Any, rnd: int, block: Any) -> None:
         """Shamir-share the block and send share i to server i (``shuffler.client_submit``)."""
-        cfg, proto = run
+        cfg, proto, sent = run
         specs = proto.batch_specs_round(rnd, block.public)
+        sent[rnd] = index = sent.get(rnd, -1) + 1  # the block's number, which the client signs
         await client_submit(
-            node, cfg.for_round(rnd), specs, block.batches, last=block.last, users=block.total_users
+            node,
+            cfg.for_round(rnd),
+            specs,
+            block.batches,
+            last=block.last,
+            users=block.total_users,
+            block=index,
         )
 
     async def run(self, node: Any, cluster: Any) -> None:

@@ -205,11 +205,23 @@ def collect_params(args: argparse.Namespace) -> dict[str, Any]:
         v = getattr(args, key, None)
         if v is not None:
             params[key] = v
+    from_param: set[str] = set()
     for item in args.param:
         if "=" not in item:
             raise ClusterError(f"--param expects KEY=VALUE, got {item!r}")
         k, v = item.split("=", 1)
-        params[k.strip()] = parse_value(v.strip())
+        k = k.strip()
+        if k in ("schema", "data"):
+            raise ClusterError(f"--param {k}=...: give the file with --{k} FILE")
+        if k in from_param:
+            raise ClusterError(f"--param {k} is given twice; give it once")
+        if k in params:
+            raise ClusterError(
+                f"{k} is given both as --{k.replace('_', '-')} {params[k]} and as --param "
+                f"{k}={v.strip()}; give it once"
+            )
+        from_param.add(k)
+        params[k] = parse_value(v.strip())
     for k, v in params.items():
         if isinstance(v, float) and not math.isfinite(v):
             raise ClusterError(f"parameter {k} must be finite, got {v}")
@@ -285,14 +297,15 @@ def own_data_params(args: argparse.Namespace, params: dict[str, Any]) -> dict[st
     participants, whatever the schema keeps of them)."""
     from pathlib import Path
 
-    from protocols.datasets.schema import parse_schema
+    from protocols.datasets.schema import dump_schema, parse_schema
 
     try:
         text = Path(args.schema).read_text()
     except OSError as exc:
         raise ClusterError(f"--schema {args.schema}: {exc.strerror or exc}") from None
     schema = parse_schema(text, args.schema)  # SchemaError (a ValueError): one clear line
-    out: dict[str, Any] = {"schema": text}
+    # published: the schema's content only (names, domains, policies), never the file's comments
+    out: dict[str, Any] = {"schema": dump_schema(schema)}
     data = getattr(args, "data", None)
     if data:
         from parties.runtime.own_data import count_rows

@@ -34,7 +34,7 @@ from parties.verify.evidence import (
     proves_step_equivocation,
 )
 from parties.verify.shuffle import _blob, recompute_estimate
-from parties.verify.transcripts import Check, Report, Transcript, public_key
+from parties.verify.transcripts import Check, Report, Transcript, certificate_keys
 
 RECORD_TYPE = "mixnet.record"
 
@@ -143,14 +143,7 @@ def _tie_to_wire(
 
 def _keys(run_dir: Path, names: list[str]) -> dict[str, bytes]:
     """Raw Ed25519 public keys from the run's certificates (pinned by the transcript checks)."""
-    from cryptography.hazmat.primitives import serialization
-
-    raw = serialization.Encoding.Raw, serialization.PublicFormat.Raw
-    return {
-        n: public_key(run_dir / "certs" / f"{n}.crt", n).public_bytes(*raw)
-        for n in names
-        if (run_dir / "certs" / f"{n}.crt").exists()
-    }
+    return certificate_keys(run_dir, names)
 
 
 def input_agreement(

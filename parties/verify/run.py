@@ -296,6 +296,9 @@ def verify_run(run_dir: Path, progress: bool = True, trust: dict[str, Any] | Non
         report.add(Check("run completed", True, 0, f"refused, nothing published: {refusal}"))
         return report
     if aborted or not published:
+        from parties.verify.mpc_outputs import check_mpc_abort_evidence
+
+        check_mpc_abort_evidence(run_dir, cluster, transcripts, report)  # V-31: who deviated
         report.add(
             Check(
                 "run completed",

@@ -128,6 +128,12 @@ def check_records(records: np.ndarray, domain_sizes: tuple[int, ...], where: str
     return x
 
 
+# A 1-way marginal is called mostly noise when, for most attributes, the standard deviation of
+# a value's estimated frequency exceeds this fraction of 1/d (its frequency in a uniform spread):
+# a typical value is then known only to within +-50% of itself.
+NOISE_RATIO = 0.5
+
+
 class MultidimProtocol(ShuffleProtocol):
     """Common state of the 1-way-marginal protocols: domains, budget, estimator choice."""
 
@@ -143,15 +149,15 @@ class MultidimProtocol(ShuffleProtocol):
         ratios = [
             float(np.sqrt(np.mean(v))) * k for v, k in zip(var, self.domain_sizes) if v is not None
         ]
-        if not ratios or float(np.median(ratios)) <= 1.0:
+        if not ratios or float(np.median(ratios)) <= NOISE_RATIO:
             return None
-        noisy = sum(r > 1 for r in ratios)
+        noisy = sum(r > NOISE_RATIO for r in ratios)
         sse = sum(float(np.sum(v)) for v in var if v is not None)
         return (
             f"too few users for these domains and epsilon: for {noisy} of {len(ratios)} "
-            f"attributes a frequency's standard deviation exceeds 1/d, the frequency of a value "
-            f"in a uniform spread (expected SSE about {sse:.2g}); more users (now {self.n}), a "
-            "larger --epsilon or attributes with fewer values would help"
+            f"attributes a frequency's standard deviation exceeds half of 1/d, the frequency of "
+            f"a value in a uniform spread (expected SSE about {sse:.2g}); more users (now "
+            f"{self.n}), a larger --epsilon or attributes with fewer values would help"
         )
 
     def __init__(

@@ -123,7 +123,7 @@ const CATEGORICAL = {
     domainSizes: [9, 9, 7, 5, 2, 8, 6, 8, 7, 5, 5, 9, 6],
   },
 };
-function categorical(cluster) {
+export function categorical(cluster) {
   const p = cluster.params;
   if (p.schema !== undefined || p.data_dir !== undefined) return null;
   const ds = CATEGORICAL[String(p.dataset ?? 'adult')];

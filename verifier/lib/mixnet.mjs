@@ -15,7 +15,7 @@ import { M, deepEqual, get, objToArray } from './util.mjs';
 const RECORD_TYPE = 'mixnet.record';
 const EMBED_BYTES = 30;
 export { objToArray };
-const digest = (obj) => hex(sha256(cbor.encode(obj)));
+export const digest = (obj) => hex(sha256(cbor.encode(obj)));
 const sentBy = (t, ty) => t.entries.filter((e) => e.dir === 'send' && e.ty === ty && e.pub);
 
 // ------------------------------------------------------------------ V-18 decryption (spec Q-1..Q-4)
@@ -145,7 +145,7 @@ function signedStatement(kind, session, party, dg) {
   }
   return concat(parts);
 }
-function signedBy(keys, party, kind, session, dg, sig) {
+export function signedBy(keys, party, kind, session, dg, sig) {
   const key = keys[party];
   if (key === undefined || typeof dg !== 'string' || !(sig instanceof Uint8Array)) return false;
   try { return crypto.verify(null, signedStatement(kind, session, party, dg), key, sig); } catch { return false; }

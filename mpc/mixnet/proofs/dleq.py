@@ -21,7 +21,7 @@ from mpc.mixnet.schema import dec_share_seed, dleq_challenge, scalar_vector
 from mpc.ristretto import (
     G,
     GroupError,
-    L,
+    ct_muladd,
     msm_parallel,
     random_scalar,
     smul,
@@ -39,7 +39,7 @@ def dleq_prove(label: str, ctx: bytes, g1: bytes, g2: bytes, x: int) -> SigmaPro
     t1 = smul_base(w) if g1 == G else smul(w, g1)
     t2 = smul(w, g2)
     e = dleq_challenge(label, ctx, g1, y1, g2, y2, t1, t2)
-    return SigmaProof(e, (w + e * x) % L)
+    return SigmaProof(e, ct_muladd(e, x, w))  # constant time (issue 37)
 
 
 def verify_dleq(
