@@ -20,15 +20,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from mpc.nizk import dkg_pok_prove
+from mpc.mixnet.proofs.dkg_pok import dkg_pok_prove
 from mpc.ristretto import (
     L,
-    msm,
     random_scalars,
     scalar_from_bytes,
     smul_base,
     sum_points,
 )
+from mpc.threshold import commitment_at
 
 
 class DkgFailure(RuntimeError):
@@ -69,11 +69,6 @@ def deal(sess_id: str, dealer: int, t: int) -> Dealing:
     coeffs = random_scalars(t)
     comms = [smul_base(c) for c in coeffs]
     return Dealing(dealer, coeffs, comms, dkg_pok_prove(sess_id, dealer, coeffs[0]))
-
-
-def commitment_at(comms: list[bytes], j: int) -> bytes:
-    """``sum_m j^m C_m``, the commitment to ``f(j)``."""
-    return msm([pow(j, m, L) for m in range(len(comms))], comms, "dkg commitment")
 
 
 def share_ok(comms: list[bytes], j: int, share: int) -> bool:

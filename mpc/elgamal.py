@@ -20,7 +20,6 @@ from mpc.mixnet.schema import EMBED_BYTES, Ciphertexts
 from mpc.ristretto import (
     IDENTITY,
     G,
-    L,
     chunk_ranges,
     is_valid,
     map_chunks,
@@ -138,21 +137,6 @@ def decrypt(x: int, ct: Ciphertexts) -> list[list[bytes]]:
 def decryption_shares(x_share: int, ct: Ciphertexts) -> list[list[bytes]]:
     """One server's shares ``d[j][i] = x_share * b[j][i]``."""
     return [smul_many([x_share] * ct.n, ct.b[j], "decryption share") for j in range(ct.w)]
-
-
-def lagrange_at_zero(xs: Sequence[int]) -> list[int]:
-    """Lagrange coefficients at 0 for distinct nonzero evaluation points ``xs`` (mod L)."""
-    if len(set(xs)) != len(xs) or any(x % L == 0 for x in xs):
-        raise ValueError(f"lagrange: evaluation points must be distinct and nonzero: {list(xs)}")
-    out = []
-    for i, xi in enumerate(xs):
-        num, den = 1, 1
-        for k, xk in enumerate(xs):
-            if k != i:
-                num = num * xk % L
-                den = den * (xk - xi) % L
-        out.append(num * pow(den, -1, L) % L)
-    return out
 
 
 def combine_weighted_shares(

@@ -33,9 +33,9 @@ from concurrent.futures import Executor, ThreadPoolExecutor
 
 from rbcl.rbcl import _sodium
 
+from mpc.ct_scalar import L, ct_muladd, ct_reduce, ct_scalar_bytes  # noqa: F401 (re-exported)
 from mpc.pools import process_pool
 
-L = 2**252 + 27742317777372353535851937790883648493  # group order
 IDENTITY = bytes(32)
 
 _smul = _sodium.crypto_scalarmult_ristretto255
@@ -107,7 +107,7 @@ class GroupError(ValueError):
 
 
 def _sb(s: int) -> bytes:
-    return (s % L).to_bytes(32, "little")
+    return ct_scalar_bytes(s)
 
 
 def scalar_bytes(s: int) -> bytes:
@@ -128,7 +128,7 @@ def scalar_from_bytes(data: bytes, where: str = "scalar") -> int:
 def random_scalar() -> int:
     """Uniform scalar in [1, L) from the OS CSPRNG."""
     while True:
-        s = int.from_bytes(os.urandom(64), "little") % L
+        s = int.from_bytes(ct_reduce(os.urandom(64)), "little")
         if s:
             return s
 
@@ -136,7 +136,7 @@ def random_scalar() -> int:
 def random_scalars(n: int) -> list[int]:
     """``n`` uniform nonzero scalars."""
     raw = os.urandom(64 * n)
-    out = [int.from_bytes(raw[64 * i : 64 * i + 64], "little") % L for i in range(n)]
+    out = [int.from_bytes(ct_reduce(raw[64 * i : 64 * i + 64]), "little") for i in range(n)]
     return [s if s else random_scalar() for s in out]
 
 
@@ -149,7 +149,7 @@ def seeded_scalars(seed: bytes, label: bytes, n: int) -> list[int]:
         raise ValueError(f"seeded_scalars: seed of {len(seed)} bytes, need 32")
     raw = hashlib.shake_256(b"sdp-seeded-scalars|" + label + b"|" + seed).digest(64 * n)
     fb = int.from_bytes
-    return [fb(raw[i : i + 64], "little") % L for i in range(0, 64 * n, 64)]
+    return [fb(ct_reduce(raw[i : i + 64]), "little") for i in range(0, 64 * n, 64)]
 
 
 def is_valid(p: bytes) -> bool:
@@ -202,12 +202,10 @@ def smul(s: int, p: bytes, where: str = "smul") -> bytes:
 
 def smul_base(s: int) -> bytes:
     """``s * G`` with libsodium's fixed-base table; the identity for s = 0 mod L."""
-    s %= L
-    if s == 0:
-        return IDENTITY
     q = _buf(32)
     OPS["F"] += 1
-    _smul_base(q, _sb(s))
+    if _smul_base(q, _sb(s)) != 0:  # libsodium refuses a zero scalar
+        return IDENTITY
     return q.raw
 
 
@@ -241,7 +239,7 @@ def smul_many(scalars: Sequence[int], points: Sequence[bytes], where: str = "smu
     f, q, out = _smul, _buf(32), []  # one reused output buffer; .raw copies
     append = out.append
     for i, (s, p) in enumerate(zip(scalars, points)):
-        if f(q, (s % L).to_bytes(32, "little"), p) != 0:
+        if f(q, _sb(s), p) != 0:
             raise GroupError(f"{where}[{i}]: invalid element or zero product")
         append(q.raw)
     OPS["V"] += len(out)
@@ -253,7 +251,7 @@ def smul_base_many(scalars: Iterable[int]) -> list[bytes]:
     f, q, out = _smul_base, _buf(32), []
     append = out.append
     for s in scalars:
-        if f(q, (s % L).to_bytes(32, "little")) != 0:
+        if f(q, _sb(s)) != 0:
             raise GroupError("smul_base: zero scalar")
         append(q.raw)
     OPS["F"] += len(out)
@@ -307,13 +305,13 @@ def msm_secret(scalars: Sequence[int], points: Sequence[bytes], where: str = "ms
         raise ValueError(f"{where}: {len(scalars)} scalars for {len(points)} elements")
     if _native is not None:
         OPS["S"] += len(points)
-        blob = b"".join((s % L).to_bytes(32, "little") for s in scalars)
+        blob = b"".join(map(_sb, scalars))
         return _native.ct_msm(blob, decode_points(points, where))
     fm, fa = _smul, _add
     acc = _buf(IDENTITY, 32)
     q = _buf(32)
     for i, (s, p) in enumerate(zip(scalars, points)):
-        if fm(q, (s % L).to_bytes(32, "little"), p) != 0:
+        if fm(q, _sb(s), p) != 0:
             raise GroupError(f"{where}[{i}]: invalid element or zero product")
         fa(acc, acc, q)
     OPS["V"] += len(points)
@@ -352,7 +350,7 @@ def smul_fixed_many(
         assert out is not None
         return out if addends is None else add_many(addends, out, where)
     tables = tuple(_ct_table(b) for _, b in terms)
-    blobs = tuple(b"".join((x % L).to_bytes(32, "little") for x in sc) for sc, _ in terms)
+    blobs = tuple(b"".join(map(_sb, sc)) for sc, _ in terms)
     add = None if addends is None else decode_points(addends, where, allow_identity=True)
     OPS["C"] += n * len(terms)
     out_blob = _native.ct_mul(tables, blobs, add)

@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from mpc.ct_scalar import ct_chain, ct_dot, ct_mod, ct_scan
 from mpc.mixnet.schema import (
     Ciphertexts,
     perm_challenge_seed,
@@ -104,7 +105,7 @@ def _phase_a(
         for j, b in enumerate(b_in)
     ]
     cv = b"".join(smul_fixed_many([(rho, G)], hs, "perm commitment"))
-    return a_out, b_out, cv, sum(rho) % L
+    return a_out, b_out, cv, ct_mod(sum(rho))
 
 
 def _unpack(blob: bytes) -> list[int]:
@@ -117,9 +118,7 @@ def _scan(seed: bytes, useed: bytes, n: int, psi: list[int]) -> tuple[int, int, 
     challenges ``u'_i = u_{psi(i)}`` (packed, so the later phases do not hash them again)."""
     up = scalar_vector(useed, n, psi)
     rhat = _secrets(seed, "rhat", len(psi))
-    a, b = 0, 1
-    for x, y in zip(rhat, up):
-        a, b = (x + y * a) % L, y * b % L
+    a, b = ct_scan(rhat, up)  # secret chain prefix in constant time (issue 37)
     return a, b, scalars_blob(up)
 
 
@@ -143,22 +142,14 @@ def _phase_b(
     up = _unpack(up_blob)
     m = len(up)
     rhat, what, wp = (_secrets(seed, x, m) for x in ("rhat", "what", "wp"))
-    x1, y1, x2, y2 = [0] * m, [0] * m, [0] * m, [0] * m
-    r, u = r0, u0
-    for i in range(m):  # x2, y2 use (R, U)_{i-1}; x1, y1 are (R, U)_i
-        x2[i] = (what[i] + wp[i] * r) % L
-        y2[i] = wp[i] * u % L
-        r = x1[i] = (rhat[i] + up[i] * r) % L
-        u = y1[i] = up[i] * u % L
+    x1, y1, x2, y2 = ct_chain(rhat, what, wp, up, r0, u0)  # constant time (issue 37)
     chat = _xg_yh(x1, y1, h)
     that = _xg_yh(x2, y2, h)
     t3 = msm_secret(wp, hs, "t3")  # secret scalars: a constant-time path
     t4a = [msm_secret(wp, split_points(col, m, "t4a"), "t4a") for col in a_out]
     t4b = [msm_secret(wp, split_points(col, m, "t4b"), "t4b") for col in b_out]
-    rtil = sum(x * y for x, y in zip(up, _secrets(seed, "rho", m))) % L
-    rstar = [
-        sum(x * y for x, y in zip(up, _secrets(seed, f"rt{j}", m))) % L for j in range(len(a_out))
-    ]
+    rtil = ct_dot(up, _secrets(seed, "rho", m))
+    rstar = [ct_dot(up, _secrets(seed, f"rt{j}", m)) for j in range(len(a_out))]
     return chat, that, t3, t4a, t4b, rtil, rstar
 
 
@@ -253,7 +244,7 @@ def _prove(
     cperm = np.empty((n, 32), dtype=np.uint8)  # c_{psi(i)} = (permutation commitment)_i
     cperm[perm] = np.frombuffer(b"".join(x[2] for x in res), dtype=np.uint8).reshape(n, 32)
     c = cperm.tobytes()
-    rbar = sum(x[3] for x in res) % L
+    rbar = ct_mod(sum(x[3] for x in res))
 
     useed = perm_challenge_seed(sess, step, batch, inp, out, [c])  # hashes the concatenation
     psis = [psi[s:e] for s, e in chunks]
@@ -264,7 +255,7 @@ def _prove(
     starts, r_n, u_n = [], 0, 1
     for a, b, _ in maps:
         starts.append((r_n, u_n))
-        r_n, u_n = (a + b * r_n) % L, b * u_n % L
+        r_n, u_n = ct_mod(a + b * r_n), b * u_n % L
     res = map_chunks(
         _phase_b,
         [
@@ -283,8 +274,8 @@ def _prove(
     t4b = [add(smul_base(w4[j]), sum_points(x[4][j] for x in res)) for j in range(w)]
 
     ch = shuffle_challenge(useed, chat, that, t1, t2, t3, t4a, t4b)
-    rtil = sum(x[5] for x in res) % L
-    rstar = [sum(x[6][j] for x in res) % L for j in range(w)]
+    rtil = ct_mod(sum(x[5] for x in res))
+    rstar = [ct_mod(sum(x[6][j] for x in res)) for j in range(w)]
     resp = map_chunks(_phase_c, [(sd, mp[2], ch) for sd, mp in zip(seeds, maps)], pool)
     proof = {
         "c": c,

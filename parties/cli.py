@@ -12,6 +12,7 @@ import sys
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("parties.launcher", "run a protocol: every party its own local process"),
+    "protocols": ("parties.protocol_list", "list every protocol, one line each"),
     "party": ("parties.runtime.party", "start one party of a cluster (separate-host runs)"),
     "cluster": ("parties.runtime.cluster_init", "write one directory per party for separate hosts"),
     "keygen": ("parties.runtime.keygen", "make this host's own party key (per-host trust anchor)"),
@@ -19,7 +20,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "costs": ("parties.costs", "print the per-party, per-phase cost ledger"),
     "account": ("protocols.accountant.cli", "privacy-amplification accountant"),
     "data": ("protocols.datasets.cli", "propose or check a public data schema"),
-    "reproduce": ("protocols.experiments.reproduce", "reproduce a source paper's experiments"),
+    "reproduce": ("parties.reproduce.reproduce", "reproduce a source paper's experiments"),
 }
 
 

@@ -28,10 +28,26 @@ from parties.runtime.cluster import ClusterError, dump_cluster, write_local_data
 from parties.runtime.cluster_init import layout_cluster
 from parties.runtime.keys import TRUST, make_party_dirs
 from parties.runtime.party import publish_public_files, write_atomic
-from parties.runtime.plans import plan_for
+from parties.runtime.plans import (
+    backend_of,
+    extra_ports,
+    plan_for,
+    prepare_party_dirs,
+    tolerated_roles,
+)
 from parties.runtime.processes import Monitor, free_ports, launch
 from parties.runtime.run_options import add_run_options, netem_table, protocol_help, resolve_job
-from parties.summary import estimate_table, labelled_marginals, privacy_lines, schema_labels
+from parties.summary import (
+    estimate_table,
+    item_ids,
+    labelled_marginals,
+    numeric_estimate,
+    numeric_line,
+    privacy_lines,
+    schema_labels,
+    top_k_items,
+    top_k_table,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -42,6 +58,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--keep-keys",
         metavar="DIR",
         help="keep the party directories (private keys) in DIR, outside the run directory",
+    )
+    ap.add_argument(
+        "--pool",
+        metavar="SPEC",
+        help="where the mix servers' CPU-bound work runs: 'local' (each its own process pool, "
+        "the default) or 'dask://HOST:PORT' (a Dask scheduler; docs/scale.md)",
     )
     ap.add_argument("--quiet", action="store_true", help="no progress display")
     ap.add_argument("--json", action="store_true", help="print result.json instead of tables")
@@ -173,6 +195,18 @@ def gate_refusal(
     return text, {n: r for n, (r, _) in split.items()}, released
 
 
+def public_noise_warning(protocol: str, params: dict[str, Any], plan: Any) -> str | None:
+    """The protocol's "mostly noise" warning, built from the run's public parameters only (n,
+    epsilon, the schema's domains): the same for a run on bundled data and on one's own file,
+    whose records the launcher does not read for it."""
+    if hasattr(plan, "validate"):  # protocol-specific plans (txpub) are not workloads
+        return None
+    from protocols.workloads import get_workload
+
+    public = {k: v for k, v in params.items() if k != "data"}
+    return get_workload(protocol, public).protocol.noise_warning()
+
+
 def print_summary(
     result: dict[str, Any], costs: dict[str, Any], evaluation: dict[str, Any] | None = None
 ) -> None:
@@ -201,6 +235,10 @@ def print_summary(
     labelled = result.get("estimate_labelled")
     if labelled and not tab:  # an own-data run: the published estimate, with its labels
         con.print(estimate_table(labelled))
+    if result.get("top_k_items") is not None:  # an own-data top-k: by the file's item ids
+        con.print(top_k_table(result))
+    if result.get("estimate_in_units") and not tab:
+        con.print(numeric_line(result["estimate_in_units"]), markup=False, highlight=False)
     for line in privacy_lines(result.get("privacy", {})):
         con.print(line, markup=False, highlight=False)
     from parties.costs import cost_table
@@ -210,12 +248,20 @@ def print_summary(
 
 def main(argv: list[str]) -> int:
     """Entry of ``sdp run``."""
+    if argv == ["--list"]:
+        from parties.protocol_list import main as list_protocols
+
+        return list_protocols([])
     extra = protocol_help(argv)
     if extra:
         print(build_parser().format_help() + "\n" + extra)
         return 0
     args = build_parser().parse_args(argv)
     try:
+        if args.pool is not None:
+            from parties.runtime.pools import check_pool_spec
+
+            check_pool_spec(args.pool)
         protocol, shuffler, params, layout_options = resolve_job(args)
     except ArithmeticError as exc:
         print(
@@ -238,7 +284,7 @@ def main(argv: list[str]) -> int:
     run_dir.mkdir(parents=True, exist_ok=True)
     plan = plan_for(protocol, shuffler)
     n_parties = len(plan.layout(layout_options))
-    extra = int(layout_options["servers"]) if shuffler == "mpc" and protocol != "txpub" else 0
+    extra = extra_ports(protocol, shuffler, layout_options)
     keys_root = (
         Path(args.keep_keys) if args.keep_keys else Path(tempfile.mkdtemp(prefix="sdp-keys-"))
     )
@@ -265,10 +311,6 @@ def _run(
     extra: int,
 ) -> int:
     ports = free_ports(n_parties + extra)
-    if extra:
-        # MPyC's own mesh among the servers, over TLS with a key per server in its own party
-        # directory (the plan writes them with the party directories)
-        params["mpc_tls"] = True
     cluster, plan = layout_cluster(
         protocol,
         shuffler,
@@ -288,9 +330,17 @@ def _run(
                 "dummy record):\n  " + "\n  ".join(excluded),
                 file=sys.stderr,
             )
+    if getattr(args, "pool", None):
+        # the servers' pool (parties.runtime.pools; a server that has no pooled work, such as
+        # an MPC server, ignores it); clients and the analyzer keep their local pools
+        from parties.runtime.backend import all_server_roles
+        from parties.runtime.pools import check_pool_spec
+
+        spec = check_pool_spec(args.pool)
+        roles = all_server_roles()
+        cluster.pools = {p.name: spec for p in cluster.parties if p.role in roles}
     dirs = make_party_dirs(cluster, keys_root)
-    if hasattr(plan, "prepare_party_dirs"):
-        plan.prepare_party_dirs(cluster, dirs)
+    prepare_party_dirs(cluster, dirs)
     trust = json.loads((next(iter(dirs.values())) / TRUST).read_text())
     trust_path = run_dir.with_name(run_dir.name + ".trust.json")
     write_atomic(trust_path, json.dumps(trust, indent=1))
@@ -298,7 +348,7 @@ def _run(
     publish_public_files(next(iter(dirs.values())), run_dir)
     workload = None
     evaluate = not getattr(args, "data", None) or args.evaluate_not_private
-    if evaluate and not hasattr(plan, "validate"):
+    if evaluate and backend_of(protocol, shuffler) is not None:
         from protocols.workloads import get_workload
 
         # the launcher evaluates on the whole file (never a party of the protocol)
@@ -334,7 +384,7 @@ def _run(
         )
         return 143 if interrupted == "SIGTERM" else 130
     # a plan may tolerate some failures (the mix-net completes without a dead mix server)
-    tolerated = getattr(plan, "tolerated_roles", set())
+    tolerated = tolerated_roles(protocol, shuffler)
     roles = {p.name: p.role for p in cluster.parties}
     faults = {}
     if failed and (run_dir / "result.json").exists() and all(roles[n] in tolerated for n in failed):
@@ -377,6 +427,13 @@ def _run(
     labelled = labelled_marginals(result.get("estimate") or {}, labels) if labels else None
     if labelled:
         result["estimate_labelled"] = labelled
+    in_units = numeric_estimate(result.get("estimate") or {}, params)
+    if in_units is not None:
+        result["estimate_in_units"] = in_units  # the sum and mean in the file's units
+    ids = item_ids(params)  # public: the schema's item ids
+    top_items = top_k_items(result.get("estimate") or {}, ids) if ids else None
+    if top_items is not None:
+        result["top_k_items"] = top_items  # beside the estimate's 0-based top_k indices
     from mpc.ristretto import backend, backend_line
 
     result["group_backend"] = backend()  # parties inherit this process's environment
@@ -405,7 +462,11 @@ def _run(
             + f"); verify it later with: sdp verify {run_dir} --trust {trust_path}"
         )
         print(backend_line())
-    noise = workload.protocol.noise_warning() if workload is not None else None
-    if noise:  # from public parameters only (n, epsilon, domain): no look at the data
+    noise = (
+        workload.protocol.noise_warning()  # built from the public parameters too
+        if workload is not None
+        else public_noise_warning(protocol, params, plan)
+    )
+    if noise:  # from public parameters only (n, epsilon, schema): no look at the data
         print(f"WARNING: the estimate is mostly noise: {noise}", file=sys.stderr)
     return status

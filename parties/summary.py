@@ -23,6 +23,73 @@ def schema_labels(params: dict[str, Any]) -> dict[str, list[str]] | None:
     return {a.name: list(a.labels()) for a in schema.attributes}
 
 
+def item_ids(params: dict[str, Any]) -> list[int | str] | None:
+    """The item ids of a set-valued run on own data, by item index (from the public schema:
+    the integers of a range universe, the labels of a listed one), else None."""
+    text = params.get("schema")
+    if not text:
+        return None
+    from protocols.datasets.schema import parse_schema
+    from protocols.datasets.schema_model import RangeDomain, SetValuedSchema
+
+    schema = parse_schema(str(text), "the run's schema")
+    if not isinstance(schema, SetValuedSchema):
+        return None
+    u = schema.universe
+    if isinstance(u, RangeDomain):
+        return list(range(u.low, u.high + 1))
+    return list(u.labels())
+
+
+def numeric_estimate(estimate: dict[str, Any], params: dict[str, Any]) -> dict[str, Any] | None:
+    """The published sum and mean of a numeric run on own data in the file's units (the
+    protocols sum values mapped to [0, 1] from the schema's public [low, high]), else None."""
+    text = params.get("schema")
+    if not text or not isinstance(estimate.get("sum"), (int, float)):
+        return None
+    from protocols.datasets.schema import parse_schema
+    from protocols.datasets.schema_model import NumericSchema
+
+    schema = parse_schema(str(text), "the run's schema")
+    if not isinstance(schema, NumericSchema):
+        return None
+    v, n = schema.value, int(params["users"])
+    width = float(v.high) - float(v.low)
+    total = float(v.low) * n + float(estimate["sum"]) * width
+    return {"column": v.name, "low": v.low, "high": v.high, "sum": total, "mean": total / n}
+
+
+def numeric_line(est: dict[str, Any]) -> str:
+    """The numeric estimate as one labelled line."""
+    return (
+        f"published estimate: sum of {est['column']!r} = {est['sum']:.6g}, mean = "
+        f"{est['mean']:.6g} (each value clipped to [{est['low']:g}, {est['high']:g}])"
+    )
+
+
+def top_k_items(estimate: dict[str, Any], ids: list[int | str]) -> list[int | str] | None:
+    """The published top-k as the file's item ids (None without a top-k in the estimate)."""
+    top = estimate.get("top_k")
+    if not isinstance(top, list) or any(not 0 <= int(i) < len(ids) for i in top):
+        return None
+    return [ids[int(i)] for i in top]
+
+
+def top_k_table(result: dict[str, Any]) -> Any:
+    """A rich table of the published top-k: rank, the file's item id, estimated frequency."""
+    from rich.table import Table
+
+    est = result.get("estimate") or {}
+    items, freqs = result["top_k_items"], est.get("top_k_frequencies") or []
+    t = Table(title=f"published top-{len(items)} by item id")
+    for c in ("rank", "item", "estimated frequency"):
+        t.add_column(c, justify="right")
+    for r, item in enumerate(items):
+        f = f"{float(freqs[r]):.4f}" if r < len(freqs) else ""
+        t.add_row(str(r + 1), str(item), f)
+    return t
+
+
 def labelled_marginals(
     estimate: dict[str, Any], labels: dict[str, list[str]]
 ) -> dict[str, dict[str, float]] | None:

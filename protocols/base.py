@@ -93,6 +93,12 @@ class ShuffleProtocol(ABC):
     # set it from the run parameter ``max_epsilon`` (default: the target epsilon).
     max_epsilon: float | None = None
 
+    def public_grouping(self, ids: np.ndarray, seed: int) -> np.ndarray | None:
+        """The group of each user (global indices ``ids``) under the run's public grouping
+        seed, for a protocol that splits its users into groups (:mod:`protocols.privacy.grouping`);
+        None for one that does not. A function of the indices and public parameters only."""
+        return None
+
     @abstractmethod
     def batch_specs(self) -> list[BatchSpec]:
         """The batches this protocol's messages go to, with their widths and bounds."""

@@ -360,6 +360,15 @@ _GFIM = (
     "data",
 )
 
+# The protocols that run on their owners' own data (``sdp run NAME --data FILE --schema S``),
+# with the kind of schema each takes (docs/data.md; tests/test_data_docs.py checks the docs).
+OWN_DATA: dict[str, str] = {
+    **{name: "categorical" for name in ("psrr-ss", "srr-ms", "arr-ss", "sue-ms", "oue-ldp")},
+    "gfim": "setvalued",
+    "ldpminer": "setvalued",
+    "splitmix-sum": "numeric",
+}
+
 PROTOCOL_PARAMS: dict[str, tuple[str, ...]] = {
     **{name: _SEED000 for name in ("psrr-ss", "srr-ms", "arr-ss", "sue-ms", "oue-ldp")},
     **{name: _CALM for name in ("calm-psrr-ss", "calm-srr-ms", "calm-arr-ss")},
@@ -428,7 +437,7 @@ def check_params(
             if key in ("schema", "data"):
                 raise ParamError(
                     f"{protocol} does not run on your own data (--data/--schema); the protocols "
-                    "that do are listed in docs/data.md"
+                    f"that do: {', '.join(sorted(OWN_DATA))} (docs/data.md; sdp protocols)"
                 )
             raise ParamError(unknown_message(protocol, key, known))
         if value is not None:

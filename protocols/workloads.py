@@ -80,8 +80,45 @@ WORKLOAD_MODULES = [
 ]
 
 
-def get_workload(name: str, params: dict[str, Any]) -> Workload:
-    """Build workload ``name``; raises KeyError with the list of known names."""
+# One line per protocol for ``sdp protocols``; a protocol registered without one is described by
+# its factory's (or module's) docstring.
+SUMMARIES: dict[str, str] = {
+    "psrr-ss": "1-way marginals of categorical records, padded (attribute, value) messages (spec 000)",
+    "srr-ms": "1-way marginals, users split into one group per attribute, k-RR (spec 000)",
+    "arr-ss": "1-way marginals, RR over the union of the attribute domains (spec 000)",
+    "sue-ms": "baseline: SUE in SRR-MS's attribute groups (spec 000)",
+    "oue-ldp": "baseline: attribute sampling + OUE, pure local DP (spec 000)",
+    "calm-psrr-ss": "k-way marginals and synthetic data through PSRR-SS (spec 000 section 8)",
+    "calm-srr-ms": "k-way marginals and synthetic data through SRR-MS (spec 000 section 8)",
+    "calm-arr-ss": "k-way marginals and synthetic data through ARR-SS (spec 000 section 8)",
+    "hp-sdp": "histogram publication: OLH through the shuffle + POP, and baselines (spec 002)",
+    "gfim": "top-k frequent items on set-valued data, two rounds (spec 003)",
+    "ldpminer": "top-k frequent items, LDPMiner in the shuffle model (spec 003)",
+    "splitmix-sum": "sum of values in a public range, Split-Mix multi-message (spec 004)",
+    "grr": "k-ary randomized response on synthetic Zipf data",
+    "cnt_rr": "counting bits: Boolean RR + amplification (spec 004 catalogue)",
+    "cnt_2m": "counting bits: Balcer-Cheu two-message sum (spec 004 catalogue)",
+    "cnt_sgm": "counting bits: robust pure counting over Split-Mix shares (spec 004 catalogue)",
+    "cnt_bn": "counting bits: robust approximate counting, binomial noise bits (spec 004 catalogue)",
+    "hist_kr": "histogram: shuffled k-RR (spec 004 catalogue)",
+    "hist_mm": "histogram: one-hot + two-message counters (spec 004 catalogue)",
+    "slh": "histogram: OLH through the shuffle, shuffle-optimal g (spec 004 catalogue)",
+    "murs": "histogram: MURS, SLH plus fake reports (spec 004 catalogue)",
+    "prhr": "histogram: PRHR, private-randomness Hadamard response (spec 004 catalogue)",
+    "pucm": "histogram: PUCM, public-coin count-min (spec 004 catalogue)",
+    "distinct": "distinct elements: re-randomized parities over XOR Split-Mix (spec 004 catalogue)",
+    "hist_lwy": "histogram, almost a single message: one report plus a uniform blanket (spec 004 catalogue)",
+    "range": "range counting over a hierarchical tree of frequency oracles (spec 004 catalogue)",
+    "rsum_rr": "real sum: unary bits + Boolean RR (spec 004 catalogue)",
+    "rsum_kr": "real sum: a single k-RR message (spec 004 catalogue)",
+    "rsum_rm": "real sum: recursive m digits (spec 004 catalogue)",
+    "rsum_dsg": "real sum: Split-Mix + distributed geometric noise (spec 004 catalogue)",
+    "put": "uniformity tester (spec 004 catalogue)",
+    "aut": "uniformity tester (spec 004 catalogue)",
+}
+
+
+def _load_all() -> None:
     import importlib
 
     for mod in WORKLOAD_MODULES:
@@ -90,6 +127,34 @@ def get_workload(name: str, params: dict[str, Any]) -> Workload:
         except ModuleNotFoundError as exc:
             if exc.name != mod:
                 raise
+
+
+def registered() -> dict[str, WorkloadFactory]:
+    """Every registered workload by name (importing every registering module)."""
+    _load_all()
+    return dict(sorted(WORKLOADS.items()))
+
+
+def summary(name: str) -> str:
+    """One line on protocol ``name``: :data:`SUMMARIES`, else its factory's or module's
+    docstring's first line."""
+    if name in SUMMARIES:
+        return SUMMARIES[name]
+    import sys
+
+    fn = registered().get(name)
+    if fn is None:
+        return ""
+    module = sys.modules.get(fn.__module__)
+    for doc in (fn.__doc__, getattr(module, "__doc__", None)):
+        if doc and doc.strip():
+            return doc.strip().splitlines()[0]
+    return ""
+
+
+def get_workload(name: str, params: dict[str, Any]) -> Workload:
+    """Build workload ``name``; raises KeyError with the list of known names."""
+    _load_all()
     if name not in WORKLOADS:
         raise KeyError(f"unknown protocol {name!r}; known: {', '.join(sorted(WORKLOADS))}")
     return WORKLOADS[name](params)

@@ -24,6 +24,7 @@ shuffle on the same n, with the speed ratio. Prints JSON with --json.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import resource
@@ -35,6 +36,30 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+
+class _BenchNode:
+    """What the input check needs of a party: its name, signing key and everyone's keys."""
+
+    def __init__(self, name: str, keys: dict) -> None:
+        self.name, self.signer = name, keys[name]
+        self.public_keys = {n: k.public_key for n, k in keys.items()}
+
+
+def _client_evidence(cfg, signer, per_server, randomness) -> list[dict]:  # noqa: ANN001
+    """The evidence a client attaches to its one block, per server (``input_evidence``)."""
+    from mpc import input_commit
+    from mpc.mixnet.schema import signed_statement
+    from parties.verify.evidence import digest
+
+    label = cfg.label
+    salts, masks, digests, opened = input_commit.commit_block(
+        label, "client", 0, cfg.servers, cfg.threshold, per_server, randomness
+    )
+    body = {"client": "client", "block": 0, "last": True, "digests": digests, "open": opened}
+    sig = signer.sign(signed_statement("mpc-input", label.decode(), "client", digest(body)))
+    st = {"body": body, "sig": sig}
+    return [{"statement": st, "salt": salts[j], "mask": masks[j]} for j in range(cfg.m)]
 
 
 def _parse(argv: list[str]) -> argparse.Namespace:
@@ -58,10 +83,15 @@ async def _worker(args: argparse.Namespace) -> None:
     from parties.mpc_shuffle import malicious as mal
     from parties.mpc_shuffle.mpyc_runtime import mpyc_bytes_sent
     from parties.mpc_shuffle.reshare_exchange import agree_coalition_seeds, mpyc_permute_reshare
+    from parties.mpc_shuffle.wire import MPCShufflerConfig
+    from parties.runtime.signing import Signer
 
     await mpc.start()
     m, t, me = len(mpc.parties), mpc.threshold, mpc.pid
     coals = pr.coalitions(m, t)
+
+    names = tuple(f"mpc-{i + 1}" for i in range(m))
+    keys = {n: Signer(hashlib.sha256(n.encode()).digest()) for n in (*names, "client")}
 
     async def sync() -> None:
         await mpc.transfer(None)
@@ -81,12 +111,21 @@ async def _worker(args: argparse.Namespace) -> None:
             steps[name] = round(now - last[0], 4)
             last[0] = now
 
+        # the client's signed commitment (not timed, as the upload): every process derives the
+        # same one (seeded salts, mask and keys; Ed25519 signatures are deterministic)
+        cfg = MPCShufflerConfig(names, "analyzer", ("client",), threshold=t, run_label=label)
+        nodes = [_BenchNode(s, keys) for s in names]
+        all_shares = shamir.share(x, m, t, coefficients=coef)
+        per_server = [{"x": all_shares[j]} for j in range(m)]
+        salts = [bytes([j]) * 32 for j in range(m)]
+        mask = shamir.share(np.arange(1, 4), m, t, coefficients=np.ones((t, 3), dtype=np.int64))
+        evidence = _client_evidence(cfg, keys["client"], per_server, (salts, mask))
         seeds = await agree_coalition_seeds(mpc, coals, label)
         step("seed agreement")
         if security.startswith("malicious-abort"):
             log = mal.CheckLog()
-            clients = {"client": {"x": mine}}
-            bad, alpha = await mal.check_inputs(mpc, clients, ["client"], label, log)
+            blocks = {"client": [({"x": mine}, {"evidence": evidence[me]})]}
+            bad, alpha, _ = await mal.check_inputs(mpc, nodes[me], cfg, blocks, ["client"], log)
             assert not bad, "bench: the honest client's sharing was refused"
             step("input check and MAC keys")
             tags, own = await mal.tag_batches(mpc, alpha, {"x": mine}, coals[0])

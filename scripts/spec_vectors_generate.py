@@ -1,6 +1,6 @@
 """Generation of the specification's known-answer vectors (``python scripts/make_spec_vectors.py
 generate`` / ``generate-mpc``): the honest runs, their test keys, the encoding examples and
-``expected.json``. The corruptions and their helpers are in ``make_spec_vectors``."""
+``expected.json``. The corruptions and their helpers are in ``spec_vectors_corruptions``."""
 
 from __future__ import annotations
 
@@ -11,20 +11,8 @@ import sys
 from typing import Any
 
 import cbor2
-from make_spec_vectors import (
-    CORRUPTIONS,
-    KEYS,
-    MPC_CORRUPTIONS,
-    MPC_KEYS,
-    MPC_RUN,
-    MPC_TRUST,
-    ROOT,
-    RUN,
-    TRUST,
-    VARIANTS,
-    VEC,
-    _canonical,
-)
+from spec_vectors_corruptions import CORRUPTIONS, MPC_CORRUPTIONS, VARIANTS
+from spec_vectors_paths import KEYS, MPC_KEYS, MPC_RUN, MPC_TRUST, ROOT, RUN, TRUST, VEC, canonical
 
 
 def encodings() -> dict[str, Any]:
@@ -57,7 +45,7 @@ def encodings() -> dict[str, Any]:
 
     return {
         "canonical_json": [
-            {"value_json": json.dumps(c), "canonical": _canonical(c).decode()} for c in json_cases
+            {"value_json": json.dumps(c), "canonical": canonical(c).decode()} for c in json_cases
         ],
         "canonical_cbor": [
             {"value": tagged(c), "cbor_hex": cbor2.dumps(c, canonical=True).hex()}

@@ -14,7 +14,7 @@ import numpy as np
 from conftest import keys_of, sdp
 
 from mpc import shamir
-from parties.mpc_shuffle import local_runtime, shuffler, wire
+from parties.mpc_shuffle import input_evidence, local_runtime, shuffler, wire
 from parties.runtime.memlink import MemoryNetwork
 from protocols.base import BatchSpec
 
@@ -34,8 +34,10 @@ def raw_client(cfg: wire.MPCShufflerConfig, batch: str, rows: np.ndarray) -> Sub
 
     async def submit(ctx: Any) -> None:
         sh = shamir.share(rows, cfg.m, cfg.threshold)
-        for i, s in enumerate(cfg.servers):
-            await wire.send_chunked(ctx, s, wire.MSG_SHARES, {batch: sh[i]}, {"users": len(rows)})
+        per_server = [{batch: sh[i]} for i in range(cfg.m)]
+        await input_evidence.send_shares(
+            ctx, cfg, per_server, {"users": len(rows)}, last=True, block=0
+        )
 
     return submit
 

@@ -9,6 +9,7 @@ states its idea in its ``__init__`` docstring; few modules at each top level.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -222,3 +223,99 @@ def test_packages_state_their_idea(layer: str) -> None:
 def test_few_modules_at_top_level(layer: str) -> None:
     top = [p.name for p in (ROOT / layer).glob("*.py") if p.name != "__init__.py"]
     assert len(top) <= MAX_TOP[layer], f"{layer}/ has {len(top)} top-level modules: {top}"
+
+
+def _private_imports(graph: dict[str, set[str]]) -> list[str]:
+    """``m imports t`` where t is a private module (a ``_name`` component) of a package m is
+    not in: a package's ``_helpers`` are its own; what siblings share is a public module."""
+    bad = []
+    for m, ts in graph.items():
+        for t in ts:
+            parts = t.split(".")
+            for i, part in enumerate(parts):
+                if part.startswith("_") and not part.startswith("__"):
+                    owner = ".".join(parts[:i])
+                    if not (m == owner or m.startswith(owner + ".")):
+                        bad.append(f"{m} imports {t}")
+                    break
+    return sorted(bad)
+
+
+def test_no_import_of_another_packages_private_module() -> None:
+    assert _private_imports(GRAPH) == []
+
+
+def test_private_import_finder_finds_a_planted_one() -> None:
+    planted = {"protocols.sums.x": {"protocols.histograms._values"}, "protocols.histograms.y": {
+        "protocols.histograms._values"}}  # fmt: skip
+    assert _private_imports(planted) == ["protocols.sums.x imports protocols.histograms._values"]
+
+
+def _script_graph() -> dict[str, set[str]]:
+    """Imports among ``scripts/*.py`` (run with ``scripts/`` on the path: ``import NAME``)."""
+    paths = {p.stem: p for p in sorted((ROOT / "scripts").glob("*.py"))}
+    out: dict[str, set[str]] = {}
+    for name, p in paths.items():
+        found = set()
+        for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"), str(p))):
+            if isinstance(node, ast.Import):
+                found.update(a.name for a in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                found.add(node.module)
+        found = {f.removeprefix("scripts.") for f in found}
+        out[name] = {f for f in found if f in paths and f != name}
+    return out
+
+
+JS_IMPORT = re.compile(r"""(?:\bfrom\s*|\bimport\s*\(?\s*)['"](\.{1,2}/[^'"]+)['"]""")
+
+
+def _js_graph() -> dict[str, set[str]]:
+    """Relative imports among the verifier's ``.mjs`` modules (static and dynamic)."""
+    base = ROOT / "verifier"
+    files = sorted(p for p in base.rglob("*.mjs") if "node_modules" not in p.parts)
+    out: dict[str, set[str]] = {}
+    for p in files:
+        name = p.relative_to(base).as_posix()
+        targets = set()
+        for rel in JS_IMPORT.findall(p.read_text(encoding="utf-8")):
+            t = (p.parent / rel).resolve()
+            if t.is_file():
+                targets.add(t.relative_to(base.resolve()).as_posix())
+        out[name] = targets - {name}
+    return out
+
+
+def _plain_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected sets of size > 1 of a small graph (reachability both ways)."""
+    reach: dict[str, set[str]] = {}
+    for a in graph:
+        seen, todo = set(), list(graph[a])
+        while todo:
+            b = todo.pop()
+            if b not in seen:
+                seen.add(b)
+                todo.extend(graph.get(b, ()))
+        reach[a] = seen
+    comps = {tuple(sorted({a} | {b for b in reach[a] if a in reach[b]})) for a in graph}
+    return sorted(list(c) for c in comps if len(c) > 1)
+
+
+# the spec-vector scripts (issue 39 item 3) and the JS verifier (ledger.mjs imports compare.mjs,
+# mixnet.mjs and submissions.mjs share util.mjs) have no import circle
+def test_no_circles_among_scripts() -> None:
+    assert _plain_cycles(_script_graph()) == []
+
+
+def test_no_circles_in_the_js_verifier() -> None:
+    assert _plain_cycles(_js_graph()) == []
+
+
+def test_js_graph_sees_the_verifiers_imports() -> None:
+    graph = _js_graph()
+    assert graph["verify.mjs"] == {"lib/run.mjs"}
+    assert "lib/transcripts.mjs" in graph["lib/run.mjs"]
+
+
+def test_plain_cycle_finder_finds_a_planted_circle() -> None:
+    assert _plain_cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]

@@ -125,3 +125,80 @@ def test_tls_overhead_is_measured_from_the_kernels_tcp_counts(gfim_run):
     assert tls["overhead_bytes"] >= records
     # a TLS 1.3 handshake with our certificates is kilobytes, not megabytes
     assert tls["overhead_bytes"] < records + 4000 * len(tls["links"])
+
+
+def _round_rows(text: str) -> dict[int, list[str]]:
+    """The bold round rows of ``sdp costs --by-round``: round -> its cells."""
+    out = {}
+    for line in text.splitlines():
+        cells = [c.strip() for c in line.strip("│┃ ").split("│")]
+        if cells and cells[0].startswith("round ") and cells[0][6:].isdigit():
+            out[int(cells[0][6:])] = cells
+    return out
+
+
+def test_text_views_show_hops_round_trips_and_network(gfim_run):
+    """Issue 42: hops and round trips per protocol round and in total, equal to the JSON's,
+    the network conditions and what each column sums over, in the text views."""
+    costs = json.loads(sdp("costs", str(gfim_run), "--json", check=True).stdout)
+    cp = costs["critical_path"]
+    text = sdp("costs", str(gfim_run), "--by-round", check=True, env={"COLUMNS": "200"}).stdout
+    rows = _round_rows(text)
+    assert set(rows) == {0, 1}
+    for rnd, cells in rows.items():
+        # round / step, start s, wall s, hops, round trips, ...
+        assert int(cells[3]) == cp["rounds"][str(rnd)]["hops"] > 0, cells
+        assert float(cells[4]) == cp["rounds"][str(rnd)]["round_trips"], cells
+    assert sum(v["hops"] for v in cp["rounds"].values()) == cp["one_way_hops"]
+    assert f"critical path: {cp['one_way_hops']} one-way hops = {cp['round_trips']:g} round" in text
+    assert "network: loopback, no emulation" in text
+    assert "summed over parties" in text
+    plain = sdp("costs", str(gfim_run), check=True, env={"COLUMNS": "200"}).stdout
+    assert "critical path:" in plain and "network:" in plain
+    assert "load:" in plain or "UNDER LOAD" in plain
+
+
+def test_by_round_rounds_do_not_overlap(gfim_run):
+    """A client's wait for round 1's state is waiting for round 0: round 1 starts with its
+    first message, after round 0's last activity, and the wait is counted in round 0."""
+    costs = json.loads(sdp("costs", str(gfim_run), "--json", check=True).stdout)
+    r0, r1 = costs["rounds"]
+    assert r1["start"] == costs["critical_path"]["rounds"]["1"]["first_send"]
+    assert r0["start"] < r0["end"] <= r1["start"] + r1["overlap_s"]
+    assert r1["overlap_s"] < 0.5  # nothing of GFIM's round 1 runs before its state is sent
+    assert r0["wait_for_next_s"] > 0  # the clients' (and servers') wait for the state
+    for s in r1["steps"]:
+        assert s["start"] >= r1["start"], s["phase"]
+    text = sdp("costs", str(gfim_run), "--by-round", check=True, env={"COLUMNS": "200"}).stdout
+    assert "(waiting for round 1)" in text
+
+
+def test_cost_table_for_papers(gfim_run):
+    """--table markdown|latex: per party and round messages, bytes, hops, CPU and wall, the
+    round totals' hops equal to the critical path's, the run's conditions as the caption."""
+    costs = json.loads(sdp("costs", str(gfim_run), "--json", check=True).stdout)
+    md = sdp("costs", str(gfim_run), "--table", "markdown", check=True).stdout
+    lines = [ln for ln in md.splitlines() if ln.startswith("| ")]
+    assert lines[0] == "| round | party | messages | bytes | one-way hops | CPU s | wall s |"
+    cells = [ln.strip("| ").split(" | ") for ln in lines[1:]]
+    totals = {int(c[0]): c for c in cells if c[1] == "total"}
+    for rnd, cells in totals.items():
+        r = next(x for x in costs["rounds"] if x["round"] == rnd)
+        assert int(cells[2]) == r["msgs_sent"]
+        assert int(cells[4]) == costs["critical_path"]["rounds"][str(rnd)]["hops"]
+    assert "gfim via the mixnet shuffler, 600 users" in md and "loopback" in md
+    tex = sdp("costs", str(gfim_run), "--table", "latex", check=True).stdout
+    assert tex.startswith("\\begin{table}") and "\\caption{gfim via the mixnet" in tex
+    assert "\\toprule" in tex and tex.count("\\midrule") == 2  # header, then between rounds
+
+
+def test_plot_formats_by_extension(gfim_run, tmp_path):
+    pdf, jpg = tmp_path / "fig.pdf", tmp_path / "fig.jpg"
+    sdp("costs", str(gfim_run), "--plot", str(pdf), check=True)
+    assert pdf.read_bytes()[:5] == b"%PDF-"
+    sdp("costs", str(gfim_run), "--plot", str(jpg), check=True)
+    assert jpg.read_bytes()[:3] == b"\xff\xd8\xff"  # a JPEG, not PNG bytes under .jpg
+    bad = tmp_path / "fig.tiffx"
+    proc = sdp("costs", str(gfim_run), "--plot", str(bad))
+    assert proc.returncode == 2 and "unknown figure format '.tiffx'" in proc.stderr
+    assert not bad.exists()

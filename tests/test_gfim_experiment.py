@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from protocols.experiments.seed003 import runs as seed003
-from protocols.experiments.seed003.report import write_report
+from parties.reproduce.seed003 import runs as seed003
+from parties.reproduce.seed003.report import write_report
 from protocols.gfim.setvalued_data import SetData, synthetic_sets
 
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from protocols.experiments.seed002.report import write_report
-from protocols.experiments.seed002.runs import METHODS, grid_point, real_runs, run_grid
+from parties.reproduce.seed002.report import write_report
+from parties.reproduce.seed002.runs import METHODS, grid_point, real_runs, run_grid
 from protocols.hp_sdp import data as hp_sdp_data
 
 
@@ -73,7 +73,7 @@ def test_small_reproduction_report(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_quick_cli(tmp_path: Path) -> None:
-    from protocols.experiments.reproduce import main
+    from parties.reproduce.reproduce import main
 
     assert main(["seed002", "--quick", "--out", str(tmp_path)]) == 0
     res = json.loads((tmp_path / "results.json").read_text())

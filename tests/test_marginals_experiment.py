@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from conftest import DATASETS
 
+from parties.reproduce.seed000 import marginals as E
+from parties.reproduce.seed000 import marginals_report as R
 from protocols.datasets import categorical as D
-from protocols.experiments.seed000 import marginals as E
-from protocols.experiments.seed000 import marginals_report as R
 
 
 def small_dataset() -> D.CategoricalDataset:

@@ -18,10 +18,10 @@ from mpc.elgamal import (
     encrypt_points,
     extract,
     keygen,
-    lagrange_at_zero,
     message_layout,
     reencrypt,
 )
+from mpc.threshold import lagrange_at_zero
 
 P = 2**255 - 19
 scalars = st.integers(min_value=1, max_value=R.L - 1)

@@ -9,7 +9,8 @@ import pytest
 
 from mpc import ristretto as R
 from mpc.elgamal import decode_rows, decrypt, decryption_shares, encode_rows, encrypt_points, keygen
-from mpc.mixnet.proof_checks import verify_client_proof, verify_dec_shares
+from mpc.mixnet.proofs.client_pok import client_prove, verify_client_proof
+from mpc.mixnet.proofs.dleq import dec_share_prove, verify_dec_shares
 from mpc.mixnet.schema import (
     Ciphertexts,
     VerifyError,
@@ -18,7 +19,6 @@ from mpc.mixnet.schema import (
     shuffle_generators,
 )
 from mpc.mixnet.shuffle_verifier import verify_shuffle
-from mpc.nizk import client_prove, dec_share_prove
 from mpc.shuffle_proof import shuffle_and_prove
 
 SESS = b"\x07" * 64
@@ -169,8 +169,9 @@ def test_decryption_share_proofs() -> None:
 
 def test_weighted_shares_decrypt_with_additions_only() -> None:
     """Shares weighted by Lagrange coefficients of the set add up to the plaintexts."""
-    from mpc.elgamal import combine_weighted_shares, lagrange_at_zero
-    from mpc.mixnet.proof_checks import weighted_key
+    from mpc.elgamal import combine_weighted_shares
+    from mpc.mixnet.proofs.dleq import weighted_key
+    from mpc.threshold import lagrange_at_zero
 
     x, pk, rows, ct, gens = _setup(n=6)
     # split x into a 2-of-3 sharing: f(i) = x + a1 i

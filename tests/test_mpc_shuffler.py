@@ -93,11 +93,19 @@ async def test_malformed_submission_is_rejected_by_all_servers():
     cfg = _cfg()
 
     async def bad_client(ctx):
-        # valid shares to servers 0 and 1, garbage to server 2
-        good = mpc_wire.share_batches(d1, SPECS, 3, 1)
-        for i, s in enumerate(cfg.servers):
-            payload = mpc_wire._pack(good[i], {"users": 12}) if i < 2 else b"\xff\x00garbage"
-            await ctx.send(s, mpc_wire.MSG_SHARES, payload)
+        # the real (signed) submission to servers 0 and 1, garbage to server 2
+
+        class Garbling:
+            name, signer, public_keys = ctx.name, ctx.signer, ctx.public_keys
+
+            def phase(self, *args) -> None:
+                ctx.phase(*args)
+
+            async def send(self, peer, ty, payload, *, public=False) -> None:
+                garbage = peer == cfg.servers[2]
+                await ctx.send(peer, ty, b"\xff\x00garbage" if garbage else payload, public=public)
+
+        await ms.client_submit(Garbling(), cfg, SPECS, d1, users=12)
 
     out, stats, _ = await _run(cfg, [d0, d1], tamper={"c1": bad_client})
     assert out.rejected_clients == ["c1"]
@@ -155,7 +163,7 @@ async def test_client_may_submit_in_blocks():
         half = {k: v[:4] for k, v in d1.items()}
         rest = {k: v[4:] for k, v in d1.items()}
         await ms.client_submit(ctx, cfg, SPECS, half, last=False)
-        await ms.client_submit(ctx, cfg, SPECS, rest)
+        await ms.client_submit(ctx, cfg, SPECS, rest, block=1)  # blocks are numbered (signed)
 
     out, _, _ = await _run(cfg, [d0, d1], tamper={"c1": two_blocks})
     assert out.rejected_clients == [] and out.invalid == {"a": 0, "b": 0}
@@ -175,6 +183,7 @@ class _Node:
 
     def __init__(self, ctx, run_dir):
         self._ctx, self.name, self.run_dir = ctx, ctx.name, run_dir
+        self.signer, self.public_keys = ctx.signer, ctx.public_keys  # signed evidence
         self.published = {}
 
     def phase(self, name, round=0):

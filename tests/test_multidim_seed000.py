@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from protocols.experiments.seed000 import reproduce
-from protocols.experiments.seed000 import runs as seed000
+from parties.reproduce.seed000 import reproduce
+from parties.reproduce.seed000 import runs as seed000
 
 
 def test_bits_per_user_table_4():

@@ -298,9 +298,9 @@ def test_client_proofs_batched_and_bad_ones_found(group_backend: str) -> None:
     import numpy as np
 
     from mpc.elgamal import encode_rows, encrypt_points, keygen
-    from mpc.mixnet.proof_checks import screen_submissions, verify_client_proof
+    from mpc.mixnet.proof_checks import screen_submissions
+    from mpc.mixnet.proofs.client_pok import client_prove, verify_client_proof
     from mpc.mixnet.schema import bound_client_id
-    from mpc.nizk import client_prove
 
     sess, n = b"\x05" * 64, 24
     _, pk = keygen()

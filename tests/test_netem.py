@@ -227,7 +227,21 @@ def test_mpc_rounds_on_the_mesh_are_counted_and_delayed(tmp_path):
     for _, r in mesh:  # each flight waited for a 50 ms one-way delay before the next
         assert r["wall_s"] >= 0.05 * (r["mpyc_flights"] - 1)
     most = max(sum(r.get("mpyc_flights", 0) for pp, r in rows if pp == p) for p, _ in mesh)
-    assert run_facts(out).hops == costs["critical_path"]["one_way_hops"] + most
+    cp = costs["critical_path"]
+    # the critical path walks MPyC's flights at their depth: the mesh adds at least the
+    # busiest server's flights, between the clients' submissions and the output shares
+    assert cp["mpyc_hops"] >= most > 0
+    assert cp["one_way_hops"] == cp["transcript_hops"] + cp["mpyc_hops"]
+    assert cp["transcript_hops"] >= 2  # client -> server, server -> analyzer
+    assert run_facts(out).hops == cp["one_way_hops"]
+    # per round: the hops add up, and each MPC server sent at every mesh level
+    rounds = cp["rounds"]
+    assert sum(r["hops"] for r in rounds.values()) == cp["one_way_hops"]
+    for party in ("mpc-1", "mpc-2", "mpc-3"):
+        assert rounds["0"]["flights"][party] >= cp["mpyc_hops"]
+    text = sdp("costs", str(out), check=True).stdout
+    assert f"{cp['mpyc_hops']} of them MPyC flights" in text
+    assert "rtt 100 ms" in text
 
 
 def test_mpyc_links_get_their_own_per_link_conditions(monkeypatch):

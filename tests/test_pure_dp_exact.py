@@ -135,7 +135,7 @@ def test_audit_of_the_catalogue_counting_protocols():
 
 
 def test_seed004_c5_evidence_carries_the_audit():
-    from protocols.experiments.seed004 import report
+    from parties.reproduce.seed004 import report
 
     text = report._pure_evidence(pure_audit(50_000, 0.9, 1e-6))
     assert "pure only at its local eps_l" in text and "not pure at any n" in text

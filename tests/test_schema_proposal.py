@@ -26,9 +26,9 @@ def test_proposal_leaves_constants_out_and_keeps_missing_rows(tmp_path):
     _survey(data)
     proc = sdp("data", "schema", str(data), check=True)
     text = proc.stdout
-    assert 'name = "const"' not in text and "const: the single value 'same'" in text
+    assert 'name = "const"' not in text and "const: the single value 'same'" in proc.stderr
     assert 'on_missing = "other"' in text and 'other = "missing"' in text
-    assert 'are missing: on_missing = "reject" would exclude them' in text
+    assert 'are missing: on_missing = "reject" would exclude them' in proc.stderr
     schema = tmp_path / "survey.toml"
     schema.write_text(text)
     out = tmp_path / "run"

@@ -217,7 +217,7 @@ def test_copying_a_victims_a_component_does_not_censor_the_victim() -> None:
     before the victim, a ciphertext with the victim's ``a`` and its own ``b`` (with a valid
     proof). The victim must still be accepted."""
     from mpc.elgamal import encode_rows, encrypt_points
-    from mpc.nizk import client_prove
+    from mpc.mixnet.proofs.client_pok import client_prove
 
     def attack(subs, sess, pk):
         victim = subs[0]

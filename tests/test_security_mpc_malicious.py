@@ -29,7 +29,7 @@ from _mpc_helpers import (
 from mpc import mac_check, shamir
 from mpc import permute_reshare as perm_mod
 from mpc.shamir import PRIME
-from parties.mpc_shuffle import malicious, wire
+from parties.mpc_shuffle import input_evidence, malicious, wire
 from protocols.base import BatchSpec
 
 SPECS = [BatchSpec("x", 1, 8)]
@@ -133,8 +133,8 @@ def _inconsistent_client(cfg):
     async def submit(ctx):
         sh = shamir.share(VICTIM["x"], cfg.m, cfg.threshold)
         sh[2, 0, 0] = (sh[2, 0, 0] + 1) % PRIME  # server 2's share is off the degree-1 line
-        for i, s in enumerate(cfg.servers):
-            await wire.send_chunked(ctx, s, wire.MSG_SHARES, {"x": sh[i]}, {"users": 1})
+        per_server = [{"x": sh[i]} for i in range(cfg.m)]  # signed as they are
+        await input_evidence.send_shares(ctx, cfg, per_server, {"users": 1}, last=True, block=0)
 
     return submit
 
@@ -146,7 +146,9 @@ async def test_inconsistent_client_sharing_is_refused_and_named(caplog):
     assert all(r["inconsistent_clients"] == ["victim"] for r in results)
     assert out.rejected_clients == ["victim"] and out.invalid == {"x": 1}
     assert sorted(out.batches["x"][:, 0].tolist()) == sorted(OTHER["x"][:, 0].tolist())
-    assert "refusing victim: its sharing is not of degree <= 1" in caplog.text
+    assert "refusing victim: victim's signed openings of block 0 are not of degree <= 1" in (
+        caplog.text
+    )
 
 
 async def test_inconsistent_client_sharing_was_used_in_semi_honest_mode():

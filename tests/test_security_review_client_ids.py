@@ -20,8 +20,8 @@ import pytest
 
 from mpc.elgamal import encode_rows, encrypt_points
 from mpc.mixnet import schema
+from mpc.mixnet.proofs.client_pok import client_prove
 from mpc.mixnet.record_verifier import verify_record
-from mpc.nizk import client_prove
 from parties.mixnet.analyzer import receive_result
 from parties.mixnet.client import run_clients
 from parties.mixnet.record import public_record

@@ -32,7 +32,7 @@ def test_workload_rejects_bad_params():
 
 @pytest.mark.skipif(not HAVE_ADULT, reason="raw Adult not available")
 def test_adult_encoding_and_small_experiment():
-    from protocols.experiments.seed004 import splitmix as ex
+    from parties.reproduce.seed004 import splitmix as ex
 
     x = wl.adult_age_values()
     assert x.size == 32_561 and 0 < x.min() and x.max() <= 1
@@ -53,7 +53,7 @@ def test_adult_encoding_and_small_experiment():
 @pytest.mark.slow
 @pytest.mark.skipif(not HAVE_ADULT, reason="raw Adult not available")
 def test_full_adult_experiment_matches_expectations():
-    from protocols.experiments.seed004 import splitmix as ex
+    from parties.reproduce.seed004 import splitmix as ex
 
     res = ex.run(reps=50, seed=0, data_dir=None, n_limit=None)
     mae = {r["estimator"]: r["mae"] for r in res["rows"]}

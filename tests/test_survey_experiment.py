@@ -8,9 +8,9 @@ import math
 
 import pytest
 
-from protocols.experiments import reproduce
-from protocols.experiments.seed004 import report, runs
-from protocols.experiments.seed004.methods import METHODS, Setting
+from parties.reproduce import reproduce
+from parties.reproduce.seed004 import report, runs
+from parties.reproduce.seed004.methods import METHODS, Setting
 
 REQUIRED = [
     "cnt_rr", "cnt_2m", "cnt_sgm", "cnt_bn", "hist_kr", "hist_mm", "slh", "murs",
@@ -71,7 +71,7 @@ def test_tiny_reproduction(tmp_path, monkeypatch):
 
 
 def test_reproduce_dispatch_knows_seed004():
-    assert reproduce.SEEDS["seed004"] == "protocols.experiments.seed004.runs"
+    assert reproduce.SEEDS["seed004"] == "parties.reproduce.seed004.runs"
 
 
 @pytest.mark.slow

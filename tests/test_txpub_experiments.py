@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from protocols.experiments.seed001 import runs as seed001
+from parties.reproduce.seed001 import runs as seed001
 from protocols.txpub.model import TxData
 
 

@@ -3,7 +3,7 @@ Chaum-Pedersen proof, their check, and the plaintexts ``a - sum_{j in S} d_j``.
 
 Server ``j`` of the decryption set ``S`` sends ``{server, set, digest, batches: {name: {d,
 proof}}}`` with ``d = (lambda_j x_j) b``; the proof's key is ``lambda_j Y_j``
-(``proof_checks.weighted_key``) and its challenge binds ``S``. An empty list (a batch with no
+(``mpc.mixnet.proofs.dleq.weighted_key``) and its challenge binds ``S``. An empty list (a batch with no
 accepted submission) has no shares: it is absent from ``batches`` and decrypts to no row.
 """
 
@@ -14,11 +14,11 @@ from typing import Any
 
 import numpy as np
 
-from mpc.elgamal import combine_weighted_shares, decode_rows, lagrange_at_zero
-from mpc.mixnet.proof_checks import verify_dec_shares, weighted_key
+from mpc.elgamal import combine_weighted_shares, decode_rows
+from mpc.mixnet.proofs.dleq import dec_share_prove, verify_dec_shares, weighted_key
 from mpc.mixnet.schema import Ciphertexts, blob_points
-from mpc.nizk import dec_share_prove
 from mpc.ristretto import L, chunk_ranges, map_chunks, smul_many
+from mpc.threshold import lagrange_at_zero
 
 
 def digest_all(current: dict[str, Ciphertexts]) -> bytes:

@@ -13,141 +13,21 @@ from collections.abc import Sequence
 from concurrent.futures import Executor
 from typing import Any
 
+from mpc.mixnet.proofs.client_pok import client_proofs_chunk
+from mpc.mixnet.proofs.dkg_pok import verify_dkg_pok
 from mpc.mixnet.schema import (
     VerifyError,
     bound_client_id,
-    client_challenge,
-    dec_share_seed,
-    dkg_pok_challenge,
-    dleq_challenge,
-    scalar_vector,
 )
 from mpc.pools import process_pool
 from mpc.ristretto import (
-    IDENTITY,
-    G,
     GroupError,
-    L,
     check_point,
-    msm,
-    msm_parallel,
-    random_scalars,
     scalar_from_bytes,
-    smul,
     smul_base,
-    sub,
     sum_points,
 )
-
-# ---------------------------------------------------------------- client proofs
-
-
-def _parse_client_proof(
-    sess: bytes,
-    client: str,
-    batch: str,
-    index: int,
-    a: Sequence[bytes],
-    b: Sequence[bytes],
-    proof: Any,
-) -> tuple[int, list[int], list[bytes]] | str:
-    """``(e, s, t)`` with every element validated and the challenge recomputed, or the reason."""
-    try:
-        for j, x in enumerate(a):
-            check_point(x, f"a[{j}]")
-        for j, x in enumerate(b):
-            check_point(x, f"b[{j}]")
-        if (
-            not isinstance(proof, dict)
-            or not isinstance(proof.get("s"), list)
-            or not isinstance(proof.get("t"), list)
-            or not len(proof["s"]) == len(proof["t"]) == len(b)
-        ):
-            return "malformed proof"
-        ts = [check_point(x, f"proof.t[{j}]") for j, x in enumerate(proof["t"])]
-        ss = [scalar_from_bytes(x, f"proof.s[{j}]") for j, x in enumerate(proof["s"])]
-    except (GroupError, ValueError) as exc:
-        return f"invalid element or scalar: {exc}"
-    return client_challenge(sess, client, batch, index, list(a), list(b), ts), ss, ts
-
-
-_BAD_PROOF = "proof of knowledge does not verify for this client id, batch and index"
-
-
-def verify_client_proof(
-    sess: bytes,
-    client: str,
-    batch: str,
-    index: int,
-    a: Sequence[bytes],
-    b: Sequence[bytes],
-    proof: Any,
-) -> str | None:
-    """``None`` if the submission's proof is valid, else the reason (elements are validated).
-
-    Valid iff ``s_j G = T_j + e b_j`` for every component, ``e = client_challenge(.., T)``.
-    """
-    parsed = _parse_client_proof(sess, client, batch, index, a, b, proof)
-    if isinstance(parsed, str):
-        return parsed
-    return None if _batch_holds([(parsed, b)]) else _BAD_PROOF
-
-
-def _batch_holds(items: list[tuple[tuple[int, list[int], list[bytes]], Sequence[bytes]]]) -> bool:
-    """One random linear combination of the Schnorr equations ``s_j G - T_j - e b_j = 0`` of
-    ``items`` (weights drawn here, secret from the provers): false if any equation fails,
-    except with probability 1/L. Public scalars: one native MSM when built."""
-    zs = random_scalars(sum(len(b) for _, b in items))
-    kg, ks, pts, k = 0, [], [], 0
-    for (e, ss, ts), b in items:
-        for s_j, t_j, b_j in zip(ss, ts, b):
-            z = zs[k]
-            k += 1
-            kg += z * s_j
-            ks += [-z % L, -z * e % L]
-            pts += [t_j, b_j]
-    kg %= L
-    if kg:
-        ks.append(kg)
-        pts.append(G)
-    try:
-        return msm(ks, pts, "client proofs") == IDENTITY
-    except GroupError:  # a zero product (probability 1/L per term): decide term by term
-        return all(
-            sub(smul_base(s_j), smul(e, b_j)) == t_j
-            for (e, ss, ts), b in items
-            for s_j, t_j, b_j in zip(ss, ts, b)
-        )
-
-
-def _bad_indices(items: list, offset: int = 0) -> list[int]:
-    """Indices of the failing proofs, by halving a failed batch (each half one equation)."""
-    if len(items) == 1:
-        return [offset]
-    h = len(items) // 2
-    out = []
-    for part, off in ((items[:h], offset), (items[h:], offset + h)):
-        if not _batch_holds(part):
-            out += _bad_indices(part, off)
-    return out
-
-
-def _client_proofs_chunk(sess: bytes, jobs: list[tuple[Any, ...]]) -> list[str | None]:
-    """Verdicts of ``verify_client_proof`` for a chunk of (client, batch, index, a, b, proof):
-    the well-formed proofs are checked in one batched equation; if it fails, halving finds
-    every failing proof."""
-    verdicts: list[str | None] = []
-    items, where = [], []
-    for i, (client, batch, index, a, b, proof) in enumerate(jobs):
-        parsed = _parse_client_proof(sess, client, batch, index, a, b, proof)
-        verdicts.append(parsed if isinstance(parsed, str) else None)
-        if not isinstance(parsed, str):
-            items.append((parsed, b))
-            where.append(i)
-    if items and not _batch_holds(items):
-        for k in _bad_indices(items):
-            verdicts[where[k]] = _BAD_PROOF
-    return verdicts
+from mpc.threshold import commitment_at
 
 
 def screen_submissions(
@@ -212,13 +92,13 @@ def screen_submissions(
         pool = own = process_pool(workers)
     try:
         if pool is None:
-            verdicts = _client_proofs_chunk(sess, jobs)
+            verdicts = client_proofs_chunk(sess, jobs)
         else:
             step = -(-len(jobs) // (4 * workers)) or 1
             chunks = [jobs[i : i + step] for i in range(0, len(jobs), step)]
             verdicts = [
                 v
-                for part in pool.map(_client_proofs_chunk, [sess] * len(chunks), chunks)
+                for part in pool.map(client_proofs_chunk, [sess] * len(chunks), chunks)
                 for v in part
             ]
     finally:
@@ -273,79 +153,6 @@ def submitters(inputs: Sequence[dict[str, Any]]) -> list[str]:
     return [str(p["party"]) for p in inputs for _ in range(int(p["count"]))]
 
 
-# ---------------------------------------------------------------- DLEQ / decryption shares
-
-
-def verify_dleq(
-    label: str, ctx: bytes, g1: bytes, y1: bytes, g2: bytes, y2: bytes, e: int, s: int
-) -> bool:
-    """Chaum-Pedersen check ``log_g1 y1 = log_g2 y2`` for a proof ``(e, s)``."""
-    try:
-        t1 = sub(smul_base(s) if g1 == G else smul(s, g1), smul(e, y1))
-        t2 = sub(smul(s, g2), smul(e, y2))
-    except GroupError:
-        return False
-    return dleq_challenge(label, ctx, g1, y1, g2, y2, t1, t2) == e
-
-
-def verify_dec_shares(
-    sess: bytes,
-    server: int,
-    batch: str,
-    y: bytes,
-    bs: Sequence[Sequence[bytes]],
-    ds: Sequence[Sequence[bytes]],
-    proof: Any,
-    workers: int = 1,
-    pool: Executor | None = None,
-    *,
-    dset: Sequence[int],
-) -> str | None:
-    """``None`` if server ``server``'s shares ``ds`` of ``bs`` verify against the key ``y``.
-
-    ``y`` is the key the shares were made with: ``lambda_j Y_j`` for a share weighted for the
-    decryption set ``dset`` (``weighted_key``).
-    """
-    try:
-        if len(ds) != len(bs) or any(len(d) != len(b) for d, b in zip(ds, bs)):
-            return "share count does not match ciphertexts"
-        seed = dec_share_seed(
-            sess, server, batch, dset, [list(c) for c in bs], [list(c) for c in ds]
-        )
-        flat_b = [p for col in bs for p in col]
-        flat_d = [p for col in ds for p in col]
-        rho = scalar_vector(seed, len(flat_b))
-        bsum = msm_parallel([(rho, flat_b, "ciphertext")], workers, pool)
-        dsum = msm_parallel([(rho, flat_d, "share")], workers, pool)
-        e = scalar_from_bytes(proof["e"], "proof.e")
-        s = scalar_from_bytes(proof["s"], "proof.s")
-    except (GroupError, ValueError, KeyError, TypeError) as exc:
-        return f"invalid share or proof: {exc}"
-    if not verify_dleq("dec", seed, G, y, bsum, dsum, e, s):
-        return "decryption-share proof (DLEQ) fails"
-    return None
-
-
-def weighted_key(vk: bytes, server: int, dset: Sequence[int]) -> bytes:
-    """``lambda_server Y_server``: the key of a share weighted for decryption set ``dset``."""
-    if server not in dset:
-        raise ValueError(f"server {server} is not in the decryption set {list(dset)}")
-    return smul(lagrange0(list(dset))[list(dset).index(server)], vk, f"verification key {server}")
-
-
-def lagrange0(xs: Sequence[int]) -> list[int]:
-    """Lagrange coefficients at 0 (verifier's own copy)."""
-    out = []
-    for i, xi in enumerate(xs):
-        num = den = 1
-        for k, xk in enumerate(xs):
-            if k != i:
-                num = num * xk % L
-                den = den * (xk - xi) % L
-        out.append(num * pow(den, -1, L) % L)
-    return out
-
-
 # ---------------------------------------------------------------- DKG
 
 
@@ -379,7 +186,7 @@ def verify_dkg(sess_id: str, k: int, t: int, dkg: Any) -> tuple[bytes, dict[int,
             if share is not None:
                 sv = scalar_from_bytes(share, f"dkg.complaint share of {d}")
                 m = comp["by"]
-                ok = smul_base(sv) == _eval_commit(comms[d], m)
+                ok = smul_base(sv) == commitment_at(comms[d], m)
             if not ok:
                 qual.discard(d)
     except (GroupError, ValueError, KeyError, TypeError) as exc:
@@ -392,25 +199,9 @@ def verify_dkg(sess_id: str, k: int, t: int, dkg: Any) -> tuple[bytes, dict[int,
     pk = sum_points(comms[i][0] for i in qual_l)
     if pk != dkg.get("pk"):
         raise VerifyError("dkg: published public key is not the sum of qualified dealers' keys")
-    vks = {m: sum_points(_eval_commit(comms[i], m) for i in qual_l) for m in range(1, k + 1)}
+    vks = {m: sum_points(commitment_at(comms[i], m) for i in qual_l) for m in range(1, k + 1)}
     pub = dkg.get("vks", {})
     for m in range(1, k + 1):
         if pub.get(m) != vks[m]:
             raise VerifyError(f"dkg: verification key of server {m} does not match the commitments")
     return pk, vks, qual_l
-
-
-def verify_dkg_pok(sess_id: str, dealer: int, c0: bytes, pok: Any) -> bool:
-    """Schnorr proof of knowledge of the dealer's constant term ``c0 = a0 G``."""
-    try:
-        e = scalar_from_bytes(pok["e"], "pok.e")
-        s = scalar_from_bytes(pok["s"], "pok.s")
-        tt = sub(smul_base(s), smul(e, c0))
-    except (GroupError, ValueError, KeyError, TypeError):
-        return False
-    return dkg_pok_challenge(sess_id, dealer, c0, tt) == e
-
-
-def _eval_commit(comm: Sequence[bytes], x: int) -> bytes:
-    """``sum_m x^m C_m`` (Feldman: commitment to the polynomial's value at ``x``)."""
-    return msm([pow(x, m, L) for m in range(len(comm))], list(comm), "commitment")

@@ -17,13 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from mpc.mixnet.proof_checks import (
-    screen_submissions,
-    submitters,
-    verify_dec_shares,
-    verify_dkg,
-    weighted_key,
-)
+from mpc.mixnet.proof_checks import screen_submissions, submitters, verify_dkg
+from mpc.mixnet.proofs.dleq import verify_dec_shares, weighted_key
 from mpc.mixnet.schema import (
     EMBED_BYTES,
     Ciphertexts,

@@ -9,8 +9,8 @@ from typing import Any
 import numpy as np
 
 from mpc.elgamal import encode_rows, encrypt_points
+from mpc.mixnet.proofs.client_pok import client_prove
 from mpc.mixnet.schema import bound_client_id
-from mpc.nizk import client_prove
 from mpc.ristretto import chunk_ranges, map_chunks
 
 

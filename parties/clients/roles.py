@@ -92,9 +92,9 @@ class ClientPopulation:
             if me.users is None or any(p.users is None for p in clients):
                 raise ValueError("every client party of a run on its own data declares users")
             records = workload.records
-            if records.shape[0] > me.users:
+            if records.shape[0] != me.users:  # one record (kept or dummy) per row, in place
                 raise ValueError(
-                    f"{name}: {records.shape[0]} records kept from {cluster.data_of(name)}, but the cluster "
+                    f"{name}: {records.shape[0]} records from {cluster.data_of(name)}, but the cluster "
                     f"declares {me.users} users for this party"
                 )
             first = sum(int(p.users or 0) for p in clients[:index])
@@ -231,6 +231,7 @@ def publish_result(
         "privacy": privacy,
         "messages": messages,
         "invalid_messages": invalid,
+        "spec_version": SPEC_VERSION,
         **(extra or {}),
     }
     files = workload.artifacts(estimate, Path(node.run_dir))
@@ -249,9 +250,15 @@ SIMULATION_WARNING = (
 )
 
 
+# the verifier specification (docs/spec/) this run's artifacts follow; verifiers refuse an
+# unknown major version (docs/spec/07-privacy.md P-1)
+SPEC_VERSION = "1.1"
+
+
 def privacy_statement(cluster: Cluster, statement: dict[str, Any]) -> dict[str, Any]:
-    """The published privacy statement; a seeded run says it is a simulation without privacy."""
-    out = dict(statement)
+    """The published privacy statement, with the spec version the run follows; a seeded run says
+    it is a simulation without privacy."""
+    out = {**statement, "spec_version": SPEC_VERSION}
     if cluster.params.get("seed") is not None:
         out["simulation"] = True
         out["warning"] = SIMULATION_WARNING

@@ -9,16 +9,28 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from parties.costs.report import fmt_bytes, load_costs, merge_costs, round_table
+from parties.costs.report import (
+    critical_line,
+    fmt_bytes,
+    load_costs,
+    merge_costs,
+    network_line,
+    round_table,
+)
 
 __all__ = ["cost_table", "load_costs", "main", "merge_costs"]
+
+PARTY_NOTE = (
+    "per party, summed over the phase's rows (rounds and steps); wall s: the party's own time "
+    "in the phase; cpu s: its process and pool workers; wait s: time with a receive pending"
+)
 
 
 def cost_table(costs: dict[str, Any], by_round: bool = False) -> Any:
     """A rich Table per party and phase: bytes, messages, CPU, waiting and wall seconds."""
     from rich.table import Table
 
-    t = Table(title="costs per party and phase")
+    t = Table(title="costs per party and phase", caption=PARTY_NOTE)
     cols = ["party", "phase", "rows", "sent", "recv", "msgs out", "msgs in", "cpu s", "wait s"]
     for c in cols + ["wall s"]:
         t.add_column(c, justify="right" if c not in ("party", "phase") else "left")
@@ -52,11 +64,18 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--json", action="store_true", help="machine-readable figures")
     ap.add_argument("--by-round", action="store_true", help="group by protocol round, steps nested")
     ap.add_argument(
+        "--table",
+        choices=("latex", "markdown"),
+        help="a cost table for papers: per party and protocol round, messages, bytes, "
+        "one-way hops, CPU and wall, the run's conditions as its caption",
+    )
+    ap.add_argument(
         "--plot",
         nargs="?",
         const="",
         metavar="FILE",
-        help="timeline, bytes and CPU per round (PNG; FILE.svg for SVG; default RUN_DIR/costs.png)",
+        help="timeline, bytes and CPU per round; the format by FILE's extension: .pdf, .svg, "
+        ".png, .jpg (default RUN_DIR/costs.png)",
     )
     ap.add_argument(
         "--model",
@@ -100,6 +119,13 @@ def main(argv: list[str]) -> int:
 
         path = Path(args.plot) if args.plot else run_dir / "costs.png"
         try:
+            from parties.costs.plot import check_format
+
+            check_format(path)
+        except ValueError as exc:
+            print(f"sdp costs: --plot {path}: {exc}", file=sys.stderr)
+            return 2
+        try:
             plot_costs(costs, path)
         except (OSError, ValueError) as exc:
             print(f"sdp costs: cannot write {path}: {exc}", file=sys.stderr)
@@ -109,11 +135,20 @@ def main(argv: list[str]) -> int:
     if args.json:
         print(json.dumps(costs, indent=1))
         return 0
+    from parties.costs.load import load_line, load_verdict
     from parties.runtime.ui import console
 
+    if args.table:
+        from parties.costs.table import cost_table_text
+
+        print(cost_table_text(costs, args.table))
+        return 0
     if args.by_round:
         console().print(round_table(costs))
     console().print(cost_table(costs))
+    print(network_line(costs))
+    print(critical_line(costs))
+    print(load_line(costs.get("load") or load_verdict(costs["parties"])))
     tls = costs.get("tls_measured") or {}
     if tls.get("tcp_bytes"):
         console().print(

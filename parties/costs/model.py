@@ -26,8 +26,10 @@ from typing import Any
 import numpy as np
 
 from parties.costs.report import load_costs
+from parties.runtime.backend import all_server_roles
 
-SERVER_ROLES = ("mix-server", "server", "mpc", "mpc-server")
+# roles whose costs are server costs: every shuffler backend's, and "server" (older runs)
+SERVER_ROLES = all_server_roles() | {"server"}
 METRICS = ("cpu_s", "bytes_sent", "msgs_sent")
 
 
@@ -51,6 +53,8 @@ class RunFacts:
     hops: int
     crit_cpu: float = 0.0  # sum over (round, phase, step) of the busiest party's CPU, no setup
     cores: int = 1  # the measuring host's cores
+    under_load: bool | None = None  # the run's load verdict (parties/costs/load.py)
+    load_reason: str = ""
 
 
 def _roles(run_dir: Path) -> dict[str, str]:
@@ -103,10 +107,7 @@ def run_facts(run_dir: Path | str) -> RunFacts:
         msgs=sum(r["msgs_sent"] for r in rows),
         wall=(max(ends) - min(starts)) if starts and ends else 0.0,
         # MPyC's mesh rounds are not in the transcripts: the busiest party's flights add to it
-        hops=int(costs["critical_path"]["one_way_hops"])
-        + max(
-            (sum(r.get("mpyc_flights", 0) for r in p["rows"]) for p in costs["parties"]), default=0
-        ),  # fmt: skip
+        hops=_hops(costs),
         crit_cpu=sum(
             max((q.get("cpu_s") or 0.0) for q in st["parties"].values())
             for r in costs["rounds"]
@@ -114,6 +115,19 @@ def run_facts(run_dir: Path | str) -> RunFacts:
             if st["phase"] != "setup"
         ),
         cores=_host_cores(costs),
+        under_load=(costs.get("load") or {}).get("under_load"),
+        load_reason=(costs.get("load") or {}).get("reason", ""),
+    )
+
+
+def _hops(costs: dict[str, Any]) -> int:
+    """The critical path's one-way hops, MPyC's flights included (ledgers merged before the
+    critical path walked them: the busiest party's flights added to the transcripts' hops)."""
+    cp = costs["critical_path"]
+    if "mpyc_hops" in cp:
+        return int(cp["one_way_hops"])
+    return int(cp["one_way_hops"]) + max(
+        (sum(r.get("mpyc_flights", 0) for r in p["rows"]) for p in costs["parties"]), default=0
     )
 
 
@@ -275,12 +289,23 @@ def model_main(
     try:
         model = CostModel([run_facts(r) for r in runs])
         configs = [parse_config(p) for p in predict]
-        val = validate(model, [run_facts(r) for r in held_out or []])
+        held = [run_facts(r) for r in held_out or []]
+        val = validate(model, held)
     except (ValueError, KeyError, OSError) as exc:
         print(f"sdp costs --model: {exc}", file=sys.stderr)
         return 2
     preds = [model.predict(**c) for c in configs]  # type: ignore[arg-type]
-    out = {"model": model.describe(), "validation": val, "predictions": preds}
+    loaded = [r for r in model.runs + held if r.under_load]
+    for r in loaded:
+        use = "held out" if r in held else "fitted on"
+        print(
+            f"sdp costs --model: WARNING: {use} {r.name}, measured under load "
+            f"({r.load_reason}): its wall times include contention, so the model's wall "
+            "predictions do not hold for a quiet machine",
+            file=sys.stderr,
+        )
+    out = {"model": model.describe(), "validation": val, "predictions": preds,
+           "measured_under_load": [r.name for r in loaded]}  # fmt: skip
     if as_json:
         print(json.dumps(out, indent=1))
         return 0

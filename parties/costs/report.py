@@ -78,12 +78,38 @@ def _add(into: dict[str, Any], row: dict[str, Any]) -> None:
             into[k] = row[k] if into.get(k) is None else f(into[k], row[k])
 
 
-def by_round(parties: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _before(spans: list[list[float]], t: float) -> float:
+    """Seconds of ``spans`` that lie before ``t``."""
+    return sum(max(0.0, min(b, t) - a) for a, b in spans)
+
+
+def by_round(
+    parties: list[dict[str, Any]], starts: dict[int, float] | None = None
+) -> list[dict[str, Any]]:
     """[{round, start, end, wall_s, sums, steps: [{phase, step, start, end, sums, parties}],
-    matrix: {from: {to: {bytes, payload, msgs}}}}] in time order (from the senders' rows)."""
+    matrix: {from: {to: {bytes, payload, msgs}}}}] in time order (from the senders' rows).
+
+    ``starts``: when each protocol round after the first began (its first message sent, from
+    the transcripts). A party that waits for the message that opens round r (a client's
+    ``state``) is waiting for round r - 1 to produce it: the part of its row before round r's
+    start is counted in round r - 1 (``wait_for_next_s``), so rounds do not overlap unless the
+    protocol pipelines them (then ``overlap_s`` says by how much)."""
+    starts = starts or {}
     rounds: dict[int, dict[str, Any]] = {}
+    moved: dict[int, float] = {}
     for p in parties:
         for row in p.get("rows", []):
+            rs = starts.get(row["round"]) if row["round"] > 0 else None
+            if rs is not None and row.get("start") is not None and row["start"] < rs:
+                pre = _before(row.get("spans") or [[row["start"], row.get("end") or rs]], rs)
+                wait = min(pre, row.get("wait_s", 0.0))
+                moved[row["round"] - 1] = moved.get(row["round"] - 1, 0.0) + wait
+                row = {
+                    **row,
+                    "start": min(max(row["start"], rs), row.get("end") or rs),
+                    "wall_s": max(0.0, row.get("wall_s", 0.0) - pre),
+                    "wait_s": row.get("wait_s", 0.0) - wait,
+                }
             r = rounds.setdefault(row["round"], {"round": row["round"], "steps": {}, "matrix": {}})
             key = (row["phase"], row["step"])
             st = r["steps"].setdefault(key, {"phase": row["phase"], "step": row["step"]})
@@ -109,8 +135,19 @@ def by_round(parties: list[dict[str, Any]]) -> list[dict[str, Any]]:
         for s in steps:
             s["wall_s"] = _span(s)
         r["steps"] = steps
+        if rnd > 0 and rnd in starts and r.get("start") is not None:
+            r["start"] = starts[rnd]
         r["wall_s"] = _span(r)
         out.append(r)
+    for i, r in enumerate(out):
+        r["wait_for_next_s"] = round(moved.get(r["round"], 0.0), 6)
+        r["wait_s"] = r.get("wait_s", 0.0) + r["wait_for_next_s"]
+        prev = out[i - 1] if i else None
+        r["overlap_s"] = (
+            round(max(0.0, prev["end"] - r["start"]), 6)
+            if prev and prev.get("end") is not None and r.get("start") is not None
+            else 0.0
+        )
     return out
 
 
@@ -137,20 +174,31 @@ def merge_costs(run_dir: Path) -> dict[str, Any]:
             for k, v in ph["totals"].items():
                 t[k] = t.get(k, 0) + v
     starts = [r["start"] for p in parties for r in p.get("rows", []) if r.get("start")]
+    crit = None
+    if (run_dir / "transcripts").exists():
+        from parties.costs.critical import critical_path
+
+        crit = critical_path(run_dir, parties)
+    round_starts = {
+        int(r): v["first_send"]
+        for r, v in (crit or {}).get("rounds", {}).items()
+        if v.get("first_send") is not None
+    }
+    from parties.costs.load import load_verdict
+
     merged = {
         "run": run_dir.name,
         "job": run_job(run_dir),
         "network": run_network(run_dir),
+        "load": load_verdict(parties),
         "t0": min(starts) if starts else None,
         "parties": parties,
         "totals_by_phase": totals,
-        "rounds": by_round(parties),
+        "rounds": by_round(parties, round_starts),
     }
     merged["tls_measured"] = measured_tls(parties)
-    if (run_dir / "transcripts").exists():
-        from parties.costs.critical import critical_path
-
-        merged["critical_path"] = critical_path(run_dir)
+    if crit is not None:
+        merged["critical_path"] = crit
     (run_dir / "costs.json").write_text(json.dumps(merged, indent=1))
     return merged
 
@@ -160,7 +208,8 @@ def load_costs(run_dir: Path) -> dict[str, Any]:
     path = Path(run_dir) / "costs.json"
     if path.exists():
         costs = json.loads(path.read_text())
-        if "rounds" in costs or not (Path(run_dir) / "costs").exists():
+        fresh = "rounds" in costs and "load" in costs
+        if fresh or not (Path(run_dir) / "costs").exists():
             return costs
     return merge_costs(Path(run_dir))
 
@@ -173,35 +222,99 @@ def fmt_bytes(n: float) -> str:
     return str(n)
 
 
+def round_hops(costs: dict[str, Any]) -> dict[int, dict[str, Any]]:
+    """Per protocol round the critical path's {depth, hops, round_trips, flights} (int keys)."""
+    rounds = (costs.get("critical_path") or {}).get("rounds") or {}
+    return {int(k): v for k, v in rounds.items()}
+
+
 def round_table(costs: dict[str, Any]) -> Any:
-    """A rich Table grouped by protocol round, its steps nested (summed over parties)."""
+    """A rich Table grouped by protocol round, its steps nested: one-way hops and round trips
+    of the critical path per round, CPU, waiting, bytes and messages summed over parties."""
     from rich.table import Table
 
     t0 = costs.get("t0") or 0.0
-    t = Table(title=f"costs of {costs.get('run', 'the run')} per protocol round and step")
-    for c in ("round / step", "start s", "wall s", "cpu s", "wait s", "sent", "msgs"):
+    hops = round_hops(costs)
+    t = Table(
+        title=f"costs of {costs.get('run', 'the run')} per protocol round and step",
+        caption=SUMS_NOTE,
+    )
+    cols = ("round / step", "start s", "wall s", "hops", "round trips", "cpu s", "wait s",
+            "sent", "msgs")  # fmt: skip
+    for c in cols:
         t.add_column(c, justify="left" if c == "round / step" else "right")
     for r in costs.get("rounds", []):
-        t.add_row(*_cells(f"round {r['round']}", r, t0), style="bold")
+        h = hops.get(int(r["round"]), {})
+        t.add_row(
+            *_cells(f"round {r['round']}", r, t0, h.get("hops"), h.get("round_trips")),
+            style="bold",
+        )
         for s in r["steps"]:
             if not (s.get("bytes_sent") or s.get("cpu_s", 0) >= 0.001 or s.get("msgs_sent")):
                 continue
             label = f"  {s['phase']}" + (f" #{s['step']}" if s["step"] else "")
-            t.add_row(*_cells(label, s, t0))
+            t.add_row(*_cells(label, s, t0, None, None))
+        if r.get("wait_for_next_s"):
+            t.add_row(
+                f"  (waiting for round {r['round'] + 1})", "", "", "", "", "",
+                f"{r['wait_for_next_s']:.2f}", "", "",
+            )  # fmt: skip
     return t
 
 
-def _cells(label: str, d: dict[str, Any], t0: float) -> list[str]:
+# what the columns of the text views sum over
+SUMS_NOTE = (
+    "wall s: the span of the round (step) from its first to its last activity, over all "
+    "parties; cpu s, wait s, sent and msgs: summed over parties (waits of parties waiting at "
+    "once add up, so wait s can exceed wall s); hops: one-way message hops the round adds to "
+    "the critical path (MPyC flights included), round trips = hops / 2"
+)
+
+
+def _cells(
+    label: str, d: dict[str, Any], t0: float, hops: int | None, trips: float | None
+) -> list[str]:
     start = "" if d.get("start") is None else f"{d['start'] - t0:.2f}"
     return [
         label,
         start,
         f"{d.get('wall_s', 0):.2f}",
+        "" if hops is None else str(hops),
+        "" if trips is None else f"{trips:g}",
         f"{d.get('cpu_s', 0):.2f}",
         f"{d.get('wait_s', 0):.2f}",
         fmt_bytes(d.get("bytes_sent", 0)),
         str(d.get("msgs_sent", 0)),
     ]
+
+
+def network_line(costs: dict[str, Any]) -> str:
+    """The network conditions the run states, in words."""
+    net = costs.get("network") or {}
+    if "rtt_ms" in net or "rate_mbit" in net:
+        parts = [f"{k.replace('_ms', '').replace('_mbit', '')} {net[k]:g}"
+                 + (" ms" if k.endswith("_ms") else " Mbit/s")
+                 for k in ("rtt_ms", "rate_mbit") if net.get(k) is not None]  # fmt: skip
+        return "network: emulated (--netem), " + ", ".join(parts) + " on every link"
+    if net.get("emulated") == "none":
+        return "network: loopback, no emulation"
+    return f"network: {net.get('emulated', 'not recorded')}"
+
+
+def critical_line(costs: dict[str, Any]) -> str:
+    """The critical path in one line: hops and round trips in total and per round."""
+    cp = costs.get("critical_path")
+    if not cp:
+        return "critical path: no transcripts"
+    per = ", ".join(
+        f"round {r} {v['hops']} hops ({v['round_trips']:g} round trips)"
+        for r, v in sorted(round_hops(costs).items())
+    )
+    mpyc = f", {cp['mpyc_hops']} of them MPyC flights" if cp.get("mpyc_hops") else ""
+    return (
+        f"critical path: {cp['one_way_hops']} one-way hops = {cp['round_trips']:g} round trips"
+        f"{mpyc} ({per}); transit along it {cp.get('network_s', 0):.3f} s (transcript messages)"
+    )
 
 
 def measured_tls(parties: list[dict[str, Any]]) -> dict[str, Any]:

@@ -27,7 +27,7 @@ import asyncio
 from typing import Any
 
 from mpc.dkg import DkgFailure, DkgResult, deal, disagreement, resolve, share_ok
-from mpc.mixnet.proof_checks import verify_dkg_pok
+from mpc.mixnet.proofs.dkg_pok import verify_dkg_pok
 from mpc.ristretto import L, check_point, scalar_bytes, scalar_from_bytes, smul_base
 from parties.runtime import codec
 from parties.runtime.link import PartyContext, PeerError

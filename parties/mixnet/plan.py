@@ -16,19 +16,21 @@ tying every artifact of it to the messages on the wire.
 
 from __future__ import annotations
 
+import asyncio
 import os
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
 from mpc.mixnet.schema import MixnetShapeError, check_shape
 from parties.clients.roles import (
-    ClientPopulation,
     gate_round,
     load_workload,
     publish_result,
 )
 from parties.mixnet.analyzer import receive_result
+from parties.mixnet.backend import SERVER_ROLE
 from parties.mixnet.client import run_clients
 from parties.mixnet.record import public_record
 from parties.mixnet.server import run_mix_server
@@ -38,11 +40,11 @@ from parties.runtime.cluster import Cluster
 from parties.runtime.codec import to_jsonable
 from parties.runtime.link import PeerError
 from parties.runtime.plans import names_with_role, single
+from parties.runtime.pools import open_pool
 from parties.runtime.receive import recv_patient
 from protocols.privacy.ledger import Release
 from protocols.workloads import Workload
 
-SERVER_ROLE = "mix-server"
 RECORD_TYPE = "mixnet.record"
 
 
@@ -84,6 +86,17 @@ def mixnet_config(
     )
 
 
+@dataclass
+class _ClientRun:
+    """A mix-net client party's round: its blocks gathered until the last one."""
+
+    cluster: Any
+    workload: Any
+    patience: int
+    batches: dict[str, list[np.ndarray]] = field(default_factory=dict)
+    owners: dict[str, list[str]] = field(default_factory=dict)
+
+
 class MixnetPlan:
     """client parties -> k mix servers (DKG, mix, decrypt) -> analyzer.
 
@@ -91,10 +104,6 @@ class MixnetPlan:
     qualified, at least one server mixed and t servers gave valid decryption shares; the dead
     servers are then listed as ``faults`` in result.json. Otherwise nothing is published.
     """
-
-    # a dead mix server (dead-server policy) or a client party that dropped out (the servers
-    # agree to leave it out; the privacy gate decides whether the rest may be published)
-    tolerated_roles = {SERVER_ROLE, "client"}
 
     def check_params(self, params: dict[str, Any], options: dict[str, Any]) -> None:
         """Refuse at launch what the servers would refuse mid-run (``MixnetShapeError``)."""
@@ -135,6 +144,37 @@ class MixnetPlan:
             return servers | set(names_with_role(cluster, "client"))
         raise PeerError(f"role {role!r} has no part in a mix-net run")
 
+    async def start_client(self, node: Any, cluster: Any, workload: Any) -> _ClientRun:
+        cfg = mixnet_config(cluster, 0, {}, workload)
+        return _ClientRun(cluster, workload, state_patience(cfg))
+
+    async def round_state(self, node: Any, cluster: Any, run: Any, rnd: int) -> dict[str, Any]:
+        return await receive_state(node, cluster, rnd, run.patience)
+
+    async def submit(self, node: Any, run: Any, rnd: int, block: Any) -> None:
+        """Gather the round's blocks (each row owned by its user); after the last, encrypt
+        and prove every message under the round's joint key and send them to every server."""
+        for name, rows in block.batches.items():
+            # who sent each row: encoders emit one row per user unless they say otherwise
+            # (the servers namespace them by this party: ``mpc.mixnet.schema.bound_client_id``)
+            n, first = block.users, block.first_user
+            per_user = rows.shape[0] // max(1, n)
+            ids = [f"u{first + i}" for i in range(n) for _ in range(per_user)]
+            if len(ids) != rows.shape[0]:
+                ids = [f"m{first}-{i}" for i in range(rows.shape[0])]
+            run.batches.setdefault(name, []).append(rows)
+            run.owners.setdefault(name, []).extend(ids)
+        if not block.last:
+            return
+        cfg = mixnet_config(run.cluster, rnd, block.public, run.workload)
+        merged = {k: np.concatenate(v) for k, v in run.batches.items()}
+        owners, run.batches, run.owners = run.owners, {}, {}
+        node.progress("encrypt+prove", 0, sum(v.shape[0] for v in merged.values()))
+        try:
+            await run_clients(node, cfg, merged, owners, users=block.total_users)
+        except MixnetAbort as exc:
+            raise PeerError(f"mix-net aborted, nothing published: {exc}") from None
+
     async def run(self, node: Any, cluster: Cluster) -> None:
         role = cluster.party(node.name).role
         runner = {"client": run_client, SERVER_ROLE: run_server, "analyzer": run_analyzer}[role]
@@ -159,39 +199,19 @@ async def receive_state(node: Any, cluster: Cluster, rnd: int, patience: int) ->
     return obj
 
 
-def _state_patience(cfg: MixnetConfig) -> int:
+def state_patience(cfg: MixnetConfig) -> int:
     """Receive timeouts tolerated while the other parties run one mix-net round."""
     return cfg.mix_patience * (len(cfg.servers) + 1)
 
 
 async def run_client(node: Any, cluster: Cluster) -> None:
-    """Per round: encode every user, encrypt each message under the round's joint key with a
-    proof bound to the user's own client id, submit to every server."""
-    workload = load_workload(cluster, node.name)
-    pop = ClientPopulation(cluster, node.name, workload)
-    cfg = mixnet_config(cluster, 0, {}, workload)
-    for rnd in range(workload.protocol.n_rounds):
-        public = await receive_state(node, cluster, rnd, _state_patience(cfg))
-        cfg = mixnet_config(cluster, rnd, public, workload)
-        node.phase("encode", rnd)
-        parts = list(pop.encode(rnd, public))
-        batches: dict[str, list[np.ndarray]] = {}
-        owners: dict[str, list[str]] = {}
-        first_user = 0
-        for block, n in parts:
-            for name, rows in block.items():
-                # who sent each row: encoders emit one row per user unless they say otherwise
-                per_user = rows.shape[0] // max(1, n)
-                # (the servers namespace them by this party: ``mpc.mixnet.schema.bound_client_id``)
-                ids = [f"u{first_user + i}" for i in range(n) for _ in range(per_user)]
-                if len(ids) != rows.shape[0]:
-                    ids = [f"m{first_user}-{i}" for i in range(rows.shape[0])]
-                batches.setdefault(name, []).append(rows)
-                owners.setdefault(name, []).extend(ids)
-            first_user += n
-        merged = {k: np.concatenate(v) for k, v in batches.items()}
-        node.progress("encrypt+prove", 0, sum(v.shape[0] for v in merged.values()))
-        await run_clients(node, cfg, merged, owners, users=pop.n_users)
+    """The client round loop (``parties.clients.loop``) with this backend's submit: per
+    round, every user's messages encrypted under the round's joint key with a proof bound to
+    the user's own client id, submitted to every server."""
+    from parties.clients.loop import run_client as client_loop
+    from parties.mixnet.backend import BACKEND
+
+    await client_loop(BACKEND, node, cluster)
 
 
 async def run_server(node: Any, cluster: Cluster) -> None:
@@ -199,13 +219,21 @@ async def run_server(node: Any, cluster: Cluster) -> None:
     public record (with ``round``)."""
     workload = load_workload(cluster)
     cfg = mixnet_config(cluster, 0, {}, workload)
-    for rnd in range(workload.protocol.n_rounds):
-        public = await receive_state(node, cluster, rnd, _state_patience(cfg))
-        cfg = mixnet_config(cluster, rnd, public, workload)
-        state = await run_mix_server(node, cfg, cfg.servers.index(node.name) + 1)
-        if state.delegated is None and state.plaintexts:
-            node.phase("publish", rnd)
-            node.publish(RECORD_TYPE, codec.dumps({**public_record(state), "round": rnd}))
+    # the server's pool for every round: its own processes, or its Dask cluster's workers
+    # (connected off the event loop: Dask's client runs a loop of its own)
+    pool = await asyncio.to_thread(open_pool, cluster.pools.get(node.name), cfg.workers)
+    try:
+        for rnd in range(workload.protocol.n_rounds):
+            public = await receive_state(node, cluster, rnd, state_patience(cfg))
+            cfg = replace(mixnet_config(cluster, rnd, public, workload), workers=pool.workers)
+            state = await run_mix_server(
+                node, cfg, cfg.servers.index(node.name) + 1, pool.executor
+            )
+            if state.delegated is None and state.plaintexts:
+                node.phase("publish", rnd)
+                node.publish(RECORD_TYPE, codec.dumps({**public_record(state), "round": rnd}))
+    finally:
+        await asyncio.to_thread(pool.close)
 
 
 async def run_analyzer(node: Any, cluster: Cluster) -> None:

@@ -17,11 +17,13 @@ Flow (message types, all public except ``dkg.share``):
    id, replayed/duplicate ciphertext, wrong batch) and logs every rejection with its reason.
 3. Servers mix in index order: the server whose turn it is re-encrypts and permutes every
    batch, proves the shuffle (``mpc.mixnet.mixing.mix_step``) and sends ``mix.output`` to the
-   other servers, which verify it (``cfg.verify_mixes``) before building on it.
+   other servers; every server verifies the whole mix chain (one batched equation) before
+   building on it and before any decryption share (always: ``--param verify_mixes`` is
+   refused by the plan, docs/security.md finding 1).
 4. Threshold decryption (``parties.mixnet.decrypt``).
 
-Cost switches for a one-box run: ``verify_mixes=False`` (servers do not re-verify each
-other's proofs; the public verifier still does) and ``combine_all=False``.
+Cost switch for a one-box run: ``combine_all=False`` (only the combiner verifies and combines
+the decryption shares; ``parties.mixnet.decrypt``).
 
 Dead-server policy: a server that times out or disconnects (``PeerError``) is skipped. A dealer
 that never dealt is not in the qualified set; a mixer that does not answer, or whose proof

@@ -3,9 +3,11 @@
 
 Steps a server runs in mode ``malicious-abort`` (``parties.mpc_shuffle.shuffler.server_run``):
 
-1. ``check_inputs``: after every submission arrived, coins are drawn jointly and each accepted
-   client's sharing is tested for degree <= t by opening masked random combinations; a client
-   whose sharing is inconsistent is refused (named, its rows counted as rejected).
+1. ``check_inputs``: after every submission arrived, each accepted client's sharing is tested
+   for degree <= t from the openings the client signed (``mpc.input_commit``) and each
+   server's own shares; the servers exchange signed reports and the verdict
+   (``parties.verify.mpc_inputs.judge``) names a client whose signed data prove it deviated
+   (refused, its rows counted as rejected) or a server that lied (the run aborts).
 2. MAC keys (secret, drawn with the input check's coins) and ``tag_batches``: the tags
    alpha_j x of every value (their GRR98 terms added up in the shuffle's first round); the
    caller shuffles value and tags in the same rows (``mac_check.stack_tags``).
@@ -28,6 +30,7 @@ import numpy as np
 from mpc import mac_check as mc
 from mpc import shamir
 from mpc.shamir import PRIME
+from parties.mpc_shuffle import input_evidence as ie
 from parties.mpc_shuffle.mpyc_runtime import MPCServerError
 from parties.mpc_shuffle.secure_ops import grr_coefficient, secure_mul, share_from
 
@@ -85,43 +88,37 @@ async def joint_coin_seed(
     return mc.coin_seed(vals, label + b"|" + name.encode()), drawn[mc.COIN_ELEMENTS :]
 
 
-async def _random_shared(rt: Any, shape: tuple[int, ...]) -> np.ndarray:
-    """Shares of uniform secret values (input by the first t+1 servers)."""
-    t = rt.threshold
-    senders = list(range(t + 1))
-    value = shamir.random_field_elements(shape) if rt.pid in senders else None
-    return await share_from(rt, senders, value, shape)
-
-
 async def check_inputs(
     rt: Any,
-    per_client: dict[str, dict[str, np.ndarray]],
+    ctx: Any,
+    cfg: Any,
+    blocks: dict[str, list[ie.Block]],
     clients: Sequence[str],
-    label: bytes,
     log: CheckLog,
-) -> tuple[list[str], np.ndarray]:
-    """(The clients, among ``clients`` in order, whose sharing is NOT of degree <= t; this
-    server's shares of the ``MAC_KEYS`` secret uniform MAC keys, drawn in the same round as
-    the check's coins).
+) -> tuple[list[tuple[str, str]], np.ndarray, dict[str, Any] | None]:
+    """(The clients among ``clients``, in order, convicted by the signed input evidence, with
+    why; this server's shares of the ``MAC_KEYS`` secret uniform MAC keys, drawn in the round
+    of the check's coins; the signed reports when a client was convicted, else None).
 
-    Every server calls this with its own shares of the same clients' batches."""
+    ``blocks``: this server's shares and evidence per client and block. Raises ``InputAbort``
+    (``input_evidence``) naming a server the evidence convicts (``parties.verify.mpc_inputs``)."""
     keys = mc.MAC_KEYS
+    seed, secret = await joint_coin_seed(rt, cfg.label, log, "inputs", keys)
     if not clients:
-        return [], await _random_shared(rt, (keys,))
-    reps = mc.INPUT_CHECK_REPETITIONS
-    seed, secret = await joint_coin_seed(rt, label, log, "inputs", keys + len(clients) * reps)
-    combo = np.zeros((len(clients), reps), dtype=np.int64)
-    for ci, c in enumerate(clients):
-        names = sorted(per_client[c])
-        arrays = [per_client[c][k] for k in names]
-        for rep in range(reps):
-            rho = [mc.coins(seed, f"input|{ci}|{k}|{rep}", per_client[c][k].shape) for k in names]
-            combo[ci, rep] = mc.input_combinations(arrays, rho)
-    masked = (combo + secret[keys:].reshape(combo.shape)) % PRIME  # a fresh degree-t mask each
-    _, ok = await open_all(rt, masked)
-    log.inputs = masked.reshape(-1).tolist()
+        return [], secret[:keys], None
+    verdicts, reports = await ie.exchange_reports(rt, ctx, cfg, blocks, clients)
+    evidence = {"reports": reports}
+    culprit = next((v for v in verdicts if v[0] == "server"), None)
+    if culprit is not None:
+        raise ie.InputAbort(
+            f"MPC abort: input check: {culprit[2]} (signed evidence); nothing is opened",
+            str(culprit[1]),
+            evidence,
+        )
+    convicted = [(str(c), why) for kind, c, why in verdicts if kind == "client"]
+    log.inputs = ie.combined_openings(seed, blocks, clients, cfg.servers.index(ctx.name))
     log.input_clients = list(clients)
-    return [c for ci, c in enumerate(clients) if not ok[ci].all()], secret[:keys]
+    return convicted, secret[:keys], (evidence if convicted else None)
 
 
 async def tag_batches(

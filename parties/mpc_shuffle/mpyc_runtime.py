@@ -207,48 +207,21 @@ def write_mpyc_party_tls(directory: str, pid: int, *, days: int = 30) -> bytes:
     from cryptography import x509
     from cryptography.hazmat.primitives import hashes, serialization
     from cryptography.hazmat.primitives.asymmetric import ec
-    from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+    from parties.runtime.certs import self_signed_end_entity
 
     if pid < 0:
         raise ValueError(f"write_mpyc_party_tls: party index must be >= 0, got {pid}")
     cfg = os.path.join(directory, ".config")
     os.makedirs(cfg, mode=0o700, exist_ok=True)
-    now = datetime.datetime.now(datetime.timezone.utc)
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, f"MPyC party {pid}")])
     key = ec.generate_private_key(ec.SECP256R1())
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=5))
-        .not_valid_after(now + datetime.timedelta(days=days))
-        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-        .add_extension(
-            x509.KeyUsage(
-                digital_signature=True,
-                content_commitment=False,
-                key_encipherment=False,
-                data_encipherment=False,
-                key_agreement=False,
-                key_cert_sign=False,
-                crl_sign=False,
-                encipher_only=False,
-                decipher_only=False,
-            ),
-            critical=True,
-        )
-        .add_extension(
-            x509.ExtendedKeyUsage(
-                [ExtendedKeyUsageOID.SERVER_AUTH, ExtendedKeyUsageOID.CLIENT_AUTH]
-            ),
-            critical=False,
-        )
-        .add_extension(
-            x509.SubjectAlternativeName([x509.DNSName(f"MPyC party {pid}")]), critical=False
-        )
-        .sign(key, hashes.SHA256())
+    cert = self_signed_end_entity(
+        key,
+        f"MPyC party {pid}",
+        [x509.DNSName(f"MPyC party {pid}")],
+        valid_from=datetime.timedelta(minutes=5),
+        valid_for=datetime.timedelta(days=days),
+        digest=hashes.SHA256(),
     )
     pem = cert.public_bytes(serialization.Encoding.PEM)
     key_path = os.path.join(cfg, f"party_{pid}.key")

@@ -26,7 +26,7 @@ import numpy as np
 
 from mpc import mac_check
 from mpc.shamir import PRIME
-from parties.clients.roles import ClientPopulation
+from parties.mpc_shuffle.backend import SERVER_ROLE
 from parties.mpc_shuffle.mpyc_runtime import MPCServerError
 from parties.mpc_shuffle.shuffler import analyzer_collect, client_submit, serve_rounds
 from parties.mpc_shuffle.wire import MPCShufflerConfig, domain_refusal
@@ -34,7 +34,6 @@ from parties.runtime import codec
 from parties.runtime.link import PeerError
 from protocols.base import BatchSpec
 
-SERVER_ROLE = "mpc-server"
 PUBLISHED_INPUT = "shuffled"  # transcript type of the analyzer's published input multiset
 MSG_STATE = "state"  # the analyzer's public state between rounds (to clients and servers)
 
@@ -44,8 +43,6 @@ MPYC_DIR = "mpyc"  # in a server's party directory: its MPyC TLS key and the tru
 
 class MpcPlan:
     """Run plan: clients -> m MPC servers (MPyC mesh among them) -> analyzer."""
-
-    tolerated_roles = {"client"}  # a client party that drops out; the privacy gate decides
 
     def prepare_party_dirs(self, cluster: Any, dirs: dict[str, Path]) -> None:
         """Per-party MPyC TLS for the servers' mesh (``mpc_tls``): each server's party
@@ -90,6 +87,28 @@ class MpcPlan:
         if role == "analyzer":
             return servers | {p.name for p in cluster.by_role("client")}
         raise PeerError(f"role {role!r} has no part in an MPC-shuffler run")
+
+    async def start_client(self, node: Any, cluster: Any, workload: Any) -> Any:
+        """A client party's run state: (configuration, protocol, blocks sent per round)."""
+        return config_from_cluster(cluster), workload.protocol, {}
+
+    async def round_state(self, node: Any, cluster: Any, run: Any, rnd: int) -> dict[str, Any]:
+        return await recv_state(node, run[0], rnd)
+
+    async def submit(self, node: Any, run: Any, rnd: int, block: Any) -> None:
+        """Shamir-share the block and send share i to server i (``shuffler.client_submit``)."""
+        cfg, proto, sent = run
+        specs = proto.batch_specs_round(rnd, block.public)
+        sent[rnd] = index = sent.get(rnd, -1) + 1  # the block's number, which the client signs
+        await client_submit(
+            node,
+            cfg.for_round(rnd),
+            specs,
+            block.batches,
+            last=block.last,
+            users=block.total_users,
+            block=index,
+        )
 
     async def run(self, node: Any, cluster: Any) -> None:
         role = cluster.party(node.name).role
@@ -146,7 +165,7 @@ def mpc_addresses(cluster: Any) -> list[tuple[str, int]]:
     return [(p.host, int(port)) for p, port in zip(servers, ports, strict=True)]
 
 
-async def _recv_state(node: Any, cfg: MPCShufflerConfig, rnd: int) -> dict[str, Any]:
+async def recv_state(node: Any, cfg: MPCShufflerConfig, rnd: int) -> dict[str, Any]:
     """The analyzer's public state before round ``rnd`` (> 0)."""
     node.phase("state", rnd)
     obj = codec.loads(await node.recv(cfg.analyzer, MSG_STATE))
@@ -156,32 +175,11 @@ async def _recv_state(node: Any, cfg: MPCShufflerConfig, rnd: int) -> dict[str, 
 
 
 async def run_client_role(node: Any, cluster: Any) -> None:
-    """Encode this population's users block by block, round by round; submit Shamir shares."""
-    from parties.clients.roles import load_workload
+    """The client round loop (``parties.clients.loop``) with this backend's submit."""
+    from parties.clients.loop import run_client
+    from parties.mpc_shuffle.backend import BACKEND
 
-    cfg = config_from_cluster(cluster)
-    workload = load_workload(cluster, node.name)
-    proto = workload.protocol
-    pop = ClientPopulation(cluster, node.name, workload)
-    public: dict[str, Any] = {}
-    for rnd in range(proto.n_rounds):
-        if rnd:
-            public = await _recv_state(node, cfg, rnd)
-        specs = proto.batch_specs_round(rnd, public)
-        done = 0
-        node.phase("encode", rnd)
-        for j, (batches, n) in enumerate(pop.encode(rnd, public)):
-            await client_submit(
-                node,
-                cfg.for_round(rnd),
-                specs,
-                batches,
-                last=j == len(pop.blocks) - 1,
-                users=pop.n_users,
-            )
-            done += n
-            node.progress(f"round {rnd} encode+submit", done, pop.n_users)
-            node.phase("encode", rnd)
+    await run_client(BACKEND, node, cluster)
 
 
 async def run_server_role(node: Any, cluster: Any) -> None:
@@ -193,7 +191,7 @@ async def run_server_role(node: Any, cluster: Any) -> None:
     tls = Path(node.keydir) / MPYC_DIR if cluster.params.get("mpc_tls") else None
 
     async def round_specs(rnd: int) -> Sequence[BatchSpec]:
-        public = await _recv_state(node, cfg, rnd) if rnd else {}
+        public = await recv_state(node, cfg, rnd) if rnd else {}
         return proto.batch_specs_round(rnd, public)
 
     try:

@@ -72,6 +72,7 @@ import numpy as np
 
 from mpc import mac_check, shamir
 from mpc import permute_reshare as pr
+from parties.mpc_shuffle import input_evidence as ie
 from parties.mpc_shuffle import malicious as mal
 from parties.mpc_shuffle.mpyc_rounds import mpyc_flights
 from parties.mpc_shuffle.mpyc_runtime import (
@@ -89,6 +90,8 @@ from parties.mpc_shuffle.wire import (
     MSG_SHARES,
     MPCShufflerConfig,
     _check_specs,
+    _concat,
+    recv_blocks,
     recv_chunked,
     send_chunked,
     share_batches,
@@ -109,20 +112,21 @@ async def client_submit(
     *,
     last: bool = True,
     users: int = 0,
+    block: int = 0,
 ) -> int:
     """Share this client population's messages and send share i to server i; returns bytes.
 
-    A population may submit in several blocks: call with ``last=False`` for all but the last;
-    the last block carries ``users``, how many users the party submitted for (public: the count
-    the privacy gate uses when the servers accept the party's submission).
+    A population may submit in several blocks (numbered ``block`` = 0, 1, ..): call with
+    ``last=False`` for all but the last; the last block carries ``users``, how many users the
+    party submitted for (public: the count the privacy gate uses when the servers accept the
+    party's submission). Each block carries this party's signed commitment to every server's
+    shares (``input_evidence.send_shares``), so that a refusal of its sharing names whoever
+    deviated.
     """
     ctx.phase("mpc-submit", cfg.round)
     shares = share_batches(batches, specs, cfg.m, cfg.threshold)
-    sent = 0
     meta = {"users": int(users)} if last else {}
-    for server, arrays in zip(cfg.servers, shares, strict=True):
-        sent += await send_chunked(ctx, server, MSG_SHARES, arrays, meta, last=last)
-    return sent
+    return await ie.send_shares(ctx, cfg, shares, meta, last=last, block=block)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -131,15 +135,24 @@ async def client_submit(
 
 async def receive_client_shares(
     ctx: PartyContext, cfg: MPCShufflerConfig, specs: dict[str, BatchSpec]
-) -> tuple[dict[str, dict[str, np.ndarray]], list[list[int] | None]]:
+) -> tuple[dict[str, dict[str, np.ndarray]], list[list[int] | None], dict[str, list[ie.Block]]]:
     """Receive this server's shares from every client; a malformed or missing submission gets
-    status None (its rows are then rejected by all servers)."""
+    status None (its rows are then rejected by all servers). In mode ``malicious-abort`` a
+    block whose shares do not match the commitment its client signed is malformed. Also
+    returns each accepted submission's blocks (shares and evidence) for the input check."""
     got: dict[str, dict[str, np.ndarray]] = {}
+    blocks: dict[str, list[ie.Block]] = {}
     status: list[list[int] | None] = []
     names = sorted(specs)
+    check = cfg.security == "malicious-abort"
     for client in cfg.clients:
         try:
-            arrays, meta = await recv_chunked(ctx, client, MSG_SHARES, f"shares from {client!r}")
+            parts = await recv_blocks(ctx, client, MSG_SHARES, f"shares from {client!r}")
+            for b, part in enumerate(parts):
+                if check:
+                    ie.accept_block(ctx, cfg, client, b, b == len(parts) - 1, part)
+            arrays = _concat([a for a, _ in parts], f"shares from {client!r}")
+            meta = parts[-1][1]
             users = meta.get("users")
             if not isinstance(users, int) or users < 0:
                 raise ValueError("submission without its number of users")
@@ -149,6 +162,7 @@ async def receive_client_shares(
                 if a.ndim != 2 or a.shape[1] != specs[k].width:
                     raise ValueError(f"batch {k!r} has shape {a.shape}, width {specs[k].width}")
             got[client] = arrays
+            blocks[client] = parts
             # rows per batch, then the declared users: what the servers agree on
             status.append([int(arrays[k].shape[0]) if k in arrays else 0 for k in names] + [users])
         except ValueError as exc:  # malformed: reject this client
@@ -159,7 +173,7 @@ async def receive_client_shares(
             # gate at the analyzer decides whether the rest may be published
             logging.warning("MPC server %s: client %s dropped out: %s", ctx.name, client, exc)
             status.append(None)
-    return got, status
+    return got, status, blocks
 
 
 async def server_run(
@@ -183,7 +197,7 @@ async def server_run(
     stats: dict[str, Any] = {"server": ctx.name}
     t0 = time.perf_counter()
     ctx.phase("mpc-receive", cfg.round)
-    got, status = await receive_client_shares(ctx, cfg, sp)
+    got, status, blocks = await receive_client_shares(ctx, cfg, sp)
 
     if ready is not None:  # the MPyC mesh is connected (started while receiving)
         await ready
@@ -197,17 +211,20 @@ async def server_run(
     malicious = cfg.security == "malicious-abort"
     log = mal.CheckLog()
     inconsistent: list[str] = []
-    if malicious:  # a client's sharing must have degree <= t before it is used
-        inconsistent, alpha = await guarded(
-            rt, cfg, "input check", mal.check_inputs(rt, got, accepted, cfg.label, log)
-        )
-        for c in inconsistent:
-            logging.warning(
-                "MPC server %s: refusing %s: its sharing is not of degree <= %d",
-                ctx.name,
-                c,
-                cfg.threshold,
+    convicted: list[tuple[str, str]] = []
+    evidence: dict[str, Any] | None = None
+    if malicious:  # a client's sharing must have degree <= t before it is used; the signed
+        # evidence names who deviated (the client, or a server: then the run aborts)
+        try:
+            convicted, alpha, evidence = await guarded(
+                rt, cfg, "input check", mal.check_inputs(rt, ctx, cfg, blocks, accepted, log)
             )
+        except ie.InputAbort as exc:
+            await ie.announce_abort(ctx, cfg, exc)
+            raise
+        for c, why in convicted:
+            logging.warning("MPC server %s: refusing %s: %s", ctx.name, c, why)
+        inconsistent = [c for c, _ in convicted]
         accepted = [c for c in accepted if c not in inconsistent]
     rejected_rows = {k: 0 for k in names}
     for i, c in enumerate(cfg.clients):
@@ -327,6 +344,8 @@ async def server_run(
         out_arrays = counts
     if malicious:  # this server's shares of the opened coins and check values (public)
         extra["checks"] = log.as_meta()
+        extra["input_faults"] = dict(convicted)  # clients refused on signed evidence, why
+        extra["input_evidence"] = evidence or {}
     # public: the output shares enter this server's signed transcript, so that ``sdp verify``
     # can reconstruct them and compare with what the analyzer publishes (issue 16, item 9).
     # They reveal nothing beyond the output: any t shares plus the secret fix the polynomial.
@@ -431,6 +450,8 @@ async def analyzer_collect(
         arrays, meta = await recv_chunked(ctx, s, MSG_OUTPUT, f"output of server {s!r}")
         parts.append(arrays)
         metas.append(meta)
+        if "abort" in meta:
+            raise ValueError(f"analyzer: server {s!r} aborted: {meta['abort']}")
     modes = {m.get("mode") for m in metas}
     if modes != {cfg.mode}:
         raise ValueError(f"analyzer: servers report modes {modes}, expected {cfg.mode!r}")

@@ -196,6 +196,35 @@ async def send_chunked(
     return sent
 
 
+async def recv_blocks(
+    ctx: PartyContext, peer: str, msg_type: str, where: str
+) -> list[tuple[dict[str, np.ndarray], dict[str, Any]]]:
+    """Receive a client's submission block by block: a block ends with a piece whose meta has
+    ``evidence`` (``input_evidence.send_shares``) or that is ``last``. Returns, per block, its
+    concatenated arrays and its final piece's meta (the submission ends with ``last``)."""
+    out: list[tuple[dict[str, np.ndarray], dict[str, Any]]] = []
+    pieces: list[dict[str, np.ndarray]] = []
+    while True:
+        arrays, meta = _unpack(await ctx.recv(peer, msg_type), where)
+        pieces.append(arrays)
+        final = meta.get("last", True) is not False
+        if "evidence" in meta or final:
+            out.append((_concat(pieces, where), meta))
+            pieces = []
+        if final:
+            return out
+
+
+def _concat(blocks: list[dict[str, np.ndarray]], where: str) -> dict[str, np.ndarray]:
+    out = {}
+    for k in sorted({k for b in blocks for k in b}):
+        parts = [b[k] for b in blocks if k in b]
+        if len({p.shape[1:] for p in parts}) != 1:
+            raise ValueError(f"{where}: pieces of batch {k!r} have different shapes")
+        out[k] = np.concatenate(parts)
+    return out
+
+
 async def recv_chunked(
     ctx: PartyContext, peer: str, msg_type: str, where: str
 ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
@@ -206,11 +235,4 @@ async def recv_chunked(
         blocks.append(arrays)
         if meta.get("last", True) is not False:
             break
-    names = sorted({k for b in blocks for k in b})
-    out = {}
-    for k in names:
-        parts = [b[k] for b in blocks if k in b]
-        if len({p.shape[1:] for p in parts}) != 1:
-            raise ValueError(f"{where}: pieces of batch {k!r} have different shapes")
-        out[k] = np.concatenate(parts)
-    return out, meta
+    return _concat(blocks, where), meta

@@ -22,7 +22,6 @@ Example::
 
 from __future__ import annotations
 
-import difflib
 import json
 import re
 import secrets
@@ -36,11 +35,12 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
+from parties.runtime.backend import default_shuffler, shuffler_names
+from parties.runtime.errors import ClusterError, did_you_mean
+
+__all__ = ["ClusterError", "did_you_mean"]  # re-exported: where the runtime has always had them
+
 NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,63}$")
-
-
-class ClusterError(ValueError):
-    """The cluster file is missing, malformed or inconsistent."""
 
 
 @dataclass(frozen=True)
@@ -78,6 +78,10 @@ class Cluster:
         return self.local_data.get(name) or self.party(name).data
 
     netem: dict[str, Any] = field(default_factory=dict)  # [netem] table (parties.runtime.netem)
+    # [pool] table: party name -> where its CPU-bound work runs ("local" or "dask://HOST:PORT",
+    # parties.runtime.pools). Deployment, not protocol: outside the cluster digest, like the
+    # hosts' own data files; a server's pool holds its secrets (docs/scale.md)
+    pools: dict[str, str] = field(default_factory=dict)
 
     def party(self, name: str) -> PartySpec:
         """The party called ``name``; ClusterError naming the known parties otherwise."""
@@ -127,13 +131,6 @@ RUN_KEYS = (
     "rejoin_window",
     "params",
 )
-SHUFFLERS = ("trusted", "mixnet", "mpc")
-
-
-def did_you_mean(word: str, known: list[str] | tuple[str, ...]) -> str:
-    """ "; did you mean X?" for the closest of ``known`` ("" when none is close)."""
-    close = difflib.get_close_matches(word, list(known), n=2, cutoff=0.6)
-    return f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
 
 
 def _check_keys(table: dict[str, Any], known: tuple[str, ...], where: str) -> None:
@@ -160,16 +157,17 @@ def load_cluster(path: str | Path, session_optional: bool = False) -> Cluster:
         raise ClusterError(f"cluster file {path} not found") from None
     except tomllib.TOMLDecodeError as exc:
         raise ClusterError(f"cluster file {path}: invalid TOML: {exc}") from None
-    _check_keys(data, ("run", "party", "netem"), f"cluster file {path}")
+    _check_keys(data, ("run", "party", "netem", "pool"), f"cluster file {path}")
     run = data.get("run", {})
     if not isinstance(run, dict):
         raise ClusterError(f"cluster file {path}: [run] must be a table")
     _check_keys(run, RUN_KEYS, f"cluster file {path}, [run]")
-    shuffler = str(run.get("shuffler", "trusted"))
-    if shuffler not in SHUFFLERS:
+    known = shuffler_names()
+    shuffler = str(run.get("shuffler", default_shuffler()))
+    if shuffler not in known:
         raise ClusterError(
             f"cluster file {path}: [run] shuffler {shuffler!r} is unknown"
-            f"{did_you_mean(shuffler, SHUFFLERS)} (known: {', '.join(SHUFFLERS)})"
+            f"{did_you_mean(shuffler, known)} (known: {', '.join(known)})"
         )
     session = str(run.get("session", ""))
     if not session and session_optional:
@@ -217,7 +215,27 @@ def load_cluster(path: str | Path, session_optional: bool = False) -> Cluster:
         max_frame=int(run.get("max_frame", 16 << 20)),
         rejoin_window=rejoin_window_seconds(run.get("rejoin_window", 0.0), "[run] rejoin_window"),
         netem=_netem_table(data.get("netem"), f"cluster file {path}, [netem]"),
+        pools=_pool_table(data.get("pool"), seen, f"cluster file {path}, [pool]"),
     )
+
+
+def _pool_table(raw: Any, names: set[str], where: str) -> dict[str, str]:
+    """The [pool] table (party name -> pool spec), checked (ClusterError naming the entry)."""
+    from parties.runtime.pools import PoolSpecError, check_pool_spec
+
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise ClusterError(f"{where} must be a table of party name = pool")
+    out = {}
+    for name, spec in raw.items():
+        if name not in names:
+            raise ClusterError(f"{where}: {name!r} is no party of this cluster")
+        try:
+            out[name] = check_pool_spec(str(spec))
+        except PoolSpecError as exc:
+            raise ClusterError(f"{where}: {name}: {exc}") from None
+    return out
 
 
 def _netem_table(raw: Any, where: str) -> dict[str, Any]:
@@ -310,4 +328,6 @@ def dump_cluster(cluster: Cluster) -> str:
             lines.append(f"data = {_toml_value(p.data)}")
         if p.users is not None:
             lines.append(f"users = {int(p.users)}")
+    if cluster.pools:
+        lines += ["", "[pool]"] + [f"{k} = {_toml_value(v)}" for k, v in sorted(cluster.pools.items())]
     return "\n".join(lines) + "\n"

@@ -37,7 +37,13 @@ from parties.runtime.cluster import (
     write_local_data,
 )
 from parties.runtime.keys import PER_HOST, TRUST, collected_certificates, make_party_dirs
-from parties.runtime.plans import check_roles, plan_for
+from parties.runtime.plans import (
+    backend_of,
+    check_roles,
+    extra_ports,
+    plan_for,
+    prepare_party_dirs,
+)
 from parties.runtime.run_options import (
     add_run_options,
     check_cluster_params,
@@ -74,9 +80,9 @@ def layout_cluster(
         if host is None:
             raise ClusterError(f"no host for party {name!r} (use --host {name}=HOST)")
         parties.append(PartySpec(name, role, host, port))
-    if shuffler == "mpc" and protocol != "txpub":
-        params["mpc_ports"] = ports[len(layout) : len(layout) + extra_ports]
-        params["mpc_tls"] = True  # MPyC's mesh over TLS, a key per server (plan.prepare_party_dirs)
+    b = backend_of(protocol, shuffler)
+    if b is not None and extra_ports:
+        b.assign_ports(params, ports[len(layout) : len(layout) + extra_ports])
     cluster = Cluster(
         session=new_session_id(),
         protocol=protocol,
@@ -115,9 +121,7 @@ def write_cluster(cluster: Cluster, out: Path, certs_dir: Path | None = None) ->
     dirs = make_party_dirs(cluster, out, certs)
     for name, path in local.items():
         write_local_data(dirs[name], path)
-    plan = plan_for(cluster.protocol, cluster.shuffler)
-    if hasattr(plan, "prepare_party_dirs"):
-        plan.prepare_party_dirs(cluster, dirs)
+    prepare_party_dirs(cluster, dirs)
     first = next(iter(dirs.values()))
     (out / TRUST).write_text((first / TRUST).read_text())
     return dirs
@@ -204,7 +208,7 @@ def main(argv: list[str]) -> int:
                 args.users = sum(u for _, u in client_data.values())
             protocol, shuffler, params, layout_options = resolve_job(args, args.source)
             hosts = _parse_hosts(args.host, args.default_host)
-            n_extra = int(layout_options["servers"]) if shuffler == "mpc" else 0
+            n_extra = extra_ports(protocol, shuffler, layout_options)
             n = len(plan_for(protocol, shuffler).layout(layout_options)) + n_extra
             ports = list(range(args.port_base, args.port_base + n))
             if ports[-1] > 65535:

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from mpc.pools import WorkerCpu
+from parties.runtime.host_load import host_identity, host_sample
 
 # phases whose ``round`` argument is a sub-step of the current protocol round
 STEP_PHASES = frozenset({"dkg", "lm", "close"})
@@ -30,6 +31,7 @@ STEP_PHASES = frozenset({"dkg", "lm", "close"})
 # estimate as ``publish`` round 0 after the last round): they keep the protocol round, step 0
 KEEP_ROUND_PHASES = frozenset({"publish"})
 MAX_SPANS = 256  # spans kept per row (later visits extend the last one)
+MAX_HOST_SAMPLES = 512  # host samples kept per party (later ones replace the last)
 # TLS 1.3 record overhead (5-byte header + 1 content type + 16-byte AEAD tag) per record of at
 # most 16384 plaintext bytes: a lower bound on what the kernel sends, see docs/costs.md
 TLS_RECORD = 16384
@@ -90,6 +92,9 @@ class RoundCost:
     end: float | None = None
     spans: list[list[float]] = field(default_factory=list)
     peers: dict[str, PeerCost] = field(default_factory=dict)
+    # the host as the party entered the row first and left it last: 1-minute load average and
+    # the party's own CPU share (its CPU seconds / wall seconds) over the interval just closed
+    load: dict[str, list[float | None]] = field(default_factory=dict)
 
     def peer(self, name: str) -> PeerCost:
         p = self.peers.get(name)
@@ -147,7 +152,10 @@ class CostLedger:
         # overlapping waits (a gather over peers) count once: depth and since when
         self._busy = {"wait_s": [0, 0.0], "send_s": [0, 0.0]}
         self.tcp: dict[str, dict[str, int]] = {}  # per peer: the kernel's TCP byte counts
+        self.host = {**host_identity(), "samples": [host_sample()]}
+        self._share: float | None = None  # own CPU share of the interval closed last
         self.row("setup", 0)
+        self._rows[self._current].load["start"] = [self.host["samples"][0]["load1"], None]
 
     def now(self) -> float:
         """Unix seconds (monotonic within the party)."""
@@ -186,18 +194,32 @@ class CostLedger:
             if state[0]:
                 setattr(r, name, getattr(r, name) + wall - state[1])
                 state[1] = wall
+        if wall > self._wall0:
+            self._share = round((cpu - self._cpu0) / (wall - self._wall0), 4)
         self._cpu0, self._wall0 = cpu, wall
+
+    def _sample_host(self) -> float | None:
+        """Sample the host (phase change or close); the load average sampled."""
+        s = host_sample()
+        samples = self.host["samples"]
+        if len(samples) < MAX_HOST_SAMPLES:
+            samples.append(s)
+        else:
+            samples[-1] = s
+        return s["load1"]
 
     def enter(self, phase: str, rnd: int = 0) -> None:
         """Switch the phase/round that time is attributed to."""
         if (phase, rnd) == self._phase:
             return
         self._close_interval()
+        load1 = self._sample_host()
+        self._rows[self._current].load["end"] = [load1, self._share]
         if not is_step_phase(phase) and phase not in KEEP_ROUND_PHASES:
             self._pr = rnd
         self._phase = (phase, rnd)
         self._current = self.key(phase, rnd)
-        self.row(phase, rnd)
+        self.row(phase, rnd).load.setdefault("start", [load1, self._share])
 
     @property
     def current(self) -> tuple[str, int]:
@@ -284,6 +306,8 @@ class CostLedger:
     def to_json(self) -> dict[str, Any]:
         """{party, rows: [...], phases: [{phase, n_rounds, rounds, totals}]} in time order."""
         self._close_interval()
+        load1 = self._sample_host()
+        self._rows[self._current].load["end"] = [load1, self._share]
         rows = []
         for (phase, pr, step), r in self._rows.items():
             d = asdict(r)
@@ -304,7 +328,8 @@ class CostLedger:
                     "phase": phase,
                     "n_rounds": len(rs),
                     "rounds": [
-                        {k: v for k, v in x.items() if k not in ("spans", "peers")} for x in rs
+                        {k: v for k, v in x.items() if k not in ("spans", "peers", "load")}
+                        for x in rs
                     ],
                     "totals": totals,
                 }
@@ -313,6 +338,7 @@ class CostLedger:
             "party": self.party,
             "clock": "unix seconds",
             "host_cores": os.cpu_count() or 1,
+            "host": self.host,
             "tcp": self.tcp,
             "rows": rows,
             "phases": out,

@@ -4,7 +4,11 @@
 entering PHASE; ``PARTY:sent:TYPE`` once it has written the frames of a TYPE message, before
 their seal. ``SDP_FAULT_DELAY=PARTY:PHASE:SECONDS[,...]`` stalls PARTY for SECONDS on entering
 PHASE (a host under load: what it sends next is late). ``SDP_FAULT_MPC_OFFSET=PARTY:BATCH:ROW:
-OFFSET`` makes MPC server PARTY deviate: it adds OFFSET to row ROW of BATCH while it reshares.
+OFFSET`` makes MPC server PARTY deviate: it adds OFFSET to row ROW of BATCH while it reshares;
+``SDP_FAULT_MPC_INPUT=PARTY:CLIENT:OFFSET``: MPC server PARTY adds OFFSET to its share of
+CLIENT's input-check value (its opening of the client's sharing check);
+``SDP_FAULT_MPC_CLIENT=CLIENT``: MPC client party CLIENT shares its first value inconsistently
+(the last server's share is off the polynomial) and signs what it sends.
 """
 
 from __future__ import annotations
@@ -28,6 +32,24 @@ def mpc_offset(party: str) -> tuple[str, int, int] | None:
     if len(_OFFSET) != 4 or _OFFSET[0] != party:
         return None
     return _OFFSET[1], int(_OFFSET[2]), int(_OFFSET[3])
+
+
+_INPUT = os.environ.get("SDP_FAULT_MPC_INPUT", "").split(":")
+
+
+def mpc_input_offset(party: str, client: str) -> int:
+    """What MPC server ``party`` adds to its input-check value of ``client`` (0: nothing)."""
+    if len(_INPUT) != 3 or _INPUT[0] != party or _INPUT[1] != client:
+        return 0
+    return int(_INPUT[2])
+
+
+_CLIENT = os.environ.get("SDP_FAULT_MPC_CLIENT", "")
+
+
+def mpc_client_inconsistent(party: str) -> bool:
+    """True if MPC client ``party`` is to share its first value inconsistently."""
+    return bool(_CLIENT) and _CLIENT == party
 
 
 def die() -> None:

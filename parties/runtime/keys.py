@@ -38,8 +38,9 @@ from typing import Any
 from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ed25519
-from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+from cryptography.x509.oid import NameOID
 
+from parties.runtime.certs import self_signed_end_entity
 from parties.runtime.cluster import Cluster, cluster_digest, dump_cluster
 
 CERTS = "certs"
@@ -67,42 +68,18 @@ def make_party_key(name: str, host: str, keydir: Path) -> bytes:
     TLS client and server): it is pinned by fingerprint, never used to sign another one.
     """
     key = ed25519.Ed25519PrivateKey.generate()
-    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)])
-    now = datetime.datetime.now(datetime.timezone.utc)
     alt: list[x509.GeneralName] = [x509.DNSName(name)]
     try:
         alt.append(x509.IPAddress(ipaddress.ip_address(host)))
     except ValueError:
         alt.append(x509.DNSName(host))
-    usage = x509.KeyUsage(
-        digital_signature=True,
-        content_commitment=False,
-        key_encipherment=False,
-        data_encipherment=False,
-        key_agreement=False,
-        key_cert_sign=False,
-        crl_sign=False,
-        encipher_only=False,
-        decipher_only=False,
-    )
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(subject)
-        .issuer_name(subject)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(days=1))
-        .not_valid_after(now + datetime.timedelta(days=3650))
-        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-        .add_extension(usage, critical=True)
-        .add_extension(
-            x509.ExtendedKeyUsage(
-                [ExtendedKeyUsageOID.SERVER_AUTH, ExtendedKeyUsageOID.CLIENT_AUTH]
-            ),
-            critical=False,
-        )
-        .add_extension(x509.SubjectAlternativeName(alt), critical=False)
-        .sign(key, None)
+    cert = self_signed_end_entity(
+        key,
+        name,
+        alt,
+        valid_from=datetime.timedelta(days=1),
+        valid_for=datetime.timedelta(days=3650),
+        digest=None,
     )
     keydir.mkdir(parents=True, exist_ok=True)
     pem = key.private_bytes(

@@ -326,6 +326,12 @@ def main(argv: list[str]) -> int:
         action="store_true",
         help="print nothing but errors (default: one line per phase)",
     )
+    ap.add_argument(
+        "--pool",
+        metavar="SPEC",
+        help="where this party's CPU-bound work runs: 'local' (process pool) or "
+        "'dask://HOST:PORT' (a Dask scheduler; overrides the cluster file's [pool] entry)",
+    )
     args = ap.parse_args(argv)
     run_dir = Path(args.out)
     party_dir = Path(args.dir)
@@ -337,6 +343,13 @@ def main(argv: list[str]) -> int:
         name = party_name(party_dir, args.name)
         cluster.party(name)
         cluster.local_data = read_local_data(party_dir, name)  # this host's own file, if any
+        if args.pool is not None:
+            from parties.runtime.pools import PoolSpecError, check_pool_spec
+
+            try:
+                cluster.pools[name] = check_pool_spec(args.pool)
+            except PoolSpecError as exc:
+                raise ClusterError(str(exc)) from None
         why = restart_refusal(run_dir, name, cluster.session)
         if why:  # before anything is written
             print(f"sdp party: error: {why}", file=sys.stderr)

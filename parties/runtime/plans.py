@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import importlib
+from pathlib import Path
 from typing import Any, Protocol
 
+from parties.runtime.backend import ShufflerBackend, backend, load_plan, shuffler_names
 from parties.runtime.cluster import Cluster, ClusterError, PartySpec, did_you_mean
 
 
@@ -21,33 +22,39 @@ class RunPlan(Protocol):
         """Execute the role of ``node`` (a ``parties.runtime.transport.Node``)."""
 
 
-# protocol-specific plans first, then plans by shuffler backend
+# protocol-specific plans (their own parties, no shuffler); every other run is laid out by
+# its shuffler's backend (``parties.runtime.backend``)
 PROTOCOL_PLANS: dict[str, str] = {"txpub": "parties.txpub.plan:TxpubPlan"}
-SHUFFLER_PLANS: dict[str, str] = {
-    "trusted": "parties.trusted.plan:TrustedShufflePlan",
-    "mixnet": "parties.mixnet.plan:MixnetPlan",
-    "mpc": "parties.mpc_shuffle.plan:MpcPlan",
-}
 
 
-def _load(ref: str) -> RunPlan:
-    mod, cls = ref.split(":")
-    try:
-        module = importlib.import_module(mod)
-    except ModuleNotFoundError as exc:
-        if exc.name == mod:
-            raise ClusterError(f"run plan {ref} is not available in this build") from None
-        raise
-    return getattr(module, cls)()
+def backend_of(protocol: str, shuffler: str) -> ShufflerBackend | None:
+    """The shuffler backend of a run; None for a protocol-specific plan (txpub)."""
+    return None if protocol in PROTOCOL_PLANS else backend(shuffler)
 
 
 def plan_for(protocol: str, shuffler: str) -> RunPlan:
     """The plan of a protocol/shuffler combination."""
-    if protocol in PROTOCOL_PLANS:
-        return _load(PROTOCOL_PLANS[protocol])
-    if shuffler not in SHUFFLER_PLANS:
-        raise ClusterError(f"unknown shuffler {shuffler!r}; known: {', '.join(SHUFFLER_PLANS)}")
-    return _load(SHUFFLER_PLANS[shuffler])
+    b = backend_of(protocol, shuffler)
+    return load_plan(PROTOCOL_PLANS[protocol]) if b is None else b.plan()
+
+
+def extra_ports(protocol: str, shuffler: str, layout: dict[str, Any]) -> int:
+    """Ports a run needs beyond one per party (its backend's, e.g. the MPC servers' mesh)."""
+    b = backend_of(protocol, shuffler)
+    return 0 if b is None else b.extra_ports(layout)
+
+
+def tolerated_roles(protocol: str, shuffler: str) -> frozenset[str]:
+    """Roles whose failure a published run tolerates (none for a protocol-specific plan)."""
+    b = backend_of(protocol, shuffler) if shuffler in shuffler_names() else None
+    return frozenset() if b is None else b.tolerated_roles
+
+
+def prepare_party_dirs(cluster: Cluster, dirs: dict[str, Path]) -> None:
+    """What the run's backend writes into the party directories (e.g. MPC TLS keys)."""
+    b = backend_of(cluster.protocol, cluster.shuffler)
+    if b is not None:
+        b.prepare_party_dirs(cluster, dirs)
 
 
 def get_plan(cluster: Cluster) -> RunPlan:

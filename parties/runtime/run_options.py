@@ -11,8 +11,9 @@ import argparse
 import math
 from typing import Any
 
+from parties.runtime.backend import backends, default_shuffler, shuffler_names
 from parties.runtime.cluster import ClusterError
-from parties.runtime.plans import plan_for
+from parties.runtime.plans import backend_of, plan_for
 from protocols.params import PINNED_DEFAULTS, Param, ParamError, check_params
 
 # The main job (plain ``sdp run``): PSRR-SS on the bundled Adult data through the verifiable
@@ -22,7 +23,6 @@ MAIN_JOB: dict[str, Any] = {
     "shuffler": "mixnet",
     "params": {"dataset": "adult", "epsilon": 1.0},
 }
-DEFAULT_SHUFFLER = "trusted"
 PARAM_OPTIONS = (
     "min_users",
     "max_epsilon",
@@ -41,8 +41,9 @@ PARAM_OPTIONS = (
     "k",
 )
 
-# Parameters the parties and the launcher read themselves (shuffler options, run options): any
-# protocol accepts them; each protocol's own are declared in protocols/params.py.
+# Parameters the parties and the launcher read themselves (run options here, each shuffler's in
+# its backend's ``params``): any protocol accepts them; each protocol's own are declared in
+# protocols/params.py.
 RUNTIME_PARAMS: dict[str, Param] = {
     p.name: p
     for p in (
@@ -57,53 +58,8 @@ RUNTIME_PARAMS: dict[str, Param] = {
             low=0,
             high=0.999999,
         ),
-        # the range (2..mix servers) is checked by the mix-net plan, which knows the layout
-        Param("threshold", "int", "mix-net decryption threshold t (2 <= t <= mix servers)"),
-        Param(
-            "verify_mixes",
-            "bool",
-            "refused by the mix-net plan: every server verifies the whole mix chain",
-        ),
-        Param("mix_workers", "int", "worker processes per mix server", low=1),
-        Param("fakes", "int", "trusted shuffler: uniform fake messages added per batch"),
-        Param(
-            "min_batch", "int", "trusted shuffler: noisy crowd threshold on the batch size", low=1
-        ),
-        Param(
-            "threshold_epsilon",
-            "float",
-            "epsilon of the crowd threshold's noisy count",
-            low=0,
-            open_low=True,
-        ),
-        Param(
-            "threshold_beta",
-            "float",
-            "failure probability of the crowd threshold",
-            low=0,
-            open_low=True,
-            high=1,
-        ),
-        Param("mpc_tls", "bool", "MPC: per-server MPyC TLS keys (cluster runs)"),
-        Param("mpc_ports", "str", "MPC: one MPyC port per server (list, 'p1,p2,p3' or a base)"),
-        Param("mpc_threshold", "int", "MPC: Shamir threshold t < m/2 (default (m-1)//2)", low=0),
-        Param(
-            "mpc_multiset", "bool", "MPC malicious-abort: add the multiset check (log2 n rounds)"
-        ),
-        Param(
-            "security",
-            "choice",
-            "MPC: malicious-abort (MACs, default) or the faster semi-honest mode",
-            choices=("malicious-abort", "semi-honest"),
-        ),
-        Param(
-            "mpc_mode",
-            "choice",
-            "MPC: open the shuffled rows or only their histogram",
-            choices=("open", "histogram"),
-        ),
     )
-}
+} | {p.name: p for b in backends().values() for p in b.params}
 
 
 def add_run_options(ap: argparse.ArgumentParser, for_init: bool = False) -> None:
@@ -116,7 +72,7 @@ def add_run_options(ap: argparse.ArgumentParser, for_init: bool = False) -> None
             help="protocol (default: the main job, PSRR-SS on the bundled Adult data "
             "through a 3-server mix-net, verified)",
         )
-    ap.add_argument("--shuffler", choices=["trusted", "mixnet", "mpc"], default=None)
+    ap.add_argument("--shuffler", choices=shuffler_names(), default=None)
     ap.add_argument("--users", type=int, help="number of simulated users")
     ap.add_argument("--domain", type=int, help="domain size (single-attribute protocols)")
     ap.add_argument("--epsilon", type=float, help="central privacy target eps_c")
@@ -249,11 +205,23 @@ def collect_params(args: argparse.Namespace) -> dict[str, Any]:
         v = getattr(args, key, None)
         if v is not None:
             params[key] = v
+    from_param: set[str] = set()
     for item in args.param:
         if "=" not in item:
             raise ClusterError(f"--param expects KEY=VALUE, got {item!r}")
         k, v = item.split("=", 1)
-        params[k.strip()] = parse_value(v.strip())
+        k = k.strip()
+        if k in ("schema", "data"):
+            raise ClusterError(f"--param {k}=...: give the file with --{k} FILE")
+        if k in from_param:
+            raise ClusterError(f"--param {k} is given twice; give it once")
+        if k in params:
+            raise ClusterError(
+                f"{k} is given both as --{k.replace('_', '-')} {params[k]} and as --param "
+                f"{k}={v.strip()}; give it once"
+            )
+        from_param.add(k)
+        params[k] = parse_value(v.strip())
     for k, v in params.items():
         if isinstance(v, float) and not math.isfinite(v):
             raise ClusterError(f"parameter {k} must be finite, got {v}")
@@ -287,7 +255,7 @@ def resolve_job(
     protocol = protocol or getattr(args, "protocol", None) or getattr(args, "source", None)
     main_job = protocol is None
     protocol = protocol or MAIN_JOB["protocol"]
-    shuffler = args.shuffler or (MAIN_JOB["shuffler"] if main_job else DEFAULT_SHUFFLER)
+    shuffler = args.shuffler or (MAIN_JOB["shuffler"] if main_job else default_shuffler())
     params = collect_params(args)
     if main_job:
         params = {**MAIN_JOB["params"], **params}
@@ -295,10 +263,10 @@ def resolve_job(
         params.update(own_data_params(args, params))
     elif getattr(args, "data", None):
         raise ClusterError("--data needs --schema: the public schema of the file (sdp data schema)")
-    plan = plan_for(protocol, shuffler)
+    b = backend_of(protocol, shuffler)
     workload = None
-    if hasattr(plan, "validate"):  # protocol-specific plans (txpub) are not workloads
-        plan.validate(params)
+    if b is None:  # protocol-specific plans (txpub) are not workloads
+        plan_for(protocol, shuffler).validate(params)
     else:
         from protocols.workloads import get_workload
 
@@ -309,46 +277,19 @@ def resolve_job(
         for key, value in PINNED_DEFAULTS.get(protocol, {}).items():
             params.setdefault(key, value)
         workload = get_workload(protocol, dict(params))
-    check_shuffler_defences(params, shuffler, protocol, workload)
-    if shuffler == "mixnet":
-        params.setdefault("threshold", args.threshold)
+        b.check_defences(params, protocol, workload)
     layout = {
         "clients": args.clients,
         "mix_servers": args.mix_servers,
         "threshold": args.threshold,
         "servers": args.servers,
     }
-    plan.layout(layout)  # raises on an impossible layout
-    if hasattr(plan, "check_params"):  # parameters a party would otherwise refuse mid-run
-        plan.check_params(params, layout)
-    if hasattr(plan, "check_workload") and workload is not None:  # batches it would refuse
-        plan.check_workload(params, workload)
+    plan_for(protocol, shuffler).layout(layout)  # raises on an impossible layout
+    if b is not None:
+        b.set_defaults(params, layout)
+        b.check_params(params, layout)  # parameters a party would otherwise refuse mid-run
+        b.check_workload(params, workload)  # batches it would refuse
     return protocol, shuffler, params, layout
-
-
-def check_shuffler_defences(
-    params: dict[str, Any], shuffler: str, protocol: str, workload: Any
-) -> None:
-    """The shuffler-side defences are options of the trusted shuffler only (one line else):
-    ``min_batch`` (crowd threshold) and ``fakes``, the latter only for protocols whose analyzer
-    removes uniform fakes exactly (``protocols.defences.fake_removal``)."""
-    from protocols.defences.fake_removal import fake_reports_of, fakes_setting
-
-    if params.get("min_batch") is not None and shuffler != "trusted":
-        raise ClusterError(
-            f"min_batch: only the trusted shuffler applies the crowd threshold (the {shuffler} "
-            "shuffler would need its servers to count and add noise jointly); leave it unset"
-        )
-    if not fakes_setting(params):
-        return
-    if shuffler != "trusted":
-        raise ClusterError(
-            f"fakes: only the trusted shuffler adds fake messages (the {shuffler} shuffler would "
-            "need every server to contribute encrypted or secret-shared fakes); leave fakes unset"
-        )
-    if workload is None:
-        raise ClusterError(f"fakes: {protocol} is not a shuffled workload; leave fakes unset")
-    fake_reports_of(workload.protocol)  # ValueError: its analyzer cannot remove them
 
 
 def own_data_params(args: argparse.Namespace, params: dict[str, Any]) -> dict[str, Any]:
@@ -356,14 +297,15 @@ def own_data_params(args: argparse.Namespace, params: dict[str, Any]) -> dict[st
     participants, whatever the schema keeps of them)."""
     from pathlib import Path
 
-    from protocols.datasets.schema import parse_schema
+    from protocols.datasets.schema import dump_schema, parse_schema
 
     try:
         text = Path(args.schema).read_text()
     except OSError as exc:
         raise ClusterError(f"--schema {args.schema}: {exc.strerror or exc}") from None
     schema = parse_schema(text, args.schema)  # SchemaError (a ValueError): one clear line
-    out: dict[str, Any] = {"schema": text}
+    # published: the schema's content only (names, domains, policies), never the file's comments
+    out: dict[str, Any] = {"schema": dump_schema(schema)}
     data = getattr(args, "data", None)
     if data:
         from parties.runtime.own_data import count_rows

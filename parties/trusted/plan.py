@@ -18,7 +18,6 @@ from typing import Any
 import numpy as np
 
 from parties.clients.roles import (
-    ClientPopulation,
     dump_batches,
     gate_round,
     load_batches,
@@ -53,8 +52,6 @@ from protocols.privacy.ledger import PrivacyRefusal, Release
 class TrustedShufflePlan:
     """clients -> shuffler -> analyzer (-> clients, for multi-round protocols)."""
 
-    tolerated_roles = {"client"}  # a client party that drops out; the privacy gate decides
-
     def layout(self, options: dict[str, Any]) -> list[tuple[str, str]]:
         clients = int(options.get("clients", 2))
         return [("analyzer", "analyzer"), ("shuffler", "shuffler")] + [
@@ -72,6 +69,20 @@ class TrustedShufflePlan:
         if role == "analyzer":
             return clients | {shuffler}
         raise PeerError(f"role {role!r} has no part in a trusted-shuffler run")
+
+    async def start_client(self, node: Any, cluster: Cluster, workload: Any) -> str:
+        """A client party's run state: the shuffler party's name."""
+        return single(cluster, "shuffler").name
+
+    async def round_state(self, node: Any, cluster: Cluster, run: str, rnd: int) -> dict[str, Any]:
+        return await receive_state(node, cluster, rnd)
+
+    async def submit(self, node: Any, run: str, rnd: int, block: Any) -> None:
+        """Send the block's messages in the clear to the shuffler party ``run``."""
+        node.phase("submit", rnd)
+        await node.send(
+            run, "submit", dump_batches(block.batches, users=block.users, final=block.last)
+        )
 
     async def run(self, node: Any, cluster: Cluster) -> None:
         role = cluster.party(node.name).role
@@ -91,26 +102,11 @@ async def receive_state(node: Any, cluster: Cluster, rnd: int) -> dict[str, Any]
 
 
 async def run_client(node: Any, cluster: Cluster) -> None:
-    """Encode this population's users and submit their messages, block by block, per round."""
-    shuffler = single(cluster, "shuffler").name
-    workload = load_workload(cluster, node.name)
-    pop = ClientPopulation(cluster, node.name, workload)
-    for rnd in range(workload.protocol.n_rounds):
-        public = await receive_state(node, cluster, rnd)
-        done = 0
-        node.phase("encode", rnd)
-        blocks = pop.encode(rnd, public)
-        item = next(blocks)
-        while item is not None:
-            batches, n = item
-            done += n
-            node.progress(f"round {rnd} encode+submit", done, pop.n_users)
-            nxt = next(blocks, None)
-            node.phase("submit", rnd)
-            await node.send(shuffler, "submit", dump_batches(batches, users=n, final=nxt is None))
-            node.phase("encode", rnd)
-            item = nxt
-            await asyncio.sleep(0)
+    """The client round loop (``parties.clients.loop``) with this backend's submit."""
+    from parties.clients.loop import run_client as client_loop
+    from parties.trusted.backend import BACKEND
+
+    await client_loop(BACKEND, node, cluster)
 
 
 def specs_of(specs: list[BatchSpec]) -> dict[str, BatchSpec]:

@@ -18,6 +18,8 @@ from __future__ import annotations
 import hashlib
 import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -32,9 +34,27 @@ from parties.verify.evidence import (
     proves_step_equivocation,
 )
 from parties.verify.shuffle import _blob, recompute_estimate
-from parties.verify.transcripts import Check, Report, Transcript, public_key
+from parties.verify.transcripts import Check, Report, Transcript, certificate_keys
 
 RECORD_TYPE = "mixnet.record"
+
+# ``sdp verify --pool SPEC``: the pool this verification's proof checks run on (one at a time)
+_POOLS: list[Any] = []
+
+
+@contextmanager
+def verification_pool(spec: str | None) -> Iterator[Any]:
+    """Run the mix-net proof checks of the verifications inside on the pool ``spec`` names
+    (``parties.runtime.pools``: the local process pool, or a Dask cluster's workers)."""
+    from parties.runtime.pools import open_pool
+
+    pool = open_pool(spec, os.cpu_count() or 1)
+    _POOLS.append(pool)
+    try:
+        yield pool
+    finally:
+        _POOLS.remove(pool)
+        pool.close()
 
 
 def _sent(t: Transcript, ty: str) -> list[dict[str, Any]]:
@@ -123,14 +143,7 @@ def _tie_to_wire(
 
 def _keys(run_dir: Path, names: list[str]) -> dict[str, bytes]:
     """Raw Ed25519 public keys from the run's certificates (pinned by the transcript checks)."""
-    from cryptography.hazmat.primitives import serialization
-
-    raw = serialization.Encoding.Raw, serialization.PublicFormat.Raw
-    return {
-        n: public_key(run_dir / "certs" / f"{n}.crt", n).public_bytes(*raw)
-        for n in names
-        if (run_dir / "certs" / f"{n}.crt").exists()
-    }
+    return certificate_keys(run_dir, names)
 
 
 def input_agreement(
@@ -338,7 +351,13 @@ def _check_round(
             bar.update(task, completed=fraction, description=f"verifying: {check}")
 
     try:
-        vr = verify_record(rec, workers=os.cpu_count() or 1, progress=progress)
+        pool = _POOLS[-1] if _POOLS else None  # sdp verify --pool
+        vr = verify_record(
+            rec,
+            workers=pool.workers if pool else os.cpu_count() or 1,
+            progress=progress,
+            pool=pool.executor if pool else None,
+        )
     finally:
         if bar is not None:
             bar.stop()

@@ -40,7 +40,8 @@ import numpy as np
 
 from mpc import mac_check, shamir
 from parties.runtime import codec
-from parties.verify.transcripts import Check, Report, Transcript
+from parties.verify import mpc_inputs
+from parties.verify.transcripts import Check, Report, Transcript, certificate_keys
 
 SERVER_ROLE = "mpc-server"
 OUTPUT_TYPE = "mpc-output"
@@ -295,6 +296,7 @@ def check_mpc_outputs(
     multiset = mac_check.flag(params.get("mpc_multiset", False))
     name = "MPC output vs servers' shares"
     abort_checked = 0
+    convicted: list[int] = []
     try:
         if m < 3 or not (0 < t and 2 * t < m):
             raise OutputMismatch(f"the cluster has {m} MPC servers with threshold {t}")
@@ -327,6 +329,8 @@ def check_mpc_outputs(
             abort_checked += check_abort_checks(
                 rd, [o[rd][1] for o in outs], servers, t, security, multiset
             )
+            if security == "malicious-abort":
+                convicted.append(_input_evidence(run_dir, cluster, servers, t, rd, outs))
     except OutputMismatch as exc:
         report.add(
             Check(
@@ -359,3 +363,55 @@ def check_mpc_outputs(
             ),
         )
     )
+    if security == "malicious-abort":
+        report.add(
+            Check(
+                "MPC input evidence",
+                True,
+                sum(convicted),
+                f"{sum(convicted)} client part(ies) refused, each convicted by its own signed "
+                "data (V-31)"
+                if sum(convicted)
+                else "no client was refused as deviating",
+            )
+        )
+
+
+def _input_evidence(
+    run_dir: Path, cluster: dict[str, Any], servers: list[str], t: int, rd: int, outs: list
+) -> int:
+    """V-31 on a published round (``mpc_inputs.check_round_evidence``); OutputMismatch."""
+    keys = certificate_keys(run_dir, [p["name"] for p in cluster["party"]])
+    label = mpc_inputs.round_label(cluster["run"]["session"], rd)
+    try:
+        return mpc_inputs.check_round_evidence(keys, label, servers, t, [o[rd][1] for o in outs])
+    except ValueError as exc:
+        raise OutputMismatch(f"round {rd}: input evidence (V-31): {exc}") from None
+
+
+def check_mpc_abort_evidence(
+    run_dir: Path, cluster: dict[str, Any], transcripts: dict[str, Transcript], report: Report
+) -> None:
+    """V-31 on an aborted MPC run: a server that aborted the input check sent the analyzer,
+    in a public entry of its signed transcript, the culprit and the signed reports; the check
+    "MPC input evidence" names the server they convict, or fails if they prove nothing."""
+    if cluster.get("run", {}).get("shuffler") != "mpc":
+        return
+    servers = [p["name"] for p in cluster["party"] if p["role"] == SERVER_ROLE]
+    analyzer = next((p["name"] for p in cluster["party"] if p["role"] == "analyzer"), None)
+    params = dict(cluster.get("run", {}).get("params", {}))
+    t = int(params.get("mpc_threshold", (len(servers) - 1) // 2))
+    keys = certificate_keys(run_dir, [p["name"] for p in cluster["party"]])
+    for s in servers:
+        if s not in transcripts or analyzer is None:
+            continue
+        try:
+            outs = server_outputs(run_dir, transcripts[s], analyzer)
+        except OutputMismatch:
+            continue
+        for rd, (_, meta) in outs.items():
+            if "abort" not in meta or "input_evidence" not in meta:
+                continue
+            label = mpc_inputs.round_label(cluster["run"]["session"], rd)
+            ok, why = mpc_inputs.abort_verdicts(keys, label, servers, t, meta)
+            report.add(Check("MPC input evidence", ok, 1, f"{s} aborted round {rd}: {why}"))

@@ -32,21 +32,19 @@ from parties.verify.transcripts import (
 )
 
 ProtocolCheck = Callable[[Path, dict[str, Any], dict[str, Transcript], Report], None]
-PROTOCOL_CHECKS: dict[str, str] = {
-    "trusted": "parties.verify.shuffle:check_published_estimate",
-    "mixnet": "parties.verify.mixnet:check_mixnet_run",
-    "mpc": "parties.verify.shuffle:check_mpc_run",
-    "txpub": "parties.verify.txpub:check_txpub_run",
-}
+# protocol-specific checks; every other run is checked by its shuffler backend's
+# ``verify_check`` (``parties.runtime.backend``)
+PROTOCOL_CHECKS: dict[str, str] = {"txpub": "parties.verify.txpub:check_txpub_run"}
 
 
 def _protocol_check(cluster: dict[str, Any]) -> ProtocolCheck | None:
     import importlib
 
+    from parties.runtime.backend import backends
+
     run = cluster.get("run", {})
-    ref = PROTOCOL_CHECKS.get(run.get("protocol", "")) or PROTOCOL_CHECKS.get(
-        run.get("shuffler", "")
-    )
+    b = backends().get(run.get("shuffler", ""))
+    ref = PROTOCOL_CHECKS.get(run.get("protocol", "")) or (b.verify_check if b else None)
     if ref is None:
         return None
     mod, fn = ref.split(":")
@@ -56,13 +54,6 @@ def _protocol_check(cluster: dict[str, Any]) -> ProtocolCheck | None:
         return None
 
 
-# Roles whose failure a published run tolerates, by shuffler (evidence: a transcript without a
-# signed clean close). Everyone else must have closed cleanly for a published run to verify.
-TOLERATED: dict[str, frozenset[str]] = {
-    "trusted": frozenset({"client"}),
-    "mpc": frozenset({"client"}),
-    "mixnet": frozenset({"client", "mix-server"}),
-}
 # What a party of a tolerated role may have published before it dropped out: nothing relies on
 # it, so its publisher need not have closed cleanly (a client's signed data report).
 DROPOUT_PUBLISHES = frozenset({"data-report"})
@@ -246,9 +237,13 @@ def verify_run(run_dir: Path, progress: bool = True, trust: dict[str, Any] | Non
     clean = frozenset(n for n, t in transcripts.items() if t.closed_cleanly)
     not_clean = sorted(set(names) - clean)
     roles = {p["name"]: p["role"] for p in cluster["party"]}
-    may_fail = TOLERATED.get(cluster["run"].get("shuffler", ""), frozenset())
-    if cluster["run"].get("protocol") == "txpub":
-        may_fail = frozenset()
+    # roles whose failure a published run tolerates, by its shuffler backend (evidence: a
+    # transcript without a signed clean close); everyone else must have closed cleanly
+    from parties.runtime.plans import tolerated_roles
+
+    may_fail = tolerated_roles(
+        cluster["run"].get("protocol", ""), cluster["run"].get("shuffler", "")
+    )
     needed = [n for n in not_clean if roles.get(n) not in may_fail]
     published = (run_dir / "result.json").exists()
     status_ok = not (published and needed)
@@ -306,6 +301,9 @@ def verify_run(run_dir: Path, progress: bool = True, trust: dict[str, Any] | Non
         report.add(Check("run completed", True, 0, f"refused, nothing published: {refusal}"))
         return report
     if aborted or not published:
+        from parties.verify.mpc_outputs import check_mpc_abort_evidence
+
+        check_mpc_abort_evidence(run_dir, cluster, transcripts, report)  # V-31: who deviated
         report.add(
             Check(
                 "run completed",
@@ -364,6 +362,12 @@ def main(argv: list[str]) -> int:
         "certificates are trusted (and the report says so)",
     )
     ap.add_argument("--json", action="store_true")
+    ap.add_argument(
+        "--pool",
+        metavar="SPEC",
+        help="where the proof checks run: 'local' (a process pool, the default) or "
+        "'dask://HOST:PORT' (a Dask scheduler; docs/scale.md)",
+    )
     args = ap.parse_args(argv)
     run_dir = Path(args.run_dir)
     if not run_dir.is_dir():
@@ -374,7 +378,18 @@ def main(argv: list[str]) -> int:
     except ValueError as exc:
         print(f"sdp verify: {exc}", file=sys.stderr)
         return 2
-    report = verify_run(run_dir, progress=not args.json, trust=trust)
+    if args.pool is not None:
+        from parties.runtime.pools import PoolSpecError
+        from parties.verify.mixnet import verification_pool
+
+        try:
+            with verification_pool(args.pool):
+                report = verify_run(run_dir, progress=not args.json, trust=trust)
+        except PoolSpecError as exc:
+            print(f"sdp verify: {exc}", file=sys.stderr)
+            return 2
+    else:
+        report = verify_run(run_dir, progress=not args.json, trust=trust)
     if args.json:
         print(
             json.dumps(

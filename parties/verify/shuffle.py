@@ -24,6 +24,8 @@ def _close(a: Any, b: Any, rel: float = 1e-9) -> bool:
         return len(a) == len(b) and all(_close(x, y, rel) for x, y in zip(a, b))
     if isinstance(a, float) or isinstance(b, float):
         try:
+            if math.isnan(float(a)) or math.isnan(float(b)):  # spec E-7: NaN equals only NaN
+                return math.isnan(float(a)) and math.isnan(float(b))
             return math.isclose(float(a), float(b), rel_tol=rel, abs_tol=1e-12)
         except (TypeError, ValueError):
             return False
@@ -67,6 +69,8 @@ def recompute_estimate(
     published = codec.loads(_blob(run_dir, analyzer.party, pubs[0]["dg"]))
     run = cluster["run"]
     protocol = get_workload(run["protocol"], dict(run.get("params", {}))).protocol
+    if not _statement_checked(run_dir, analyzer, protocol, dict(run.get("params", {})), report):
+        return
     metas: list[dict[str, Any]] = []  # the inputs' public fields (trusted shuffler)
     if inputs is None:
         ins = [e for e in analyzer.entries if e["dir"] == "recv" and e["ty"] == input_type]
@@ -179,18 +183,20 @@ def recompute_estimate(
             codec.loads(_blob(run_dir, analyzer.party, privs[0]["dg"])) if len(privs) == 1 else None
         )
         same_privacy = signed_privacy is not None and _close(res.get("privacy"), signed_privacy)
+        bound = _result_fields_failure(res, run, pubs[0]["dg"])
         report.add(
             Check(
                 "result.json",
-                same and same_privacy,
+                same and same_privacy and not bound,
                 1,
-                "estimate and privacy statement equal the transcript's published artifacts"
-                if same and same_privacy
+                "estimate, privacy statement and the bound fields (07 R-1) equal the signed data"
+                if same and same_privacy and not bound
                 else "result.json estimate differs from the published artifact"
                 if not same
                 else "result.json privacy statement differs from the signed one"
-                if signed_privacy is not None
-                else f"{analyzer.party} published {len(privs)} privacy statements (expected 1)",
+                if signed_privacy is not None and not same_privacy
+                else bound
+                or f"{analyzer.party} published {len(privs)} privacy statements (expected 1)",
             )
         )
         if not ledger_failure:
@@ -213,6 +219,45 @@ def recompute_estimate(
                 "the published ledger",
             )
         )
+
+
+def _result_fields_failure(res: dict[str, Any], run: dict[str, Any], estimate_dg: str) -> str:
+    """07 R-1: result.json's protocol, shuffler, session and params are the cluster file's, and
+    estimate_sha256 is the digest the analyzer signed for its estimate ("" when they are)."""
+    from parties.verify.statement import same_json
+
+    for key in ("protocol", "shuffler", "session"):
+        if res.get(key) != run.get(key):
+            return f"result.json {key} {res.get(key)!r} is not the cluster file's {run.get(key)!r}"
+    if not same_json(res.get("params"), dict(run.get("params", {}))):
+        return "result.json params differ from the cluster file's run.params"
+    if res.get("estimate_sha256") != estimate_dg:
+        return "result.json estimate_sha256 is not the digest of the signed estimate"
+    return ""
+
+
+def _statement_checked(
+    run_dir: Path, analyzer: Transcript, protocol: Any, params: dict[str, Any], report: Report
+) -> bool:
+    """V-9: the signed privacy statement's fields outside the ledger are the public
+    parameters' (``parties.verify.statement``); False (and a failed check) when not."""
+    from parties.verify.statement import statement_failure
+
+    privs = [e for e in analyzer.entries if e["dir"] == "publish" and e["ty"] == "privacy"]
+    if len(privs) != 1:
+        failure = f"{analyzer.party} published {len(privs)} privacy statements (expected 1)"
+    else:
+        signed = codec.loads(_blob(run_dir, analyzer.party, privs[0]["dg"]))
+        failure = statement_failure(protocol, params, signed)
+    report.add(
+        Check(
+            "privacy statement",
+            not failure,
+            1,
+            failure or "every field of the signed statement is what the public parameters give",
+        )
+    )
+    return not failure
 
 
 def _fakes_failure(protocol: Any, seen: list[tuple[int, int]], signed: dict[str, Any]) -> str:

@@ -119,6 +119,18 @@ def public_key(cert_path: Path, name: str) -> ed25519.Ed25519PublicKey:
     return key
 
 
+def certificate_keys(run_dir: Path, names: list[str]) -> dict[str, bytes]:
+    """Raw Ed25519 public keys from the run's certificates (pinned by the transcript checks)."""
+    from cryptography.hazmat.primitives import serialization
+
+    raw = serialization.Encoding.Raw, serialization.PublicFormat.Raw
+    return {
+        n: public_key(run_dir / "certs" / f"{n}.crt", n).public_bytes(*raw)
+        for n in names
+        if (run_dir / "certs" / f"{n}.crt").exists()
+    }
+
+
 def cert_fingerprint(cert_path: Path) -> str:
     """SHA-256 (hex) of a PEM certificate's DER encoding."""
     from cryptography.hazmat.primitives import serialization
@@ -187,6 +199,12 @@ def check_transcript(
                 covered = e["i"]
             elif "sig" in e:
                 return t, f"{where}: signature on a non-checkpoint entry"
+            if e["dir"] in ("send", "recv", "publish"):  # T-12: typed, never == (1 == True)
+                if type(e.get("pub")) is not bool:
+                    return t, f"{where}: pub {e.get('pub')!r} is not a boolean"
+                for f in ("len", "rd"):
+                    if type(e.get(f)) is not int or e[f] < 0:
+                        return t, f"{where}: {f} {e.get(f)!r} is not a non-negative integer"
             if e.get("pub") and e["dir"] in ("send", "recv", "publish"):
                 bp = blobs / str(e.get("dg", ""))
                 if not bp.exists():

@@ -117,6 +117,20 @@ def _neutral_free(mechanism: str, k: int | None) -> bool:
     return mechanism in _NEUTRAL_FREE or (mechanism == "grr" and k == 2)
 
 
+def _route(bound: str, mechanism: str, k: int | None) -> str:
+    """The one dispatch: which evaluator serves (bound, mechanism, k), forward and inverse alike.
+
+    "balle", "fmt21", "vr" (no neutral state), "exact2" (binary RR's certified search), or
+    "decomposition" (requested, or the fallback of vr / exact)."""
+    if bound in ("balle", "fmt21"):
+        return bound
+    if bound == "vr" and _neutral_free(mechanism, k):
+        return "vr"
+    if bound == "exact" and mechanism == "grr" and k == 2:
+        return "exact2"
+    return "decomposition"
+
+
 def amplify(
     eps_local: float,
     n: int,
@@ -174,19 +188,20 @@ def _amplify(
     """Cached body of ``amplify`` (arguments already validated)."""
     none_why = "no amplification: bound is not below eps_local (eps_local itself holds)"
     theorem = THEOREMS[bound]
-    if bound == "balle":
+    route = _route(bound, mechanism, k)
+    if route == "balle":
         kk, why = _balle_k(mechanism, k, g)
         if kk is None:
             return Amplification(None, None, bound, False, why, theorem=theorem)
         eps_c, why = balle_epsilon(eps_local, n, delta, kk)
         return Amplification(eps_c, None, bound, eps_c is not None, why, theorem=theorem)
-    if bound == "fmt21":
+    if route == "fmt21":
         eps_c = fmt21_epsilon(eps_local, n, delta)
         why = "" if eps_c is not None else none_why
         return Amplification(eps_c, None, bound, eps_c is not None, why, theorem=theorem)
     _needs(mechanism, k, g)
     low, low_what = _lower_for(eps_local, n, delta, mechanism, k)
-    if bound == "vr" and _neutral_free(mechanism, k):
+    if route == "vr":
         _, up = vr_epsilon(eps_local, n, delta, mechanism, k=k, g=g, d=d)
         notes = [FMT23_ERRATUM] if mechanism == "generic" else []
         if up is None:
@@ -194,7 +209,7 @@ def _amplify(
         return Amplification(
             up, low, bound, up is not None, "; ".join(notes), "upper", low_what, theorem
         )
-    if bound == "exact" and mechanism == "grr" and k == 2:
+    if route == "exact2":
         res = binary_exact(eps_local, n, delta)
         dec = decomposition_epsilon(eps_local, n, delta, "grr", k=2)  # also valid: take the min
         best = min(res.upper, dec) if dec is not None else res.upper
@@ -270,18 +285,19 @@ def _max_local(
     d: int | None,
 ) -> float | None:
     """Cached body of ``max_local_epsilon`` (arguments already validated)."""
-    if bound == "balle":
+    route = _route(bound, mechanism, k)
+    if route == "balle":
         kk, _ = _balle_k(mechanism, k, g)
         if kk is None:
             return None
         v = balle_max_local_epsilon(eps_central, n, delta, kk)
         return eps_central if v is None or v < eps_central else v
-    if bound == "fmt21":
+    if route == "fmt21":
         return max(eps_central, fmt21_max_local_epsilon(eps_central, n, delta))
     _needs(mechanism, k, g)
-    if bound == "vr" and _neutral_free(mechanism, k):
+    if route == "vr":
         return max(eps_central, vr_max_local_epsilon(eps_central, n, delta, mechanism, k=k))
-    if bound == "exact" and mechanism == "grr" and k == 2:
+    if route == "exact2":
         target = eps_central * (1.0 - INVERSE_MARGIN)  # see decomposition_max_local_epsilon
 
         def ok(e: float) -> bool:

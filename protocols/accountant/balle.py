@@ -12,6 +12,30 @@ from __future__ import annotations
 
 import math
 
+BLANKET_CONST = 14.0  # the constant of the blanket bound, 14 ln(2/delta)
+
+
+def blanket_epsilon(eps_local: float, n: float, delta: float, k: float) -> float:
+    """The closed form itself, unchecked: ``sqrt(14 ln(2/delta) (e^eps_l + k - 1) / (n - 1))``."""
+    return math.sqrt(
+        BLANKET_CONST * math.log(2.0 / delta) * (math.exp(eps_local) + k - 1) / (n - 1)
+    )
+
+
+def blanket_capacity(eps_central: float, n: float, delta: float) -> float:
+    """``eps_c^2 (n - 1) / (14 ln(2/delta))``: the e^eps_l + k - 1 the bound allows at eps_c."""
+    return eps_central**2 * (n - 1) / (BLANKET_CONST * math.log(2.0 / delta))
+
+
+def blanket_mass_needed(eps_central: float, delta: float) -> float:
+    """``14 ln(2/delta) / eps_c^2``: the blanket mass (expected uniform messages) eps_c needs."""
+    return BLANKET_CONST * math.log(2.0 / delta) / eps_central**2
+
+
+def blanket_epsilon_of_mass(mass: float, delta: float) -> float:
+    """``sqrt(14 ln(2/delta) / mass)``: the eps_c a blanket of ``mass`` uniform messages gives."""
+    return math.sqrt(BLANKET_CONST * math.log(2.0 / delta) / mass)
+
 
 def _check(n: int, delta: float, k: int) -> None:
     if n < 2:
@@ -36,7 +60,7 @@ def balle_epsilon(eps_local: float, n: int, delta: float, k: int) -> tuple[float
     _check(n, delta, k)
     if not eps_local > 0:
         raise ValueError(f"balle: local epsilon must be > 0, got {eps_local}")
-    eps_c = math.sqrt(14.0 * math.log(2.0 / delta) * (math.exp(eps_local) + k - 1) / (n - 1))
+    eps_c = blanket_epsilon(eps_local, n, delta, k)
     why = balle_conditions(eps_c, eps_local, n, k)
     if why:
         return None, why
@@ -53,7 +77,7 @@ def balle_max_local_epsilon(eps_central: float, n: int, delta: float, k: int) ->
     _check(n, delta, k)
     if not 0 < eps_central <= 1.0:
         return None
-    x = eps_central**2 * (n - 1) / (14.0 * math.log(2.0 / delta)) - k + 1
+    x = blanket_capacity(eps_central, n, delta) - k + 1
     if x <= 1.0:
         return None
     eps_l = math.log(x)

@@ -20,11 +20,10 @@ import math
 import numpy as np
 from scipy import stats
 
-from protocols.accountant.search import bisect_first_true
+from protocols.accountant.search import bisect_first_true, max_local_for_target
 from protocols.accountant.variation_ratio import (
     PairParams,
     _divergence_at,
-    _last_true,
     pair_epsilon,
     pair_max_local_epsilon,
 )
@@ -97,11 +96,7 @@ def fmt21_max_local_epsilon(
     def ok(e: float) -> bool:
         return e <= eps_central or fmt21_stepped_delta(eps_central, e, n, step) < delta
 
-    hi = max(2 * eps_central, eps_central + 1.0)
-    lo = eps_central
-    while ok(hi) and hi < 60.0:
-        lo, hi = hi, 2 * hi
-    return _last_true(ok, lo, min(hi, 60.0), 1e-4)
+    return max_local_for_target(ok, eps_central, cap=60.0, abs_tol=1e-4)
 
 
 def fmt21_closed_form(eps_local: float, n: int, delta: float) -> float | None:

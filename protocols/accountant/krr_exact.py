@@ -35,6 +35,7 @@ import numpy as np
 from scipy.stats import binom
 
 from protocols.accountant.crowd import fixed_three_atoms
+from protocols.accountant.search import bisect_last_true
 
 
 def _pq(eps_local: float, k: int) -> tuple[float, float]:
@@ -83,12 +84,12 @@ def worst_homogeneous(
         a, b = 0.0, eps_local
         if homogeneous_delta(a, eps_local, n, k, z, tail=tail)[0] <= delta:
             continue
-        while b - a > 1e-5 * b:
-            mid = 0.5 * (a + b)
-            if homogeneous_delta(mid, eps_local, n, k, z, tail=tail)[0] > delta:
-                a = mid
-            else:
-                b = mid
+        a = bisect_last_true(
+            lambda x, z=z: homogeneous_delta(x, eps_local, n, k, z, tail=tail)[0] > delta,
+            a,
+            b,
+            rel=1e-5,
+        )
         if a > best[0]:
             best = (a, z)
     return best[0], best[1], None
@@ -143,16 +144,11 @@ class BinaryExact:
 
 def _epsilon_of_dataset(eps_local: float, ones: int, zeros: int, delta: float) -> float:
     """Smallest eps (to 1e-7 relative) with the dataset's delta <= target (0 if already)."""
-    lo, hi = 0.0, eps_local
     if binary_dataset_delta(0.0, eps_local, ones, zeros) <= delta:
         return 0.0
-    while hi - lo > 1e-7 * hi:
-        mid = 0.5 * (lo + hi)
-        if binary_dataset_delta(mid, eps_local, ones, zeros) <= delta:
-            hi = mid
-        else:
-            lo = mid
-    return lo
+    return bisect_last_true(
+        lambda x: binary_dataset_delta(x, eps_local, ones, zeros) > delta, 0.0, eps_local, rel=1e-7
+    )
 
 
 def binary_exact(

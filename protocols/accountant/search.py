@@ -18,15 +18,31 @@ from scipy import optimize
 DeltaPair = Callable[[float], tuple[float, float]]
 
 
-def bisect_first_true(pred: Callable[[float], bool], lo: float, hi: float, rel: float) -> float:
-    """Smallest x in [lo, hi] (to rel) with pred(x), pred monotone False..True, pred(hi) True."""
-    while hi - lo > rel * max(hi, 1e-12):
+def _bisect(
+    pred: Callable[[float], bool], lo: float, hi: float, rel: float, abs_tol: float
+) -> tuple[float, float]:
+    """The one bisection loop: shrink [lo, hi] (pred False at lo's side, True at hi's side)
+    until it is at most max(abs_tol, rel * hi) wide."""
+    while hi - lo > max(abs_tol, rel * max(hi, 1e-12)):
         mid = 0.5 * (lo + hi)
         if pred(mid):
             hi = mid
         else:
             lo = mid
-    return hi
+    return lo, hi
+
+
+def bisect_first_true(pred: Callable[[float], bool], lo: float, hi: float, rel: float) -> float:
+    """Smallest x in [lo, hi] (to rel) with pred(x), pred monotone False..True, pred(hi) True."""
+    return _bisect(pred, lo, hi, rel, 0.0)[1]
+
+
+def bisect_last_true(
+    pred: Callable[[float], bool], lo: float, hi: float, *, rel: float = 0.0, abs_tol: float = 0.0
+) -> float:
+    """Largest x in [lo, hi] (to rel or abs_tol) with pred(x), pred monotone True..False,
+    pred(lo) True."""
+    return _bisect(lambda x: not pred(x), lo, hi, rel, abs_tol)[0]
 
 
 def epsilon_for_delta(
@@ -89,14 +105,7 @@ def epsilon_for_delta(
             low = cap
         elif both(0.0)[0] > delta:
             # largest x with lower bound > delta: bisect on [0, cap]
-            a, b = 0.0, cap
-            while b - a > rel_tol * max(b, 1e-12):
-                mid = 0.5 * (a + b)
-                if both(mid)[0] > delta:
-                    a = mid
-                else:
-                    b = mid
-            low = a
+            low = bisect_last_true(lambda y: both(y)[0] > delta, 0.0, cap, rel=rel_tol)
         else:
             low = 0.0
     return low, up
@@ -122,10 +131,4 @@ def max_local_for_target(
         hi = cap
         if ok(cap):
             return cap
-    while hi - lo > abs_tol:
-        mid = 0.5 * (lo + hi)
-        if ok(mid):
-            lo = mid
-        else:
-            hi = mid
-    return lo
+    return bisect_last_true(ok, lo, hi, abs_tol=abs_tol)

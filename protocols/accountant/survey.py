@@ -37,6 +37,8 @@ from dataclasses import dataclass
 
 from scipy import optimize
 
+from protocols.accountant.balle import blanket_epsilon_of_mass, blanket_mass_needed
+
 THEOREMS = ("theorem1", "theorem2", "theorem3", "theorem3_loose", "theorem4")
 
 
@@ -290,7 +292,7 @@ def theorem3_inverse(eps_c: float, n: int, delta: float) -> Bound:
 
 def theorem4_lambda(eps_c: float, n: int, delta: float, k: int) -> float:
     """Eq. 8: lambda = max{14 k ln(2/delta)/((n-1) eps_c^2), 27 k/((n-1) eps_c)}."""
-    return max(14.0 * k * math.log(2 / delta) / ((n - 1) * eps_c**2), 27.0 * k / ((n - 1) * eps_c))
+    return max(k * blanket_mass_needed(eps_c, delta) / (n - 1), 27.0 * k / ((n - 1) * eps_c))
 
 
 def theorem4(eps_l: float, n: int, delta: float, k: int) -> Bound:
@@ -299,7 +301,7 @@ def theorem4(eps_l: float, n: int, delta: float, k: int) -> Bound:
     _check(n, delta)
     lam = rr_lambda(eps_l, k)
     eps_c = max(
-        math.sqrt(14.0 * k * math.log(2 / delta) / ((n - 1) * lam)), 27.0 * k / ((n - 1) * lam)
+        blanket_epsilon_of_mass((n - 1) * lam / k, delta), 27.0 * k / ((n - 1) * lam)
     )
     if eps_c > 1.0:
         return _invalid(

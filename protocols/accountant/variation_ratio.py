@@ -44,7 +44,7 @@ import numpy as np
 from scipy import optimize, stats
 from scipy.special import bdtrc
 
-from protocols.accountant.search import bisect_first_true
+from protocols.accountant.search import bisect_first_true, max_local_for_target
 
 MECHANISMS = ("grr", "olh", "oue", "sue", "hadamard", "generic")
 
@@ -356,23 +356,7 @@ def pair_max_local_epsilon(
             return True
         return pair_delta(target, pair_of(eps_l), n, tail=tail, max_points=max_points)[1] <= delta
 
-    lo, hi = eps_central, max(2 * eps_central, eps_central + 1.0)
-    while ok(hi):
-        lo, hi = hi, 2 * hi
-        if hi > cap:
-            return cap if ok(cap) else _last_true(ok, lo, cap, abs_tol)
-    return _last_true(ok, lo, hi, abs_tol)
-
-
-def _last_true(ok: Callable[[float], bool], lo: float, hi: float, abs_tol: float) -> float:
-    """Largest x in [lo, hi] with ok(x), given ok(lo) True and monotone (True..False)."""
-    while hi - lo > abs_tol:
-        mid = 0.5 * (lo + hi)
-        if ok(mid):
-            lo = mid
-        else:
-            hi = mid
-    return lo
+    return max_local_for_target(ok, eps_central, cap=cap, abs_tol=abs_tol)
 
 
 def vr_epsilon(

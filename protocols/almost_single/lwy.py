@@ -38,7 +38,7 @@ from protocols.accountant.survey import robust_users
 from protocols.almost_single.blanket import blanket_delta, blanket_epsilon, blanket_rate
 from protocols.base import Batches, BatchSpec
 from protocols.catalogue.common import CatalogueProtocol, Guarantee
-from protocols.histograms._values import check_values, label_counts
+from protocols.catalogue.inputs import check_values, label_counts
 from protocols.oracles.olh import OLHFamily, olh_family, olh_support
 
 BATCH = "reports"

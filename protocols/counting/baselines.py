@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-from protocols.counting._bits import check_bits
+from protocols.catalogue.inputs import check_bits
 from protocols.counting.cnt_rr import rr_bits, rr_count_estimate, rr_count_variance
 from protocols.oracles.central import (
     geometric_mechanism,

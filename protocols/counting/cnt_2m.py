@@ -27,7 +27,7 @@ from scipy import stats
 
 from protocols.base import Batches, BatchSpec
 from protocols.catalogue.common import CatalogueProtocol, Guarantee
-from protocols.counting._bits import check_bits, ones_in
+from protocols.catalogue.inputs import check_bits, ones_in
 from protocols.distributed_noise.binomial import (
     bc_two_message_gamma,
     binomial_epsilon,

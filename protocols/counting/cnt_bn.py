@@ -26,7 +26,7 @@ import numpy as np
 from protocols.accountant.survey import robust_users
 from protocols.base import Batches, BatchSpec
 from protocols.catalogue.common import CatalogueProtocol, Guarantee
-from protocols.counting._bits import check_bits, ones_in
+from protocols.catalogue.inputs import check_bits, ones_in
 from protocols.distributed_noise.binomial import (
     bc_smooth_mass,
     binomial_epsilon,

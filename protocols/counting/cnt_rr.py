@@ -24,7 +24,7 @@ import numpy as np
 from protocols.accountant import survey
 from protocols.base import Batches, BatchSpec
 from protocols.catalogue.common import CatalogueProtocol, Guarantee
-from protocols.counting._bits import check_bits, ones_in
+from protocols.catalogue.inputs import check_bits, ones_in
 from protocols.defences.fake_removal import UniformFakeReports
 
 BOUNDS = ("theorem3", "theorem4", "vr")

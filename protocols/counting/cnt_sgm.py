@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from protocols.base import Batches
-from protocols.counting._bits import check_bits
+from protocols.catalogue.inputs import check_bits
 from protocols.distributed_noise.robust_splitmix import (
     decode_sum,
     encode_values,

@@ -51,7 +51,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _schema(a: argparse.Namespace) -> int:
-    from protocols.datasets.infer import WARNING, infer_schema, proposal_text
+    from protocols.datasets.infer import WARNING, infer_schema, notes_text, proposal_text
 
     if a.max_values < 1:
         raise ValueError("--max-values must be at least 1")
@@ -59,12 +59,13 @@ def _schema(a: argparse.Namespace) -> int:
     if delim is not None and len(delim) != 1:
         raise ValueError(f"--delimiter must be one character or 'tab', got {a.delimiter!r}")
     schema, notes = infer_schema(a.file, a.kind, delim, a.header, a.column, a.max_values)
-    text = proposal_text(schema, notes)
+    text = proposal_text(schema)
     if a.output:
         Path(a.output).write_text(text)
     else:
         sys.stdout.write(text)
     print(f"{PROG}: {WARNING}", file=sys.stderr)
+    print(notes_text(notes), file=sys.stderr)
     if a.output:
         print(
             f"{PROG}: proposed schema written to {a.output}; review it before any run",
@@ -84,6 +85,8 @@ def _check(a: argparse.Namespace) -> int:
     for _ in reader:
         pass
     rep = reader.report
+    if rep.rows_total == 0:
+        raise DataFileError(f"{a.file}: no data rows (the file is empty after any header line)")
     if a.json:
         print(json.dumps(rep.to_dict(), indent=2))
     else:

@@ -352,11 +352,22 @@ def _infer_sets(
     return SetValuedSchema(LinesFormat(sep, header), uni, name=Path(path).name), notes
 
 
-def proposal_text(schema: Schema, notes: list[str]) -> str:
-    """The proposed schema as TOML, preceded by the warning and the notes as comments."""
+def proposal_text(schema: Schema) -> str:
+    """The proposed schema as TOML, preceded by the warning as comments. What was taken from
+    the data (counts of rows, of values, the values' share) is not written into it: the
+    schema is to be published, those notes are for the operator's terminal (:func:`notes_text`)."""
     import textwrap
 
     head = ["# " + line for line in textwrap.wrap(WARNING, 96)]
-    head += ["#", "# Taken from the data (review each):"]
-    head += ["#   " + n for n in notes]
+    head += [
+        "#",
+        "# What was taken from the data is printed on the terminal only (counts of a private",
+        "# file are not written into a schema that a run publishes).",
+    ]
     return "\n".join(head) + "\n\n" + dump_schema(schema)
+
+
+def notes_text(notes: list[str]) -> str:
+    """The notes on what came from the data, for the operator's terminal (never published)."""
+    lines = ["Taken from the data (review each; operator only, not written into the schema):"]
+    return "\n".join(lines + ["  " + n for n in notes])

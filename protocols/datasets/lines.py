@@ -24,6 +24,13 @@ from protocols.datasets.report import DataFileError
 
 BLOCK_BYTES = 4 << 20
 MAX_LINE_BYTES = 16 << 20
+# The one record separator: a data row is the bytes up to and including an LF (a CR just before
+# the LF belongs to the line end; any other CR, and an LF inside quotes, is not special: RFC 4180
+# line breaks inside a quoted field are not joined, so that no field's content can merge rows
+# and change the public number of participants by more than the lines it spans). Both the
+# reader (line_blocks) and the launcher's split among client parties
+# (parties.runtime.own_data) cut records here.
+RECORD_END = 10
 
 _MAGIC = {
     b"BZh": "bzip2 (decompress it, or recompress it with gzip)",
@@ -75,9 +82,35 @@ class LineBlock:
         return int(self.starts.size)
 
 
+def record_ends(data: bytes | memoryview) -> np.ndarray:
+    """Positions of the record separators (:data:`RECORD_END`) in ``data``."""
+    return np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == RECORD_END)
+
+
+def read_pieces(stream: BinaryIO, path: str, block_bytes: int = BLOCK_BYTES) -> Iterator[bytes]:
+    """The decompressed bytes of ``stream`` in pieces of at most ``block_bytes``, a UTF-8
+    byte-order mark at the start dropped; corrupt compressed data is one DataFileError line."""
+    first, done = True, 0
+    while True:
+        try:
+            chunk = stream.read(block_bytes)
+        except (OSError, EOFError, zlib.error, gzip.BadGzipFile) as exc:
+            raise DataFileError(
+                f"{path}: the compressed data is corrupt or truncated after {done} bytes ({exc})"
+            ) from None
+        if first:
+            first = False
+            if chunk.startswith(b"\xef\xbb\xbf"):
+                chunk = chunk[3:]
+        if not chunk:
+            return
+        done += len(chunk)
+        yield chunk
+
+
 def _block(first: int, data: bytes, long_lines: tuple[int, ...]) -> LineBlock:
     arr = np.frombuffer(data, dtype=np.uint8)
-    nl = np.flatnonzero(arr == 10)
+    nl = record_ends(data)
     if data and (not nl.size or nl[-1] != len(data) - 1):  # last line of a file without "\n"
         nl = np.append(nl, len(data))
     starts = np.empty(nl.size, dtype=np.int64)
@@ -105,35 +138,15 @@ def line_blocks(
     carry = bytearray()
     skipping = False  # inside an overlong line: drop bytes up to its newline
     long_lines: list[int] = []
-    first = True
-    while True:
-        try:
-            chunk = stream.read(block_bytes)
-        except (OSError, EOFError, zlib.error, gzip.BadGzipFile) as exc:
-            raise DataFileError(
-                f"{path}: the compressed data is corrupt or truncated after line {line_no - 1} "
-                f"({exc})"
-            ) from None
-        if first:
-            first = False
-            if chunk.startswith(b"\xef\xbb\xbf"):
-                chunk = chunk[3:]
-        if not chunk:
-            if skipping:
-                skipping = False
-            elif carry:
-                yield _block(line_no, bytes(carry), tuple(long_lines))
-                long_lines = []
-            if long_lines:
-                yield _block(line_no, b"", tuple(long_lines))
-            return
+    end = bytes([RECORD_END])
+    for chunk in read_pieces(stream, path, block_bytes):
         if skipping:
-            cut = chunk.find(b"\n")
+            cut = chunk.find(end)
             if cut < 0:
                 continue
             chunk = chunk[cut + 1 :]
             skipping = False
-        last = chunk.rfind(b"\n")
+        last = chunk.rfind(end)
         if last < 0:
             carry += chunk
             if len(carry) > max_line_bytes:
@@ -148,3 +161,8 @@ def line_blocks(
         long_lines = []
         line_no += blk.count
         yield blk
+    if carry and not skipping:
+        yield _block(line_no, bytes(carry), tuple(long_lines))
+        long_lines = []
+    if long_lines:
+        yield _block(line_no, b"", tuple(long_lines))

@@ -80,6 +80,7 @@ def index_dtype(max_size: int) -> type[np.signedinteger]:
 @dataclass(frozen=True)
 class CategoricalChunk:
     records: np.ndarray  # (m, d) value indices
+    rows: np.ndarray  # (m,) data-row position of each kept record (0 = first row after a header)
 
     @property
     def n(self) -> int:
@@ -90,6 +91,7 @@ class CategoricalChunk:
 class SetValuedChunk:
     indptr: np.ndarray  # (m + 1,) int64
     items: np.ndarray  # int32 indices into the universe
+    rows: np.ndarray  # (m,) data-row position of each kept transaction
 
     @property
     def n(self) -> int:
@@ -99,6 +101,7 @@ class SetValuedChunk:
 @dataclass(frozen=True)
 class NumericChunk:
     values: np.ndarray  # (m,) float64 in [0, 1]
+    rows: np.ndarray  # (m,) data-row position of each kept value
 
     @property
     def n(self) -> int:
@@ -190,10 +193,15 @@ class DataReader:
         dec = SetDecoder(self.schema)
 
         def run(block: LineBlock, first: int) -> SetValuedChunk:
-            indptr, items = dec.decode(block, first, self.report)
-            return SetValuedChunk(indptr, items)
+            indptr, items, lines = dec.decode(block, first, self.report)
+            return SetValuedChunk(indptr, items, self._positions(block, lines))
 
         return run
+
+    def _positions(self, block: LineBlock, lines: np.ndarray) -> np.ndarray:
+        """Data-row positions (0-based, after the header) of the block's lines ``lines``: one
+        row per line (:mod:`protocols.datasets.lines`), so a row's position is its line's."""
+        return block.first_line - 1 - self.report.header_lines + np.asarray(lines, np.int64)
 
     # ---- categorical and numeric ---------------------------------------------------------
 
@@ -286,13 +294,14 @@ class DataReader:
                 block, parsed.lines, cols, status, names, ~kept, want - len(found)
             )
         rep.add_examples(found)
+        rows = self._positions(block, parsed.lines[kept])
         if isinstance(schema, NumericSchema):
-            return NumericChunk(decoded[0][0][kept])
+            return NumericChunk(decoded[0][0][kept], rows)
         dtype = index_dtype(max(schema.domain_sizes))
         out = np.empty((int(kept.sum()), len(names)), dtype=dtype)
         for j, (codes, _) in enumerate(decoded):
             out[:, j] = codes[kept]
-        return CategoricalChunk(out)
+        return CategoricalChunk(out, rows)
 
     def _row_examples(
         self,
@@ -335,6 +344,7 @@ class CategoricalData:
     schema: CategoricalSchema
     records: np.ndarray
     report: DataReport
+    rows: np.ndarray | None = None  # data-row position of each kept record (file order)
 
     @property
     def n(self) -> int:
@@ -371,6 +381,7 @@ class SetValuedData:
     indptr: np.ndarray
     items: np.ndarray
     report: DataReport
+    rows: np.ndarray | None = None  # data-row position of each kept transaction
 
     @property
     def n(self) -> int:
@@ -413,6 +424,7 @@ class NumericData:
     schema: NumericSchema
     values: np.ndarray
     report: DataReport
+    rows: np.ndarray | None = None  # data-row position of each kept value
 
     @property
     def n(self) -> int:
@@ -427,18 +439,20 @@ def read_dataset(path: str | Path, schema: Schema, **options: int) -> Data:
     :class:`DataReader` (``block_bytes``, ``max_line_bytes``, ``max_examples``)."""
     reader = DataReader(path, schema, **options)
     chunks = list(reader)
+    rows = np.concatenate([c.rows for c in chunks]) if chunks else np.zeros(0, np.int64)
     if isinstance(schema, CategoricalSchema):
         dtype = index_dtype(max(schema.domain_sizes))
         recs = [c.records for c in chunks if isinstance(c, CategoricalChunk)]
         matrix = np.concatenate(recs) if recs else np.zeros((0, len(schema.attributes)), dtype)
-        return CategoricalData(schema, matrix, reader.report)
+        return CategoricalData(schema, matrix, reader.report, rows)
     if isinstance(schema, NumericSchema):
         vals = [c.values for c in chunks if isinstance(c, NumericChunk)]
-        return NumericData(schema, np.concatenate(vals) if vals else np.zeros(0), reader.report)
+        values = np.concatenate(vals) if vals else np.zeros(0)
+        return NumericData(schema, values, reader.report, rows)
     parts = [c for c in chunks if isinstance(c, SetValuedChunk)]
     sizes = [np.diff(c.indptr) for c in parts]
     indptr = np.zeros(sum(s.size for s in sizes) + 1, dtype=np.int64)
     if sizes:
         np.cumsum(np.concatenate(sizes), out=indptr[1:])
     items = np.concatenate([c.items for c in parts]) if parts else np.zeros(0, np.int32)
-    return SetValuedData(schema, indptr, items, reader.report)
+    return SetValuedData(schema, indptr, items, reader.report, rows)

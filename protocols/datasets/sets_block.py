@@ -67,13 +67,14 @@ class SetDecoder:
 
     def decode(
         self, block: LineBlock, first: int, rep: DataReport
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """(indptr, items) of the kept transactions among lines ``first..``; updates ``rep``."""
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(indptr, items, block line index of each) of the kept transactions among lines
+        ``first..``; updates ``rep``."""
         s = self.schema
         n = block.count - first
         rep.rows_total += n
         if n <= 0:
-            return np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int32)
+            return np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int32), np.zeros(0, np.int64)
         tokens, parent = tokenize(block, first, self.pattern)
         idx = item_index(tokens, s.universe)
         outside = idx < 0
@@ -129,7 +130,7 @@ class SetDecoder:
         sel = kept[p]
         indptr = np.zeros(int(kept.sum()) + 1, dtype=np.int64)
         np.cumsum(n_items[kept], out=indptr[1:])
-        return indptr, i[sel].astype(np.int32)
+        return indptr, i[sel].astype(np.int32), first + np.flatnonzero(kept).astype(np.int64)
 
     def _examples(
         self,

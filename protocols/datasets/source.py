@@ -22,6 +22,7 @@ report) stays with the party's operator: it is never published.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -61,7 +62,29 @@ def schema_of(params: dict[str, Any], needs: str | None = None, who: str = "") -
     kind = KIND_OF[type(schema)]
     if needs is not None and kind != needs:
         raise ValueError(f"{who} needs a {needs} schema, got a {kind} one")
+    check_run_domains(schema, who)
     return schema
+
+
+MAX_RUN_DOMAIN = 1 << 24  # values of one attribute (items of a universe) a run can count
+
+
+def check_run_domains(schema: Schema, who: str) -> None:
+    """Refuse domains a run cannot use: an attribute with a single value (it publishes nothing),
+    or more values than the analyzer's counts hold (``MAX_RUN_DOMAIN``)."""
+    if isinstance(schema, CategoricalSchema):
+        sizes = dict(zip(schema.attribute_names, schema.domain_sizes, strict=True))
+    elif isinstance(schema, SetValuedSchema):
+        sizes = {"items": int(schema.d)}
+    else:
+        return
+    for name, k in sizes.items():
+        if not 2 <= k <= MAX_RUN_DOMAIN:
+            raise ValueError(
+                f"{who}: the schema's {name!r} has {k} values; a run needs between 2 and "
+                f"{MAX_RUN_DOMAIN} (a single value publishes nothing; a larger domain: bin it "
+                "or use a coarser code list)"
+            )
 
 
 @dataclass
@@ -84,25 +107,56 @@ def dummy_rng(params: dict[str, Any]) -> np.random.Generator:
     return experiment_rng(int(seed), "own-data", "dummies")
 
 
+DUMMY_BLOCK = 1 << 16  # dummy values are drawn for every row position, this many at a time
+
+
+def _at_positions(
+    total: int, rows: np.ndarray, kept: np.ndarray, draw: Callable[[int], np.ndarray]
+) -> np.ndarray:
+    """``total`` rows in file order: the kept values at ``rows``, elsewhere ``draw(m)`` (values
+    drawn for *every* position, block by block, so that a row's dummy depends on its position
+    and the randomness only, never on which other rows were excluded)."""
+    out = np.empty((total, *kept.shape[1:]), dtype=kept.dtype)
+    for a in range(0, total, DUMMY_BLOCK):
+        b = min(total, a + DUMMY_BLOCK)
+        out[a:b] = draw(b - a)
+    out[rows] = kept
+    return out
+
+
 def with_dummies(data: Data, rng: np.random.Generator) -> Data:
-    """``data`` with one dummy record per excluded row (``report.rows_total`` records in all):
-    a uniform value of every attribute (categorical), an empty transaction (set-valued), a
-    uniform value in [0, 1] (numeric). A dummy depends on nothing in the file but the row's
-    existence; the estimate is then of the file with each excluded row replaced by a dummy."""
-    extra = data.report.rows_total - data.n
-    if extra < 0:
-        raise ValueError(f"{data.report.path}: {data.n} records kept from {data.report.rows_total}")
-    if extra == 0:
+    """``data`` with one dummy record at the place of every excluded row (``report.rows_total``
+    records in all, in file order): a uniform value of every attribute (categorical), an empty
+    transaction (set-valued), a uniform value in [0, 1] (numeric). A dummy depends on nothing
+    in the file but the row's existence and position; every kept record keeps its row's
+    position, so global user indices, and every public grouping of them, do not depend on which
+    rows were excluded. The estimate is then of the file with each excluded row replaced by a
+    dummy."""
+    total = data.report.rows_total
+    if data.n > total:
+        raise ValueError(f"{data.report.path}: {data.n} records kept from {total}")
+    if data.n == total:
         return data
+    rows = data.rows
+    if rows is None or rows.shape != (data.n,):
+        raise ValueError(f"{data.report.path}: the kept records' row positions are not known")
     if isinstance(data, CategoricalData):
         sizes = np.asarray(data.schema.domain_sizes, dtype=np.int64)
-        dummies = (rng.random((extra, sizes.size)) * sizes).astype(np.int64)
-        recs = np.concatenate([np.asarray(data.records, dtype=np.int64), dummies])
-        return replace(data, records=recs)
+        recs = _at_positions(
+            total,
+            rows,
+            np.asarray(data.records, dtype=np.int64),
+            lambda m: (rng.random((m, sizes.size)) * sizes).astype(np.int64),
+        )
+        return replace(data, records=recs, rows=np.arange(total, dtype=np.int64))
     if isinstance(data, NumericData):
-        return replace(data, values=np.concatenate([data.values, rng.random(extra)]))
-    indptr = np.concatenate([data.indptr, np.full(extra, data.indptr[-1], np.int64)])
-    return replace(data, indptr=indptr)
+        values = _at_positions(total, rows, np.asarray(data.values, np.float64), rng.random)
+        return replace(data, values=values, rows=np.arange(total, dtype=np.int64))
+    sizes = np.zeros(total, dtype=np.int64)
+    sizes[rows] = np.diff(data.indptr)
+    indptr = np.zeros(total + 1, dtype=np.int64)
+    np.cumsum(sizes, out=indptr[1:])
+    return replace(data, indptr=indptr, rows=np.arange(total, dtype=np.int64))
 
 
 def records_for(params: dict[str, Any], schema: Schema) -> OwnRecords:
@@ -143,6 +197,7 @@ __all__ = [
     "OwnRecords",
     "SchemaError",
     "categorical_records",
+    "check_run_domains",
     "declared_users",
     "dummy_rng",
     "with_dummies",

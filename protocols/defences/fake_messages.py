@@ -21,6 +21,8 @@ from typing import Protocol
 
 import numpy as np
 
+from protocols.accountant.balle import blanket_epsilon_of_mass
+
 
 class BatchSpec(Protocol):
     """What the fakes need of a ``protocols.base.BatchSpec`` (not imported: ``protocols.base``
@@ -53,7 +55,7 @@ def blanket_epsilon_with_fakes(
     mass = (n - 1) / (math.exp(min(eps_l, 700.0)) + k - 1) + fakes / k
     if mass <= 0:
         return None
-    eps = math.sqrt(14.0 * math.log(2 / delta) / mass)
+    eps = blanket_epsilon_of_mass(mass, delta)
     return eps if eps <= 1 else None
 
 
@@ -61,7 +63,7 @@ def fake_only_epsilon(k: int, fakes: int, delta: float) -> float | None:
     """eps_c when every other user colludes: the honest shuffler's fakes alone are the blanket."""
     if fakes < 1:
         return None
-    eps = math.sqrt(14.0 * k * math.log(2 / delta) / fakes)
+    eps = blanket_epsilon_of_mass(fakes / k, delta)
     return eps if eps <= 1 else None
 
 

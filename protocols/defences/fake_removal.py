@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from protocols.accountant.balle import blanket_mass_needed
 from protocols.defences.fake_messages import blanket_epsilon_with_fakes, uniform_fakes
 
 FAKES_PARAM = "fakes"  # run parameter: uniform fake rows the trusted shuffler adds per batch
@@ -142,7 +143,7 @@ def analyze_with_fakes(
 def _blanket(eps_l: float, k: int, n: int, f: int, delta: float, who: str) -> dict[str, Any]:
     eps = blanket_epsilon_with_fakes(eps_l, k, n, f, delta)
     need = math.ceil(
-        14.0 * math.log(2 / delta) * k - (n - 1) * k / (math.exp(min(eps_l, 700)) + k - 1)
+        blanket_mass_needed(1.0, delta) * k - (n - 1) * k / (math.exp(min(eps_l, 700)) + k - 1)
     )
     cond = (
         f"Balle et al. Thm 4 needs eps_c <= 1: (n - 1)/(e^eps_l + k - 1) + F/k >= 14 ln(2/delta) "

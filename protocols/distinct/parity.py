@@ -46,7 +46,7 @@ import numpy as np
 from protocols.accountant.survey import robust_users, theorem9, theorem9_sigma
 from protocols.base import Batches, BatchSpec
 from protocols.catalogue.common import CatalogueProtocol, Guarantee
-from protocols.histograms._values import check_values
+from protocols.catalogue.inputs import check_values
 from protocols.summation.split_mix import Q_MAX, num_shares, uniform_mod
 
 BATCH = "shares"

@@ -114,6 +114,11 @@ def build_protocol(params: dict[str, Any], data: SetData, method: str, n: int | 
             "typical basket size: the thesis' 90th percentile of the users' set sizes would be "
             "read from private data)"
         )
+    if not 1 <= ell <= data.d:
+        raise ValueError(
+            f"gfim: ell must lie in [1, {data.d}] (the {data.d} items of {data.name}'s universe: "
+            f"a set holds at most that many), got {ell}"
+        )
     eps = float(params.get("epsilon", 1.0))
     comb = str(params.get("combination", "thesis"))
     if not _flag(params.get("shuffle", True)):

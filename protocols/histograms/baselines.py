@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from protocols.histograms._values import check_values
+from protocols.catalogue.inputs import check_values
 from protocols.oracles.central import laplace_mechanism, laplace_variance
 from protocols.oracles.grr import grr_estimate_from_counts, grr_perturb, grr_variance
 

@@ -19,8 +19,8 @@ import numpy as np
 from protocols.accountant import survey
 from protocols.base import Batches, BatchSpec
 from protocols.catalogue.common import CatalogueProtocol, Guarantee
+from protocols.catalogue.inputs import check_values, label_counts
 from protocols.defences.fake_removal import UniformFakeReports
-from protocols.histograms._values import check_values, label_counts
 from protocols.oracles.grr import grr_estimate_from_counts, grr_perturb, grr_variance
 
 BOUNDS = ("theorem4", "vr")

@@ -26,9 +26,9 @@ import numpy as np
 
 from protocols.base import Batches, BatchSpec
 from protocols.catalogue.common import CatalogueProtocol, Guarantee
+from protocols.catalogue.inputs import check_values, label_counts
 from protocols.counting.cnt_2m import expected_mse, two_message_gamma
 from protocols.distributed_noise.binomial import binomial_epsilon
-from protocols.histograms._values import check_values, label_counts
 
 BLOCK = 1 << 22  # (user, label) coin flips drawn at once
 

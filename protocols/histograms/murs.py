@@ -24,38 +24,21 @@ from typing import Any
 
 import numpy as np
 
+from protocols.accountant.balle import blanket_epsilon_of_mass
 from protocols.base import Batches
 from protocols.catalogue.common import CatalogueProtocol, Guarantee
 from protocols.hp_sdp.baselines import blanket_mass
-from protocols.hp_sdp.murs import MURSProtocol
+from protocols.hp_sdp.murs import MURSProtocol, murs_eps_local, murs_mse
 from protocols.hp_sdp.protocol import seed_bound, srr_encode, srr_support
 from protocols.oracles.olh import olh_family
 
 FAKE_RATE = 0.01
 
 
-def murs_eps_local(n: int, b: float, g: int, fakes: int) -> float | None:
-    """eps_l meeting the blanket condition (inf if the fakes alone suffice; None if none)."""
-    rest = b - max(0, fakes - 1) / g
-    if rest <= 0:
-        return math.inf
-    e = (n - 1) / rest - g + 1
-    return math.log(e) if e > 1 else None
-
-
-def murs_mse(n: int, d: int, g: int, fakes: int, eps_l: float | None) -> float:
-    """MSE before post-processing (q* ~ 1/g): ((1/d) p(1-p) + (1 - 1/d + F/n) q(1-q))/(n(p-q)^2)."""
-    if eps_l is None:
-        return math.inf
-    p = 1.0 if math.isinf(eps_l) else math.exp(eps_l) / (math.exp(eps_l) + g - 1)
-    q = 1.0 / g
-    return ((1 / d) * p * (1 - p) + (1 - 1 / d + fakes / n) * q * (1 - q)) / (n * (p - q) ** 2)
-
-
 def murs_blanket_epsilon(users: int, eps_l: float, g: int, fakes: int, delta: float) -> float:
     """eps_c = sqrt(14 ln(2/delta) / ((users-1)/(e^eps_l+g-1) + (F-1)/g))."""
     mass = (users - 1) / (math.exp(min(eps_l, 700.0)) + g - 1) + max(0, fakes - 1) / g
-    return math.sqrt(14.0 * math.log(2 / delta) / mass)
+    return blanket_epsilon_of_mass(mass, delta)
 
 
 class SurveyMURS(MURSProtocol, CatalogueProtocol):
@@ -70,21 +53,16 @@ class SurveyMURS(MURSProtocol, CatalogueProtocol):
         self.accounting, self.certificate, self.r = "paper", "blanket", float(fake_rate)
         self.fakes = math.ceil(fake_rate * self.n)
         b = blanket_mass(self.eps_c, self.delta)
+        credited = max(0, self.fakes - 1)  # the fakes a target user does not control
+
+        def mse(g: int) -> float:
+            e = murs_eps_local(self.n, b, g, credited)
+            return murs_mse(self.n, self.d, g, self.fakes / self.n, e)
+
         grid = sorted({max(2, int(round(x))) for x in np.geomspace(2, 1 << 20, 81)})
-        best = min(
-            grid,
-            key=lambda g: murs_mse(
-                self.n, self.d, g, self.fakes, murs_eps_local(self.n, b, g, self.fakes)
-            ),
-        )
-        cands = range(max(2, int(best / 1.15)), int(best * 1.15) + 2)
-        self.g = min(
-            cands,
-            key=lambda g: murs_mse(
-                self.n, self.d, g, self.fakes, murs_eps_local(self.n, b, g, self.fakes)
-            ),
-        )
-        e = murs_eps_local(self.n, b, self.g, self.fakes)
+        best = min(grid, key=mse)
+        self.g = min(range(max(2, int(best / 1.15)), int(best * 1.15) + 2), key=mse)
+        e = murs_eps_local(self.n, b, self.g, credited)
         if e is None:
             raise ValueError(
                 f"MURS: no feasible (g, eps_l) for n={n}, eps_c={eps_c}, delta={delta}"

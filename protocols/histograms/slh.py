@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from protocols.accountant import survey
+from protocols.accountant.balle import blanket_capacity
 from protocols.catalogue.common import CatalogueProtocol, Guarantee
 from protocols.hp_sdp.protocol import HPSDPProtocol, SRRParams, mean_variance
 
@@ -41,7 +42,7 @@ def slh_parameters(d: int, n: int, eps_c: float, delta: float) -> tuple[int, flo
         e = _eps_l(eps_c, n, delta, g)
         return math.inf if e is None else mean_variance(e, g, n, d)
 
-    cap = int((n - 1) * eps_c**2 / (14 * math.log(2 / delta)))
+    cap = int(blanket_capacity(eps_c, n, delta))
     if cap < 2 or var(2) == math.inf:
         raise ValueError(f"SLH: Theorem 4 admits no hash range (n={n}, eps_c={eps_c})")
     grid = sorted({max(2, int(round(x))) for x in np.geomspace(2, max(2, cap), 25)})

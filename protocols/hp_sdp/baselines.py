@@ -54,9 +54,10 @@ from typing import Any
 
 import numpy as np
 
+from protocols.accountant.balle import blanket_mass_needed
 from protocols.base import Batches, BatchSpec, ShuffleProtocol
 from protocols.oracles.central import laplace_mechanism, laplace_variance
-from protocols.oracles.grr import grr_estimate_from_counts, grr_variance
+from protocols.oracles.grr import grr_estimate_from_counts, grr_variance, rr_report_variance
 from protocols.privacy.ledger import PrivacyRefusal, Release, users_received
 from protocols.privacy.statements import refused_below, shuffled_release
 
@@ -69,7 +70,7 @@ def blanket_mass(eps_c: float, delta: float) -> float:
         raise ValueError(f"baseline: eps_c must be finite and > 0, got {eps_c}")
     if not 0 < delta < 1:
         raise ValueError(f"baseline: delta must lie in (0, 1), got {delta}")
-    return 14.0 * math.log(2 / delta) / eps_c**2
+    return blanket_mass_needed(eps_c, delta)
 
 
 def _check_nd(name: str, d: int, n: int) -> None:
@@ -462,7 +463,7 @@ class MixDUMPProtocol(_Baseline):
         if not self.feasible:
             return (f - 1.0 / self.d) ** 2
         p, q = self._pq(self.gamma)
-        grr = q * (1 - q) + f * (p - q) * (1 - p - q)
+        grr = rr_report_variance(f, p, q)
         return (grr + self.s * (1 / self.d) * (1 - 1 / self.d)) / (self.n * (p - q) ** 2)
 
     def privacy(self) -> dict[str, Any]:

@@ -45,22 +45,29 @@ from protocols.privacy.statements import refused_below
 FAKE_RATES = (0.0, 0.1, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0)
 
 
-def _eps_for(n: int, B: float, g: int, r: float) -> float | None:
-    """eps_l meeting the blanket condition with g and fake rate r (inf if fakes suffice)."""
-    rest = B - r * (n - 1) / g
+def murs_eps_local(n: int, B: float, g: int, credited_fakes: float) -> float | None:
+    """eps_l meeting the blanket condition (n-1)/(e^eps_l+g-1) + credited/g >= B
+    (inf if the credited fakes alone suffice; None if no eps_l > 0 does)."""
+    rest = B - credited_fakes / g
     if rest <= 0:
         return math.inf
     e = (n - 1) / rest - g + 1
     return math.log(e) if e > 1 else None
 
 
-def _mean_var(n: int, d: int, g: int, r: float, eps_l: float | None) -> float:
-    """MSE before post-processing, q* ~ 1/g: ((1/d)p(1-p) + (1-1/d+r) q(1-q))/(n(p-q)^2)."""
+def murs_mse(n: int, d: int, g: int, fake_share: float, eps_l: float | None) -> float:
+    """MSE before post-processing, q* ~ 1/g, with fake_share = fakes / n:
+    ((1/d)p(1-p) + (1-1/d+fake_share) q(1-q))/(n(p-q)^2)."""
     if eps_l is None:
         return math.inf
     p = 1.0 if math.isinf(eps_l) else math.exp(eps_l) / (math.exp(eps_l) + g - 1)
     q = 1.0 / g
-    return ((1 / d) * p * (1 - p) + (1 - 1 / d + r) * q * (1 - q)) / (n * (p - q) ** 2)
+    return ((1 / d) * p * (1 - p) + (1 - 1 / d + fake_share) * q * (1 - q)) / (n * (p - q) ** 2)
+
+
+def _eps_for(n: int, B: float, g: int, r: float) -> float | None:
+    """eps_l with fake rate r: only the other users' r (n - 1) fakes are credited."""
+    return murs_eps_local(n, B, g, r * (n - 1))
 
 
 @lru_cache(maxsize=1024)
@@ -72,7 +79,7 @@ def murs_parameters(n: int, d: int, eps_c: float, delta: float) -> tuple[int, fl
         grid = sorted({max(2, int(round(x))) for x in np.geomspace(2, 1 << 20, 61)})
         for g in grid:
             e = _eps_for(n, B, g, r)
-            v = _mean_var(n, d, g, r, e)
+            v = murs_mse(n, d, g, r, e)
             if e is not None and (best is None or v < best[0]):
                 best = (v, g, r, e)
     if best is None:
@@ -80,7 +87,7 @@ def murs_parameters(n: int, d: int, eps_c: float, delta: float) -> tuple[int, fl
     _, g0, r, _ = best
     for g in range(max(2, int(g0 * 0.85)), int(g0 * 1.2) + 2):  # local refine
         e = _eps_for(n, B, g, r)
-        v = _mean_var(n, d, g, r, e)
+        v = murs_mse(n, d, g, r, e)
         if e is not None and v < best[0]:
             best = (v, g, r, e)
     return best[1], best[2], best[3]
@@ -114,7 +121,7 @@ class MURSProtocol(ShuffleProtocol):
         self.certificate = "blanket"
         if accounting == "tight":  # the better of the two certificates (both valid)
             p = calibrate(eps_c, delta, n, accounting="tight", d=self.d)
-            if _mean_var(self.n, self.d, p.g, 0.0, p.eps_l) < _mean_var(
+            if murs_mse(self.n, self.d, p.g, 0.0, p.eps_l) < murs_mse(
                 self.n, self.d, self.g, self.r, self.eps_l
             ):
                 self.g, self.r, self.eps_l, self.certificate = p.g, 0.0, p.eps_l, "vr"

@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from protocols.accountant import balle
 from protocols.base import Batches, BatchSpec, ShuffleProtocol
 from protocols.oracles.olh import (
     OLHFamily,
@@ -50,7 +51,6 @@ from protocols.privacy.statements import shuffled_release
 
 ACCOUNTINGS = ("paper", "tight")
 G_MAX = 1 << 20  # largest hash range the tight search considers (P < 2^31 in protocols.oracles.olh)
-BLANKET_CONST = 14.0  # Theorem 1 / Balle et al.: mu >= 14 ln(2/delta)/eps_c^2
 
 
 # -- Theorem 1 and calibration -----------------------------------------------------------------
@@ -68,13 +68,13 @@ def _check_privacy(eps_c: float, delta: float, n: int) -> None:
 def theorem1_epsilon(eps_l: float, g: int, n: int, delta: float) -> float:
     """Theorem 1: central eps of n shuffled SRR reports, sqrt(14 ln(2/delta)(e^eps_l+g-1)/(n-1))."""
     _check_privacy(1.0, delta, n)
-    return math.sqrt(BLANKET_CONST * math.log(2 / delta) * (math.exp(eps_l) + g - 1) / (n - 1))
+    return balle.blanket_epsilon(eps_l, n, delta, g)
 
 
 def blanket_capacity(eps_c: float, delta: float, n: int) -> float:
     """C = (n - 1) eps_c^2 / (14 ln(2/delta)) = e^eps_l + g - 1 at equality in Theorem 1."""
     _check_privacy(eps_c, delta, n)
-    return (n - 1) * eps_c**2 / (BLANKET_CONST * math.log(2 / delta))
+    return balle.blanket_capacity(eps_c, n, delta)
 
 
 def paper_optimal_g(eps_c: float, delta: float, n: int) -> int:

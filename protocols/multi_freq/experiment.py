@@ -1,4 +1,4 @@
-"""PRHR and PUCM in the seed-004 histogram experiment (:mod:`protocols.experiments.seed004`).
+"""PRHR and PUCM in the seed-004 histogram experiment (:mod:`parties.reproduce.seed004`).
 
 - PRHR runs its real encoder and analyzer over blocks of users (``PRHR.simulate_blocks``: n (1 +
   rho) tuples, 6.2e8 at n = 10^6, never all in memory) and passes the gate with the tuples made;

@@ -37,7 +37,7 @@ import numpy as np
 
 from protocols.base import Batches, BatchSpec
 from protocols.catalogue.common import CatalogueProtocol, Guarantee
-from protocols.histograms._values import check_values
+from protocols.catalogue.inputs import check_values
 from protocols.multi_freq._checks import blanket_privacy, certified, check_setting
 from protocols.multi_freq.hadamard import (
     count_members,

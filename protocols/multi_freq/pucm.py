@@ -36,8 +36,8 @@ import numpy as np
 
 from protocols.base import Batches, BatchSpec
 from protocols.catalogue.common import CatalogueProtocol, Guarantee
+from protocols.catalogue.inputs import check_values
 from protocols.distributed_noise.binomial import binomial_epsilon
-from protocols.histograms._values import check_values
 from protocols.histograms.hist_mm import one_hot_two_message
 from protocols.multi_freq._checks import blanket_privacy, certified, check_setting
 from protocols.rng import experiment_rng

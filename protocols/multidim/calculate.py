@@ -30,6 +30,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from protocols.accountant.balle import blanket_capacity, blanket_epsilon, blanket_epsilon_of_mass
+
 POLICIES = ("strict", "paper_lenient", "fallback")
 
 
@@ -58,7 +60,7 @@ def _check_common(eps_c: float, delta: float, n_eff: float, where: str) -> None:
 def balle_x(eps_c: float, delta: float, n_eff: float) -> float:
     """X = eps_c^2 (n_eff - 1) / (14 ln(2/delta)), the blanket size the bound allows."""
     _check_common(eps_c, delta, n_eff, "balle_x")
-    return eps_c**2 * (n_eff - 1) / (14 * math.log(2 / delta))
+    return blanket_capacity(eps_c, n_eff, delta)
 
 
 def eps_c_from_local(eps_l: float, delta: float, n_eff: float, k_eff: int) -> float:
@@ -66,7 +68,7 @@ def eps_c_from_local(eps_l: float, delta: float, n_eff: float, k_eff: int) -> fl
     if k_eff < 2:
         raise ValueError(f"eps_c_from_local: k_eff must be >= 2, got {k_eff}")
     _check_common(1.0, delta, n_eff, "eps_c_from_local")
-    return math.sqrt(14 * math.log(2 / delta) * (math.exp(eps_l) + k_eff - 1) / (n_eff - 1))
+    return blanket_epsilon(eps_l, n_eff, delta, k_eff)
 
 
 def theorem_conditions(eps_c: float, eps_l: float, n_eff: float, k_eff: int) -> str:
@@ -133,4 +135,4 @@ def calculate_eps_local(
 def feasibility_threshold(delta: float, n_eff: float, k_eff: float) -> float:
     """Smallest eps_c with X > k_eff (eps_l > 0 under the strict policy)."""
     _check_common(1.0, delta, n_eff, "feasibility_threshold")
-    return math.sqrt(k_eff * 14 * math.log(2 / delta) / (n_eff - 1))
+    return blanket_epsilon_of_mass((n_eff - 1) / k_eff, delta)

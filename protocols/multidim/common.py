@@ -26,6 +26,7 @@ import numpy as np
 
 from protocols.base import ShuffleProtocol
 from protocols.multidim.calculate import POLICIES, LocalBudget, calculate
+from protocols.oracles.grr import rr_report_variance
 from protocols.privacy.ledger import Release
 from protocols.privacy.statements import shuffled_release
 
@@ -127,6 +128,12 @@ def check_records(records: np.ndarray, domain_sizes: tuple[int, ...], where: str
     return x
 
 
+# A 1-way marginal is called mostly noise when, for most attributes, the standard deviation of
+# a value's estimated frequency exceeds this fraction of 1/d (its frequency in a uniform spread):
+# a typical value is then known only to within +-50% of itself.
+NOISE_RATIO = 0.5
+
+
 class MultidimProtocol(ShuffleProtocol):
     """Common state of the 1-way-marginal protocols: domains, budget, estimator choice."""
 
@@ -142,15 +149,15 @@ class MultidimProtocol(ShuffleProtocol):
         ratios = [
             float(np.sqrt(np.mean(v))) * k for v, k in zip(var, self.domain_sizes) if v is not None
         ]
-        if not ratios or float(np.median(ratios)) <= 1.0:
+        if not ratios or float(np.median(ratios)) <= NOISE_RATIO:
             return None
-        noisy = sum(r > 1 for r in ratios)
+        noisy = sum(r > NOISE_RATIO for r in ratios)
         sse = sum(float(np.sum(v)) for v in var if v is not None)
         return (
             f"too few users for these domains and epsilon: for {noisy} of {len(ratios)} "
-            f"attributes a frequency's standard deviation exceeds 1/d, the frequency of a value "
-            f"in a uniform spread (expected SSE about {sse:.2g}); more users (now {self.n}), a "
-            "larger --epsilon or attributes with fewer values would help"
+            f"attributes a frequency's standard deviation exceeds half of 1/d, the frequency of "
+            f"a value in a uniform spread (expected SSE about {sse:.2g}); more users (now "
+            f"{self.n}), a larger --epsilon or attributes with fewer values would help"
         )
 
     def __init__(
@@ -330,7 +337,7 @@ def sampled_attribute_variance(
         return q * (d - q) / (n * (p - q) ** 2) + f * (d - p - q) / (n * (p - q))
     if estimator == "observed":
         inv = expected_inverse_binomial(n, 1.0 / d)
-        noise = (q * (1 - q) + f * (p - q) * (1 - p - q)) / (p - q) ** 2
+        noise = rr_report_variance(f, p, q) / (p - q) ** 2
         return inv * noise + f * (1 - f) * (n * inv - 1) / (n - 1)
     raise ValueError(f"estimator must be 'paper' or 'observed', got {estimator!r}")
 
@@ -344,7 +351,7 @@ def grouped_variance(
     ``partition`` the hypergeometric group-count error f(1-f)(d-1)/(n-1) is added.
     """
     f = np.asarray(freqs, dtype=np.float64)
-    var = d * (q * (1 - q) + f * (p - q) * (1 - p - q)) / (n * (p - q) ** 2)
+    var = d * rr_report_variance(f, p, q) / (n * (p - q) ** 2)
     if partition:
         var = var + f * (1 - f) * (d - 1) / (n - 1)
     return var

@@ -89,6 +89,9 @@ class SRRMS(MultidimProtocol):
         """Group of each user (global indices ``ids`` in [0, n)): the public balanced rule."""
         return public_groups(ids, self.n, balanced_sizes(self.n, self.d), seed)
 
+    def public_grouping(self, ids: np.ndarray, seed: int) -> np.ndarray:
+        return self.assign_groups(ids, seed)
+
     def perturb(self, records: np.ndarray, groups: np.ndarray, rng: np.random.Generator) -> Batches:
         """Randomize each user's own-group attribute; one batch per attribute."""
         x = self.check(records)

@@ -44,6 +44,12 @@ def grr_estimate_from_counts(counts: np.ndarray, eps: float, n: int | None = Non
     return (counts / n - q) / (p - q)
 
 
+def rr_report_variance(f: np.ndarray | float, p: float, q: float) -> np.ndarray | float:
+    """q (1 - q) + f (p - q)(1 - p - q): the variance of one report's hit indicator for a value
+    of frequency f, when a holder hits with probability p and a non-holder with q (any RR)."""
+    return q * (1 - q) + f * (p - q) * (1 - p - q)
+
+
 def grr_variance(freqs: np.ndarray, k: int, eps: float, n: int) -> np.ndarray:
     """Exact variance of ``grr_estimate`` per value, given true frequencies ``freqs``.
 
@@ -51,7 +57,7 @@ def grr_variance(freqs: np.ndarray, k: int, eps: float, n: int) -> np.ndarray:
     """
     p, q = grr_probabilities(k, eps)
     f = np.asarray(freqs, dtype=np.float64)
-    return (q * (1 - q) + f * (p - q) * (1 - p - q)) / (n * (p - q) ** 2)
+    return rr_report_variance(f, p, q) / (n * (p - q) ** 2)
 
 
 def grr_sample_counts(true_counts: np.ndarray, eps: float, rng: np.random.Generator) -> np.ndarray:

@@ -25,7 +25,7 @@ import numpy as np
 from protocols.accountant import survey
 from protocols.base import Batches, BatchSpec
 from protocols.catalogue.common import CatalogueProtocol, Guarantee
-from protocols.histograms._values import check_values
+from protocols.catalogue.inputs import check_values
 from protocols.histograms.hist_kr import HistKR
 from protocols.histograms.slh import SLH
 from protocols.ranges.matrix_mechanism import range_answers, tree_consistent_leaves

@@ -18,7 +18,7 @@ import numpy as np
 from protocols.accountant import survey
 from protocols.base import Batches, BatchSpec
 from protocols.catalogue.common import CatalogueProtocol, Guarantee
-from protocols.histograms._values import label_counts
+from protocols.catalogue.inputs import label_counts
 from protocols.sums.krr_sum import krr_integers, krr_sum_estimate, krr_sum_variance, theorem4_krr
 from protocols.sums.rounding import check_unit_values, randomized_rounding, rounding_variance
 

@@ -29,9 +29,10 @@ from typing import Any
 import numpy as np
 
 from protocols.accountant import survey
+from protocols.accountant.balle import blanket_mass_needed
 from protocols.base import Batches, BatchSpec
 from protocols.catalogue.common import CatalogueProtocol, Guarantee
-from protocols.histograms._values import label_counts
+from protocols.catalogue.inputs import label_counts
 from protocols.sums.krr_sum import krr_integers, krr_sum_estimate, krr_sum_variance, theorem4_krr
 from protocols.sums.rounding import check_unit_values, randomized_rounding, rounding_variance
 
@@ -40,15 +41,13 @@ PRECISIONS = ("optimized", "generic")
 
 def max_domain(n: int, eps_j: float, delta_j: float) -> int:
     """Largest k with Theorem 4's lambda <= 1 at (eps_j, delta_j): (n-1) eps_j/max(14 ln(2/d)/eps_j, 27)."""
-    return int((n - 1) * eps_j / max(14 * math.log(2 / delta_j) / eps_j, 27.0))
+    return int((n - 1) * eps_j / max(blanket_mass_needed(eps_j, delta_j) * eps_j, 27.0))
 
 
 def _worst_var(k: np.ndarray, n: int, eps_j: float, delta_j: float) -> np.ndarray:
     """Worst per-user variance of the debiased k-RR digit (z at an end), vectorized over k."""
     k = np.asarray(k, dtype=np.float64)
-    lam = np.maximum(
-        14 * k * math.log(2 / delta_j) / ((n - 1) * eps_j**2), 27 * k / ((n - 1) * eps_j)
-    )
+    lam = np.maximum(k * blanket_mass_needed(eps_j, delta_j) / (n - 1), 27 * k / ((n - 1) * eps_j))
     v = lam * (k - 1) * (2 * k - 1) / 6 - (lam * (k - 1) / 2) ** 2
     return np.where(lam < 1, v / (1 - lam) ** 2, np.inf)
 

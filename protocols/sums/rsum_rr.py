@@ -23,7 +23,7 @@ import numpy as np
 from protocols.accountant import survey
 from protocols.base import Batches, BatchSpec
 from protocols.catalogue.common import CatalogueProtocol, Guarantee
-from protocols.counting._bits import ones_in
+from protocols.catalogue.inputs import ones_in
 from protocols.counting.cnt_rr import rr_bits, rr_count_estimate, rr_count_variance
 from protocols.sums.rounding import check_unit_values, randomized_rounding, rounding_variance
 

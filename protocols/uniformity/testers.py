@@ -29,6 +29,7 @@ import numpy as np
 from protocols.accountant.survey import robust_users, theorem9
 from protocols.base import Batches, BatchSpec
 from protocols.catalogue.common import CatalogueProtocol, Guarantee
+from protocols.catalogue.inputs import check_values, label_counts
 from protocols.counting.cnt_bn import binomial_noise_rate
 from protocols.distributed_noise.binomial import binomial_epsilon
 from protocols.distributed_noise.robust_splitmix import (
@@ -37,7 +38,6 @@ from protocols.distributed_noise.robust_splitmix import (
     guarantee_at,
     robust_splitmix_parameters,
 )
-from protocols.histograms._values import check_values, label_counts
 
 NULL_DRAWS = 4000
 NULL_SEED = 20040

@@ -1,5 +1,7 @@
 // V-21: the protocols' estimators (docs/spec/06-estimates.md), recomputed from the verified
-// plaintext multisets. Version 1 implements grr; the others are reported as not checked.
+// plaintext multisets: grr, psrr-ss, srr-ms, arr-ss, sue-ms, oue-ldp (the linear debiasing
+// estimators LD-1) and gfim; the others are listed with the reason in the spec and reported
+// as not checked.
 
 // grr (spec K-1): counts of the reports, then (c/n - q) / (p - q)
 function grr(rounds, cluster, privacy) {
@@ -121,7 +123,7 @@ const CATEGORICAL = {
     domainSizes: [9, 9, 7, 5, 2, 8, 6, 8, 7, 5, 5, 9, 6],
   },
 };
-function categorical(cluster) {
+export function categorical(cluster) {
   const p = cluster.params;
   if (p.schema !== undefined || p.data_dir !== undefined) return null;
   const ds = CATEGORICAL[String(p.dataset ?? 'adult')];
@@ -130,12 +132,18 @@ function categorical(cluster) {
   if (!['paper', 'observed'].includes(estimator)) return null;
   return { ...ds, n: p.users !== undefined ? Number(p.users) : ds.n, estimator };
 }
-// GRR(k, eps) estimate of counts c over N reports (N: a number, or NaN)
-function grrFreqs(c, k, eps, N) {
-  const e = Math.exp(eps);
-  const p = e / (e + k - 1), q = 1 / (e + k - 1);
+// LD-1: the (p, q) of each mechanism (spec 06) and the debiased counts (c / N - q) / (p - q)
+const MECHANISMS = {
+  grr: (k, eps) => { const e = Math.exp(eps); return [e / (e + k - 1), 1 / (e + k - 1)]; },
+  sue: (k, eps) => { const s = Math.exp(eps / 2); return [s / (s + 1), 1 / (s + 1)]; },
+  oue: (k, eps) => [0.5, 1 / (Math.exp(eps) + 1)],
+};
+function debias(mech, c, k, eps, N) {
+  const [p, q] = MECHANISMS[mech](k, eps);
   return c.map((x) => (x / N - q) / (p - q));
 }
+// GRR(k, eps) estimate of counts c over N reports (N: a number, or NaN)
+const grrFreqs = (c, k, eps, N) => debias('grr', c, k, eps, N);
 function multidimPackage(name, ds, est, reports, discarded) {
   return { protocol: name, attributes: ds.attributes, domain_sizes: ds.domainSizes, estimator: ds.estimator, marginals: est[ds.estimator], estimates: est, reports, discarded };
 }
@@ -187,17 +195,99 @@ function srrMs(rounds, cluster, privacy) {
   return { estimate: multidimPackage('srr-ms', ds, { paper, observed }, reports, malformed), n: total, received: { releases: perRelease } };
 }
 
-export const ESTIMATORS = { grr: { rounds: 1, fn: grr }, gfim: { rounds: 2, fn: gfim }, 'psrr-ss': { rounds: 1, fn: psrrSs }, 'srr-ms': { rounds: 1, fn: srrMs } };
+// arr-ss (spec K-6): one K-RR over the concatenated domains, K = sum k_j, scaled by d
+function arrSs(rounds, cluster, privacy) {
+  const ds = categorical(cluster);
+  if (ds === null) return { unsupported: 'arr-ss on data other than a bundled dataset (adult, census-income) without data_dir or schema' };
+  if (ds.estimator !== 'paper') return { err: `arr-ss has only the paper estimator, params name ${ds.estimator}` };
+  const eps = privacy?.eps_l;
+  if (typeof eps !== 'number' || !Number.isFinite(eps)) return { err: 'the signed privacy statement has no numeric eps_l' };
+  const d = ds.domainSizes.length, K = ds.domainSizes.reduce((a, k) => a + k, 0), bound = Math.max(d, ...ds.domainSizes);
+  const offsets = ds.domainSizes.map((_, j) => ds.domainSizes.slice(0, j).reduce((a, k) => a + k, 0));
+  const rows = rounds[0].get('reports') ?? [];
+  const c = new Array(K).fill(0);
+  let n = 0, received = 0;
+  for (const r of rows) {
+    if (r.length !== 2) return { err: 'arr-ss reports must have width 2' };
+    const [th, y] = r;
+    if (th >= 0 && th < bound && y >= 0 && y < bound) received += 1;
+    if (th >= 0 && th < d && y >= 0 && y < ds.domainSizes[th]) { c[offsets[th] + y] += 1; n += 1; }
+  }
+  if (n === 0) return { err: 'arr-ss: no well-formed reports' };
+  const f = debias('grr', c, K, eps, n).map((x) => d * x);
+  const paper = ds.domainSizes.map((k, j) => f.slice(offsets[j], offsets[j] + k));
+  return { estimate: multidimPackage('arr-ss', ds, { paper }, n, rows.length - n), n: rows.length, received: [received] };
+}
+// bit vectors of width k: column sums of the well-formed ones (every entry 0 or 1)
+function bitCounts(rows, k) {
+  const c = new Array(k).fill(0);
+  let ok = 0;
+  for (const r of rows) {
+    if (r.length !== k) throw new Error(`bit vectors must have width ${k}`);
+    if (r.every((b) => b === 0 || b === 1)) { ok += 1; r.forEach((b, v) => { c[v] += b; }); }
+  }
+  return { c, ok };
+}
+// sue-ms (spec K-6): SRR-MS's groups, each reporting its attribute with SUE at eps_l
+function sueMs(rounds, cluster, privacy) {
+  const ds = categorical(cluster);
+  if (ds === null) return { unsupported: 'sue-ms on data other than a bundled dataset (adult, census-income) without data_dir or schema' };
+  const eps = privacy?.eps_l;
+  if (!(eps === null || (typeof eps === 'number' && Number.isFinite(eps)))) return { err: 'the signed privacy statement\'s eps_l is not a number or null' };
+  const d = ds.domainSizes.length;
+  const paper = [], observed = [], perRelease = [];
+  let reports = 0, malformed = 0, total = 0;
+  try {
+    for (let j = 0; j < d; j++) {
+      const k = ds.domainSizes[j], rows = rounds[0].get(`a${j}`) ?? [];
+      total += rows.length;
+      if (eps === null) { malformed += rows.length; paper.push(null); observed.push(null); continue; }
+      const { c, ok } = bitCounts(rows, k);
+      reports += ok; malformed += rows.length - ok;
+      perRelease.push(ok);
+      paper.push(debias('sue', c, k, eps, ds.n / d));
+      observed.push(ok > 0 ? debias('sue', c, k, eps, ok) : new Array(k).fill(NaN));
+    }
+  } catch (e) { return { err: `sue-ms: ${e.message}` }; }
+  return { estimate: multidimPackage('sue-ms', ds, { paper, observed }, reports, malformed), n: total, received: { releases: perRelease } };
+}
+// oue-ldp (spec K-6): each user samples an attribute and reports it with OUE at params.epsilon
+function oueLdp(rounds, cluster) {
+  const ds = categorical(cluster);
+  if (ds === null) return { unsupported: 'oue-ldp on data other than a bundled dataset (adult, census-income) without data_dir or schema' };
+  const eps = Number(cluster.params.epsilon ?? 1.0);
+  const d = ds.domainSizes.length;
+  const paper = [], observed = [];
+  let reports = 0, malformed = 0, total = 0;
+  try {
+    for (let j = 0; j < d; j++) {
+      const k = ds.domainSizes[j], rows = rounds[0].get(`a${j}`) ?? [];
+      total += rows.length;
+      const { c, ok } = bitCounts(rows, k);
+      reports += ok; malformed += rows.length - ok;
+      paper.push(debias('oue', c, k, eps, ds.n / d));
+      observed.push(ok > 0 ? debias('oue', c, k, eps, ok) : new Array(k).fill(NaN));
+    }
+  } catch (e) { return { err: `oue-ldp: ${e.message}` }; }
+  return { estimate: multidimPackage('oue-ldp', ds, { paper, observed }, reports, malformed), n: total, received: [reports] };
+}
+
+export const ESTIMATORS = {
+  grr: { rounds: 1, fn: grr }, gfim: { rounds: 2, fn: gfim }, 'psrr-ss': { rounds: 1, fn: psrrSs }, 'srr-ms': { rounds: 1, fn: srrMs },
+  'arr-ss': { rounds: 1, fn: arrSs }, 'sue-ms': { rounds: 1, fn: sueMs }, 'oue-ldp': { rounds: 1, fn: oueLdp },
+};
 
 // the batches of each round and their bounds (spec K-1, K-4), for V-30; null when this
 // verifier does not know the protocol's batches
 export function batchBounds(cluster) {
   if (cluster.protocol === 'grr') return [{ reports: Number(cluster.params.domain ?? 10) }];
-  if (cluster.protocol === 'psrr-ss' || cluster.protocol === 'srr-ms') {
+  if (['psrr-ss', 'arr-ss', 'srr-ms', 'sue-ms', 'oue-ldp'].includes(cluster.protocol)) {
     const ds = categorical(cluster);
     if (ds === null) return null;
     const d = ds.domainSizes.length;
-    return cluster.protocol === 'psrr-ss' ? [{ reports: Math.max(d, ...ds.domainSizes) }] : [Object.fromEntries(ds.domainSizes.map((k, j) => [`a${j}`, k]))];
+    if (cluster.protocol === 'srr-ms') return [Object.fromEntries(ds.domainSizes.map((k, j) => [`a${j}`, k]))];
+    if (cluster.protocol === 'sue-ms' || cluster.protocol === 'oue-ldp') return [Object.fromEntries(ds.domainSizes.map((k, j) => [`a${j}`, 2]))];
+    return [{ reports: Math.max(d, ...ds.domainSizes) }];
   }
   if (cluster.protocol === 'gfim') {
     const g = gfimParams(cluster);

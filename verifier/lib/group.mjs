@@ -1,9 +1,12 @@
 // Group, scalars and Fiat-Shamir hashing of docs/spec/02-group.md (spec version 1).
 import { ristretto255, ristretto255_hasher } from '@noble/curves/ed25519.js';
 import { pippenger } from '@noble/curves/abstract/curve.js';
-import { sha512 } from '@noble/hashes/sha2.js';
+import crypto from 'node:crypto';
 
 export const Point = ristretto255.Point;
+// SHA-512 / SHA-256 (FIPS 180-4) through node's crypto, as Uint8Array
+export const sha512 = (b) => new Uint8Array(crypto.createHash('sha512').update(b).digest());
+export const sha256 = (b) => new Uint8Array(crypto.createHash('sha256').update(b).digest());
 export const L = 2n ** 252n + 27742317777372353535851937790883648493n;
 export const G = Point.BASE;
 export const ZERO = Point.ZERO;
@@ -25,11 +28,8 @@ export function le8(x) {
   for (let i = 0; i < 8; i++) { out[i] = Number(v & 0xffn); v >>= 8n; }
   return out;
 }
-export function leInt(bytes) {
-  let v = 0n;
-  for (let i = bytes.length - 1; i >= 0; i--) v = (v << 8n) | BigInt(bytes[i]);
-  return v;
-}
+// little-endian bytes -> BigInt (through hex: twice as fast as shifting byte by byte)
+export const leInt = (bytes) => (bytes.length ? BigInt(`0x${Buffer.from(bytes).reverse().toString('hex')}`) : 0n);
 export function scalarBytes(s) {
   let v = ((s % L) + L) % L;
   const out = new Uint8Array(32);
@@ -114,11 +114,13 @@ export function hashToPoint(...parts) {
   for (const p of parts) chunks.push(le8(p.length), p);
   return ristretto255_hasher.deriveToCurve(sha512(concat(chunks)));
 }
-export function generators(domain, n) {
+// the uniform 64-byte strings of generators(domain, n), for element derivation in bulk
+export function generatorSeeds(domain, n) {
   const seed = sha512(concat([utf8('ristretto255-generators|'), domain]));
   const out = [];
   const buf = new Uint8Array(72);
   buf.set(seed);
-  for (let i = 0; i < n; i++) { buf.set(le8(i), 64); out.push(ristretto255_hasher.deriveToCurve(sha512(buf))); }
+  for (let i = 0; i < n; i++) { buf.set(le8(i), 64); out.push(sha512(buf)); }
   return out;
 }
+export const generators = (domain, n) => generatorSeeds(domain, n).map((u) => ristretto255_hasher.deriveToCurve(u));

@@ -1,225 +1,22 @@
 // Mix-net checks of docs/spec/05-mixnet.md (V-10 .. V-18, spec version 1).
 import crypto from 'node:crypto';
-import { sha256, sha512 } from '@noble/hashes/sha2.js';
 import * as cbor from './cbor.mjs';
 import {
-  G, L, ZERO, VerifyError, concat, eqBytes, fsHash, fsScalar, generators, hashToPoint, hex, inv,
-  le8, leInt, mod, msm, mul, mulBase, point, points, scalar, scalarVector, scalars, splitBlob, utf8,
+  G, L, VerifyError, concat, sha256, fsHash, fsScalar, hex, inv, le8, leInt, mod, mul, mulBase, scalar,
+  scalarVector, splitBlob, utf8,
 } from './group.mjs';
 import { blob } from './transcripts.mjs';
 import { screen, submitters } from './submissions.mjs';
+import { verifyDkg } from './dkg.mjs';
+import { Cts, cachedPts, checkMixes } from './shuffle_proof.mjs';
+import { decodeList, msmPoint, rowSums } from './wasm_group.mjs';
+import { M, deepEqual, get, objToArray } from './util.mjs';
 
 const RECORD_TYPE = 'mixnet.record';
 const EMBED_BYTES = 30;
-
-// Map/record access
-export const get = (m, k, dflt = undefined) => (m instanceof Map ? (m.has(k) ? m.get(k) : dflt) : dflt);
-export const isInt = (v) => (typeof v === 'number' && Number.isInteger(v)) || typeof v === 'bigint';
-export function deepEqual(a, b) {
-  if (a instanceof Uint8Array || b instanceof Uint8Array) return a instanceof Uint8Array && b instanceof Uint8Array && eqBytes(a, b);
-  if (a instanceof Map || b instanceof Map) {
-    if (!(a instanceof Map && b instanceof Map) || a.size !== b.size) return false;
-    for (const [k, v] of a) if (!b.has(k) || !deepEqual(v, b.get(k))) return false;
-    return true;
-  }
-  if (Array.isArray(a) || Array.isArray(b)) return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((x, i) => deepEqual(x, b[i]));
-  if (typeof a === 'bigint' || typeof b === 'bigint') return (isInt(a) && isInt(b)) && BigInt(a) === BigInt(b);
-  return a === b;
-}
-const digest = (obj) => hex(sha256(cbor.encode(obj)));
+export { objToArray };
+export const digest = (obj) => hex(sha256(cbor.encode(obj)));
 const sentBy = (t, ty) => t.entries.filter((e) => e.dir === 'send' && e.ty === ty && e.pub);
-const M = (entries) => new Map(entries);
-
-// numpy-array payload {dtype, shape, data} (spec E-6)
-export function objToArray(obj) {
-  if (!(obj instanceof Map) || obj.size !== 3 || !obj.has('dtype') || !obj.has('shape') || !obj.has('data')) throw new Error('array payload must be a map with keys dtype, shape, data');
-  const dtype = obj.get('dtype'), shape = obj.get('shape'), data = obj.get('data');
-  const m = /^[<|]([iuf])(1|2|4|8)$/.exec(dtype);
-  if (!m) throw new Error(`array dtype ${dtype} not allowed`);
-  const size = Number(m[2]);
-  const count = shape.reduce((s, x) => s * Number(x), 1);
-  if (!(data instanceof Uint8Array) || data.length !== count * size) throw new Error('array data length does not match its shape');
-  const dv = new DataView(data.buffer, data.byteOffset, data.byteLength);
-  const out = [];
-  for (let i = 0; i < count; i++) {
-    const o = i * size;
-    if (m[1] === 'f') out.push(size === 8 ? dv.getFloat64(o, true) : dv.getFloat32(o, true));
-    else if (size === 1) out.push(m[1] === 'i' ? dv.getInt8(o) : dv.getUint8(o));
-    else if (size === 2) out.push(m[1] === 'i' ? dv.getInt16(o, true) : dv.getUint16(o, true));
-    else if (size === 4) out.push(m[1] === 'i' ? dv.getInt32(o, true) : dv.getUint32(o, true));
-    else out.push(Number(m[1] === 'i' ? dv.getBigInt64(o, true) : dv.getBigUint64(o, true)));
-  }
-  return { shape: shape.map(Number), values: out };
-}
-
-// ------------------------------------------------------------------ ciphertext lists (spec E-3)
-class Cts {
-  constructor(a, b) { this.a = a; this.b = b; }
-  get w() { return this.a.length; }
-  get n() { return this.a.length ? this.a[0].length : 0; }
-  digest() {
-    return hashBytes([utf8('sdp-mixnet-v1|ciphertexts|'), le8n(this.w), le8n(this.n), ...this.a.map(concat), ...this.b.map(concat)]);
-  }
-  toObj() {
-    return M([['w', this.w], ['n', this.n], ['a', this.a.map(concat)], ['b', this.b.map(concat)]]);
-  }
-  static fromObj(obj, where) {
-    if (!(obj instanceof Map) || !['w', 'n', 'a', 'b'].every((k) => obj.has(k))) throw new VerifyError(`${where}: expected map with keys w, n, a, b`);
-    const w = obj.get('w'), n = obj.get('n');
-    if (!isInt(w) || !isInt(n) || w < 1 || n < 0) throw new VerifyError(`${where}: bad width/count`);
-    const A = obj.get('a'), B = obj.get('b');
-    if (!Array.isArray(A) || !Array.isArray(B) || A.length !== Number(w) || B.length !== Number(w)) throw new VerifyError(`${where}: expected ${w} components`);
-    const split = (x, nm) => { const parts = splitBlob(x, Number(n), nm); for (const p of parts) if (p[31] & 0x80) throw new VerifyError(`${nm}: non-canonical encoding (top bit set)`); return parts; };
-    return new Cts(A.map((x, j) => split(x, `${where}.a[${j}]`)), B.map((x, j) => split(x, `${where}.b[${j}]`)));
-  }
-}
-const le8n = (x) => le8(x);
-const hashBytes = (parts) => sha512(concat(parts));
-
-// decoded points of a column, cached
-const cache = new WeakMap();
-function pts(col, where) {
-  if (cache.has(col)) return cache.get(col);
-  const out = col.map((b, i) => point(b, `${where}[${i}]`));
-  cache.set(col, out);
-  return out;
-}
-
-function randScalar() { return leInt(crypto.randomBytes(64)) % L || 1n; }
-
-// ------------------------------------------------------------------ V-13 DKG (spec D-1..D-6)
-function evalCommit(comm, x) {
-  const xs = []; let p = 1n;
-  for (let m = 0; m < comm.length; m++) { xs.push(p); p = (p * BigInt(x)) % L; }
-  return msm(comm, xs);
-}
-function verifyDkg(sid, k, t, dkg) {
-  const comms = new Map();
-  const raw = get(dkg, 'commitments');
-  for (let i = 1; i <= k; i++) {
-    if (!raw.has(i)) continue;
-    const cl = raw.get(i);
-    if (!Array.isArray(cl) || cl.length !== t) throw new VerifyError(`dkg: dealer ${i} must publish ${t} commitments`);
-    comms.set(i, { raw: cl, pts: cl.map((x, m) => point(x, `dkg.commitments[${i}][${m}]`)) });
-  }
-  const qual = new Set(comms.keys());
-  for (const i of [...comms.keys()].sort((a, b) => a - b)) {
-    const pok = get(get(dkg, 'pok'), i);
-    let ok = false;
-    try {
-      const e = scalar(get(pok, 'e'), 'pok.e'), s = scalar(get(pok, 's'), 'pok.s');
-      const c0 = comms.get(i).pts[0];
-      const T = mulBase(s).subtract(mul(c0, e));
-      ok = fsScalar('dkg-pok', sid, i, comms.get(i).raw[0], T.toBytes()) === e;
-    } catch { ok = false; }
-    if (!ok) qual.delete(i);
-  }
-  for (const comp of get(dkg, 'complaints', [])) {
-    const d = get(comp, 'against');
-    if (!comms.has(d)) continue;
-    const share = get(comp, 'share', null);
-    let ok = false;
-    if (share !== null) {
-      const sv = scalar(share, `dkg.complaint share of ${d}`);
-      ok = mulBase(sv).equals(evalCommit(comms.get(d).pts, get(comp, 'by')));
-    }
-    if (!ok) qual.delete(d);
-  }
-  const qualL = [...qual].sort((a, b) => a - b);
-  const pubQual = [...get(dkg, 'qual', [])].map(Number).sort((a, b) => a - b);
-  if (JSON.stringify(qualL) !== JSON.stringify(pubQual)) throw new VerifyError(`dkg: published qualified set ${JSON.stringify(get(dkg, 'qual'))} != recomputed ${JSON.stringify(qualL)}`);
-  if (qualL.length < t) throw new VerifyError(`dkg: only ${qualL.length} qualified dealers, threshold ${t}`);
-  const pk = qualL.reduce((acc, i) => acc.add(comms.get(i).pts[0]), ZERO);
-  const pkPub = get(dkg, 'pk');
-  if (!(pkPub instanceof Uint8Array) || !eqBytes(pk.toBytes(), pkPub)) throw new VerifyError('dkg: published public key is not the sum of qualified dealers\' keys');
-  const vks = new Map();
-  for (let m = 1; m <= k; m++) {
-    const y = qualL.reduce((acc, i) => acc.add(evalCommit(comms.get(i).pts, m)), ZERO);
-    const pub = get(get(dkg, 'vks', new Map()), m);
-    if (!(pub instanceof Uint8Array) || !eqBytes(pub, y.toBytes())) throw new VerifyError(`dkg: verification key of server ${m} does not match the commitments`);
-    vks.set(m, y);
-  }
-  const parts = [];
-  for (const i of qualL) parts.push(i, concat(comms.get(i).raw));
-  return { pk, pkBytes: pkPub, vks, qual: qualL, dkgDigest: fsHash('dkg', ...parts) };
-}
-
-// ------------------------------------------------------------------ V-16 shuffle proofs (spec S-1..S-6)
-const PROOF_KEYS = ['c', 'chat', 'that', 't1', 't2', 't3', 't4a', 't4b', 's1', 's2', 's3', 's4', 'shat', 'sprime'];
-function parseProof(proof, n, w, where) {
-  if (!(proof instanceof Map)) throw new VerifyError(`${where}: proof must be a map`);
-  const missing = PROOF_KEYS.filter((k) => !proof.has(k));
-  if (missing.length) throw new VerifyError(`${where}: proof lacks ${missing}`);
-  const p = {};
-  for (const k of ['c', 'chat', 'that']) { p[k + 'Raw'] = splitBlob(proof.get(k), n, `${where}.${k}`); p[k] = points(proof.get(k), n, `${where}.${k}`); }
-  for (const k of ['t1', 't2', 't3']) { p[k + 'Raw'] = proof.get(k); p[k] = point(proof.get(k), `${where}.${k}`); }
-  for (const k of ['t4a', 't4b']) {
-    const v = proof.get(k);
-    if (!Array.isArray(v) || v.length !== w) throw new VerifyError(`${where}.${k}: expected ${w} elements`);
-    p[k + 'Raw'] = v; p[k] = v.map((x, j) => point(x, `${where}.${k}[${j}]`));
-  }
-  for (const k of ['s1', 's2', 's3']) p[k] = scalar(proof.get(k), `${where}.${k}`);
-  const s4 = proof.get('s4');
-  if (!Array.isArray(s4) || s4.length !== w) throw new VerifyError(`${where}.s4: expected ${w} scalars`);
-  p.s4 = s4.map((x, j) => scalar(x, `${where}.s4[${j}]`));
-  p.shat = scalars(proof.get('shat'), n, `${where}.shat`);
-  p.sprime = scalars(proof.get('sprime'), n, `${where}.sprime`);
-  return p;
-}
-
-// the equations of one proof of shuffle (spec S-4) as {where, eqs: [[name, [[scalar, point]]]]}
-function shuffleEquations(sess, step, batch, pk, inp, out, proof, gens) {
-  const where = `mix[${step}].${batch}`;
-  const n = inp.n, w = inp.w;
-  if (out.n !== n || out.w !== w) throw new VerifyError(`${where}: output has ${out.n}x${out.w} ciphertexts, input ${n}x${w}`);
-  if (n < 2) throw new VerifyError(`${where}: fewer than 2 ciphertexts`);
-  const [H, Hs] = gens;
-  const p = parseProof(proof, n, w, where);
-  const useed = fsHash('shuffle-u', sess, step, batch, inp.digest(), out.digest(), concat(p.cRaw));
-  const u = scalarVector(useed, n);
-  const ch = fsScalar('shuffle-c', useed, concat(p.chatRaw), concat(p.thatRaw), p.t1Raw, p.t2Raw, p.t3Raw, concat(p.t4aRaw), concat(p.t4bRaw));
-  const prodU = u.reduce((x, y) => (x * y) % L, 1n);
-  const inA = inp.a.map((c, j) => pts(c, `${where}.input.a[${j}]`));
-  const inB = inp.b.map((c, j) => pts(c, `${where}.input.b[${j}]`));
-  const outA = out.a.map((c, j) => pts(c, `${where}.output.a[${j}]`));
-  const outB = out.b.map((c, j) => pts(c, `${where}.output.b[${j}]`));
-  const sp = p.sprime, sh = p.shat;
-  // the equations as lists of (scalar, point) that must sum to the identity
-  const eqs = [];
-  eqs.push(['permutation commitments do not sum to sum(H_i) (eq. 1)', [[p.s1, G], [-1n, p.t1], ...p.c.map((c) => [-ch, c]), ...Hs.map((h) => [ch, h])]]);
-  eqs.push(['chain end is not a commitment to prod(u) (eq. 2)', [[p.s2, G], [-1n, p.t2], [-ch, p.chat[n - 1]], [ch * prodU, H]]]);
-  eqs.push(['permutation commitment inconsistent with responses (eq. 3)', [[p.s3, G], ...Hs.map((h, i) => [sp[i], h]), [-1n, p.t3], ...p.c.map((c, i) => [-ch * u[i], c])]]);
-  for (let j = 0; j < w; j++) {
-    eqs.push([`output is not a re-encryption of the input (eq. 4a, component ${j})`, [[p.s4[j], pk], ...outA[j].map((x, i) => [sp[i], x]), [-1n, p.t4a[j]], ...inA[j].map((x, i) => [-ch * u[i], x])]]);
-    eqs.push([`output is not a re-encryption of the input (eq. 4b, component ${j})`, [[p.s4[j], G], ...outB[j].map((x, i) => [sp[i], x]), [-1n, p.t4b[j]], ...inB[j].map((x, i) => [-ch * u[i], x])]]);
-  }
-  for (let i = 0; i < n; i++) {
-    eqs.push([`chain step ${i} fails (eq. 5)`, [[sh[i], G], [sp[i], i === 0 ? H : p.chat[i - 1]], [-1n, p.that[i]], [-ch, p.chat[i]]]]);
-  }
-  return { where, eqs };
-}
-
-// add the equations, each with a secret random weight, into `acc` (point -> scalar): terms on
-// the same point (the same decoded object: c_i, H_i, chat_i, G, a ciphertext of two steps)
-// merge, so the multi-scalar multiplication has each point once (spec S-5)
-function accumulate(acc, eqs) {
-  for (const [, terms] of eqs) {
-    const r = randScalar();
-    for (const [s, q] of terms) acc.set(q, ((acc.get(q) ?? 0n) + s * r) % L);
-  }
-}
-const holds = (acc) => msm([...acc.keys()], [...acc.values()]).is0();
-
-// one step alone: its batched check, then each equation alone to name the one that fails
-function checkStep({ where, eqs }) {
-  const acc = new Map();
-  accumulate(acc, eqs);
-  if (holds(acc)) return;
-  for (const [name, terms] of eqs) {
-    if (!msm(terms.map((x) => x[1]), terms.map((x) => mod(x[0]))).is0()) throw new VerifyError(`${where}: ${name}`);
-  }
-  throw new VerifyError(`${where}: batched shuffle equation fails`);
-}
 
 // ------------------------------------------------------------------ V-18 decryption (spec Q-1..Q-4)
 function lagrange0(xs) {
@@ -229,21 +26,32 @@ function lagrange0(xs) {
     return (num * inv(den)) % L;
   });
 }
-function decShares(sess, server, batch, y, bs, ds, proof, dset) {
+// `out.shares`: the decoded shares (flat, component by component) when they are valid
+function decShares(sess, server, batch, y, bs, ds, proof, dset, out) {
   if (ds.length !== bs.length || ds.some((d, j) => d.length !== bs[j].length)) return 'share count does not match ciphertexts';
   let seed, bsum, dsum, e, s;
   try {
     seed = fsHash('dec-rlc', sess, server, batch, concat(dset.map((j) => le8(j))), bs.length, ...bs.map(concat), ...ds.map(concat));
     const flatB = bs.flat(), flatD = ds.flat();
     const rho = scalarVector(seed, flatB.length);
-    bsum = msm(flatB.map((x, i) => point(x, `ciphertext[${i}]`)), rho);
-    dsum = msm(flatD.map((x, i) => point(x, `share[${i}]`)), rho);
+    // the ciphertexts were decoded by V-16 (when they were mixed): valid, so the same outcome
+    const bp = bs.every((col) => cachedPts(col)) ? bs.flatMap((col) => cachedPts(col)) : decodeList(flatB, (i) => `ciphertext[${i}]`);
+    bsum = msmPoint(bp, rho);
+    out.shares = decodeList(flatD, (i) => `share[${i}]`);
+    dsum = msmPoint(out.shares, rho);
     e = scalar(get(proof, 'e'), 'proof.e');
     s = scalar(get(proof, 's'), 'proof.s');
   } catch (err) { return `invalid share or proof: ${err.message}`; }
   const T1 = mulBase(s).subtract(mul(y, e)), T2 = mul(bsum, s).subtract(mul(dsum, e));
   const c = fsScalar('dleq|dec', seed, G.toBytes(), y.toBytes(), bsum.toBytes(), dsum.toBytes(), T1.toBytes(), T2.toBytes());
   return c === e ? null : 'decryption-share proof (DLEQ) fails';
+}
+
+// a_i - sum_j d_ji of one ciphertext component c (encodings); the shares are decoded (by
+// decShares), the a_i were decoded by V-16 when the batch was mixed (so valid)
+function plaintextColumn(aCol, shareCols, c) {
+  const a = cachedPts(aCol) ?? decodeList(aCol, (i) => `final.a[${c}][${i}]`, true);
+  return rowSums([a, ...shareCols], ((1 << (shareCols.length + 1)) - 1) & ~1);
 }
 
 // message embedding, decoding side (spec E-5)
@@ -337,7 +145,7 @@ function signedStatement(kind, session, party, dg) {
   }
   return concat(parts);
 }
-function signedBy(keys, party, kind, session, dg, sig) {
+export function signedBy(keys, party, kind, session, dg, sig) {
   const key = keys[party];
   if (key === undefined || typeof dg !== 'string' || !(sig instanceof Uint8Array)) return false;
   try { return crypto.verify(null, signedStatement(kind, session, party, dg), key, sig); } catch { return false; }
@@ -479,34 +287,7 @@ function verifyRecord(rec, add, label) {
   const current = new Map(inputs);
   for (const name of specs.keys()) {
     if (!run('V-16', `mixes ${JSON.stringify(labels)} of ${name}`, () => {
-      let prev = inputs.get(name);
-      let gens = null;
-      // every step's equations in one combination; on failure each step alone names the first
-      // failing step and equation (spec S-5)
-      const acc = new Map(), steps = [];
-      for (const mix of mixes) {
-        const step = get(mix, 'server');
-        const b = get(get(mix, 'batches'), name);
-        const out = Cts.fromObj(get(b, 'output'), `mix[${step}].${name}.output`);
-        if (inputs.get(name).n < 2) {
-          if (!deepEqual(out.toObj(), inputs.get(name).toObj()) || get(b, 'proof') !== null) return `mix[${step}].${name}: a batch of < 2 messages must be carried over`;
-          continue;
-        }
-        if (gens === null) {
-          const n = inputs.get(name).n;
-          gens = [hashToPoint(utf8('sdp-mixnet-v1|'), utf8('shuffle-H'), st.sess, utf8(name)),
-            generators(concat([utf8('sdp-mixnet-v1|shuffle-Hi|'), st.sess, utf8('|'), utf8(name)]), n)];
-        }
-        const args = [st.sess, step, name, st.pk, prev, out, get(b, 'proof'), gens];
-        accumulate(acc, shuffleEquations(...args).eqs);
-        steps.push(args);
-        prev = out;
-      }
-      if (steps.length && !holds(acc)) {
-        for (const args of steps) checkStep(shuffleEquations(...args));
-        throw new VerifyError(`mixes of ${name}: batched shuffle equations fail`);
-      }
-      current.set(name, prev);
+      current.set(name, checkMixes(st.sess, st.pk, name, inputs.get(name), mixes));
       return null;
     })) return null;
   }
@@ -532,15 +313,12 @@ function verifyRecord(rec, add, label) {
         const sh = shares.get(j);
         const ds = get(sh, 'd').map((x, c) => { const parts = splitBlob(x, fin.n, `share ${j}`); for (const q of parts) if (q[31] & 0x80) throw new VerifyError(`share ${j}: non-canonical encoding (top bit set)`); return parts; });
         const y = mul(st.vks.get(j), lam[pos]);
-        const err = decShares(st.sess, j, name, y, fin.b, ds, get(sh, 'proof'), dset);
+        const dec = {};
+        const err = decShares(st.sess, j, name, y, fin.b, ds, get(sh, 'proof'), dset, dec);
         if (err) return `server ${j}: ${err}`;
-        valid.set(j, ds);
+        valid.set(j, dec.shares);
       }
-      const cols = fin.a.map((col, c) => col.map((ab, i) => {
-        let acc = point(ab, `final.a[${c}][${i}]`, true);
-        for (const j of dset) acc = acc.subtract(point(valid.get(j)[c][i], `share ${j}`, true));
-        return acc.toBytes();
-      }));
+      const cols = fin.a.map((col, c) => plaintextColumn(col, dset.map((j) => valid.get(j).slice(c * fin.n, (c + 1) * fin.n)), c));
       const spec = specs.get(name);
       const rows = decodeRows(cols, Number(get(spec, 'width')), get(spec, 'bound'));
       if (!Array.isArray(pub) || pub.length !== rows.length) return `published ${pub?.length} plaintexts, decrypted ${rows.length}`;

@@ -7,8 +7,10 @@ import { blob, certificate, checkConsistency, checkTranscript, closedCleanly, lo
 import { checkMixnetRun, objToArray } from './mixnet.mjs';
 import { checkIncarnations, crashedFiles } from './incarnations.mjs';
 import { ESTIMATORS, batchBounds } from './estimates.mjs';
-import { checkMpcOutputs } from './mpc.mjs';
+import { checkMpcInputs, checkMpcOutputs } from './mpc.mjs';
 import { checkLedger } from './ledger.mjs';
+import { close } from './compare.mjs';
+import { checkReleases, checkStatement } from './privacy.mjs';
 
 // roles a published run may lose (spec V-4)
 const TOLERATED = { trusted: ['client'], mpc: ['client'], mixnet: ['client', 'mix-server'] };
@@ -41,6 +43,7 @@ export function runChecks(runDir, trust) {
     keys[n] = c.key;
   }
   if (trust === null) report.warnings.push('certificates were taken from the run directory itself (no --trust): not an independent check');
+  else if (trust.anchor !== 'per-host') report.warnings.push('one-process anchor (spec 03): every key was made by one process, so whoever made them could have signed every transcript; the checks prove consistency, not who signed');
   add('V-2', 'certificates', true, trust === null ? 'one Ed25519 certificate per party, TRUSTED FROM THE RUN DIRECTORY' : 'one Ed25519 certificate per party, fingerprints match the trust anchor');
   // V-3 transcripts
   const transcripts = {};
@@ -88,6 +91,7 @@ export function runChecks(runDir, trust) {
   if (refusal !== null && !published) { add('V-7', 'run completed', true, `refused, nothing published: ${refusal}`); return report; }
   const aborted = fs.existsSync(path.join(runDir, 'ABORTED.json'));
   if (aborted || !published) {
+    if (cluster.shuffler === 'mpc') for (const r of checkMpcInputs(runDir, cluster, transcripts, keys)) add('V-31', 'MPC input evidence', r.ok, r.detail);
     add('V-7', 'run completed', false, aborted ? 'the run was aborted (ABORTED.json): transcripts checked, nothing was published' : 'no result.json: nothing was published');
     return report;
   }
@@ -95,6 +99,15 @@ export function runChecks(runDir, trust) {
   const seed = cluster.params.seed;
   add('V-8', 'privacy', true, seed === undefined ? 'client randomness private (CSPRNG-seeded at each client)' : `SIMULATION WITHOUT PRIVACY: seed ${seed} is in the public cluster file`);
   try {
+    // V-9 the signed privacy statement from the public parameters (spec 07)
+    if (cluster.protocol !== 'txpub') {
+      const analyzer = cluster.parties.find((p) => p.role === 'analyzer')?.name;
+      const privs = analyzer === undefined ? [] : transcripts[analyzer].entries.filter((e) => e.dir === 'publish' && e.ty === 'privacy');
+      if (privs.length !== 1) { add('V-9', 'privacy statement', false, `${analyzer} published ${privs.length} privacy statements (expected 1)`); return report; }
+      const st = checkStatement(cluster, toPlain(cbor.decode(blob(runDir, analyzer, privs[0].dg))));
+      if (!add('V-9', 'privacy statement', st.ok, st.detail)) return report;
+      for (const u of st.unchecked) report.notChecked.push(u);
+    }
     protocolChecks(runDir, cluster, transcripts, add, report, keys);
   } catch (e) {  // a malformed artifact must not crash the verifier (spec: the check fails)
     add('V-20', 'protocol checks', false, `malformed artifact: ${e.message}`);
@@ -128,6 +141,7 @@ function protocolChecks(runDir, cluster, transcripts, add, report, keys) {
     else {
       const v30 = checkMpcOutputs(runDir, cluster, transcripts, transcripts[analyzer], bounds);
       if (!add('V-30', 'MPC output shares and abort checks', v30.ok, v30.detail, v30.count)) return report;
+      for (const r of checkMpcInputs(runDir, cluster, transcripts, keys)) if (!add('V-31', 'MPC input evidence', r.ok, r.detail)) return report;
     }
     multisets = shuffledInputs(runDir, transcripts[analyzer], (e) => e.dir === 'publish' && e.ty === 'shuffled', report, add);
     if (multisets === false) return report;
@@ -188,17 +202,31 @@ function checkPublished(runDir, t, add, report, cluster, multisets) {
   }
   const same = close(res.estimate, published);
   const samePriv = signedPrivacy !== null && close(res.privacy, signedPrivacy);
-  add('V-22', 'result.json', same && samePriv,
-    same && samePriv ? 'estimate and privacy statement equal the transcript\'s published artifacts'
+  const bound = resultFieldsFailure(res, cluster, pubs[0].dg);
+  add('V-22', 'result.json', same && samePriv && !bound,
+    same && samePriv && !bound ? 'estimate, privacy statement and the bound fields (07 R-1) equal the signed data'
       : !same ? 'result.json estimate differs from the published artifact'
-        : signedPrivacy !== null ? 'result.json privacy statement differs from the signed one'
-          : `${t.party} published ${privs.length} privacy statements (expected 1)`);
-  if (!(same && samePriv)) return;
+        : signedPrivacy !== null && !samePriv ? 'result.json privacy statement differs from the signed one'
+          : bound || `${t.party} published ${privs.length} privacy statements (expected 1)`);
+  if (!(same && samePriv && !bound)) return;
   // V-23 privacy ledger: L-1 .. L-3 here; L-4 (each release's epsilon) needs the accountant
   const rounds = est?.rounds ?? null;
   const led = checkLedger(signedPrivacy, rounds, r !== null && !r.unsupported && !r.err ? r.received : null);
-  if (!add('V-23', 'privacy ledger', led.ok, led.detail)) return;
-  for (const n of led.notChecked) report.notChecked.push(n);
+  if (!led.ok) { add('V-23', 'privacy ledger', false, led.detail); return; }
+  // L-4: each release's epsilon as the accountant certifies it, and the gate's cap (spec 07 P-4)
+  const l4 = checkReleases(cluster, signedPrivacy);
+  if (l4.failure) { add('V-23', 'privacy ledger', false, l4.failure); return; }
+  add('V-23', 'privacy ledger', true, led.detail + (l4.unchecked ? '' : '; L-4: every release certified by the accountant (spec 07)'));
+  for (const n of [...led.notChecked, ...(l4.unchecked ? [l4.unchecked] : [])]) report.notChecked.push(n);
+}
+
+// spec 07 R-1: result.json's protocol, shuffler, session and params are the cluster file's;
+// estimate_sha256 is the digest of the signed estimate ('' when all hold)
+function resultFieldsFailure(res, cluster, estimateDg) {
+  for (const k of ['protocol', 'shuffler', 'session']) if (res[k] !== cluster[k]) return `result.json ${k} ${JSON.stringify(res[k])} is not the cluster file's ${JSON.stringify(cluster[k])}`;
+  if (!close(res.params, toPlain(cluster.params))) return 'result.json params differ from the cluster file\'s run.params';
+  if (res.estimate_sha256 !== estimateDg) return 'result.json estimate_sha256 is not the digest of the signed estimate';
+  return '';
 }
 
 function toPlain(v) {
@@ -208,18 +236,5 @@ function toPlain(v) {
   return v;
 }
 
-// spec V-22: structural equality, numbers equal within relative 1e-9 (absolute 1e-12)
-export function close(a, b) {
-  if (a && b && typeof a === 'object' && typeof b === 'object' && !Array.isArray(a) && !Array.isArray(b) && !(a instanceof Uint8Array) && !(b instanceof Uint8Array)) {
-    const ka = Object.keys(a).sort(), kb = Object.keys(b).sort();
-    return ka.length === kb.length && ka.every((k, i) => k === kb[i] && close(a[k], b[k]));
-  }
-  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, i) => close(x, b[i]));
-  if (typeof a === 'number' && typeof b === 'number') {
-    if (a === b) return true;
-    if (Number.isNaN(a) || Number.isNaN(b)) return false;
-    return Math.abs(a - b) <= Math.max(1e-9 * Math.max(Math.abs(a), Math.abs(b)), 1e-12);
-  }
-  if (a instanceof Uint8Array && b instanceof Uint8Array) return a.length === b.length && a.every((x, i) => x === b[i]);
-  return a === b;
-}
+// closeness lives in compare.mjs (ledger.mjs imports it there: no import circle)
+export { close } from './compare.mjs';

@@ -1,18 +1,19 @@
 // V-14 client submissions (docs/spec/05-mixnet.md V-14, P-1, P-2): screening and proofs.
 import crypto from 'node:crypto';
-import { G, L, VerifyError, concat, fsScalar, hex, leInt, mod, msm, mul, mulBase, point, scalar } from './group.mjs';
-import { get, isInt } from './mixnet.mjs';
+import { G, L, VerifyError, concat, fsScalar, hex, leInt, scalar } from './group.mjs';
+import { get, isInt } from './util.mjs';
+import { cachedFromNoble, decodeOne, msmIsZero } from './wasm_group.mjs';
 
 // ------------------------------------------------------------------ V-14 client submissions (spec P-1)
 // the proof's equations s_j G = T_j + e b_j as {s, t, b, e}, or a rejection reason (rule 7)
 function clientProofEq(sess, client, batch, index, a, b, proof) {
   // spec P-1: proof {t: [T_j], s: [s_j]}; e = H(client-pok, ..., T)
   try {
-    a.forEach((x, j) => point(x, `a[${j}]`));
-    const bp = b.map((x, j) => point(x, `b[${j}]`));
+    a.forEach((x, j) => decodeOne(x, `a[${j}]`));
+    const bp = b.map((x, j) => decodeOne(x, `b[${j}]`));
     const s = get(proof, 's'), t = get(proof, 't');
     if (!(proof instanceof Map) || !Array.isArray(s) || !Array.isArray(t) || s.length !== b.length || t.length !== b.length) return 'malformed proof';
-    const tp = t.map((x, j) => point(x, `proof.t[${j}]`));
+    const tp = t.map((x, j) => decodeOne(x, `proof.t[${j}]`));
     const ss = s.map((x, j) => scalar(x, `proof.s[${j}]`));
     const e = fsScalar('client-pok', sess, client, batch, index, concat(a), concat(b), concat(t));
     return { s: ss, t: tp, b: bp, e };
@@ -24,19 +25,23 @@ const PROOF_FAILS = 'proof of knowledge does not verify for this client id, batc
 function clientProof(sess, client, batch, index, a, b, proof) {
   const q = clientProofEq(sess, client, batch, index, a, b, proof);
   if (typeof q === 'string') return q;
-  return q.s.every((sj, j) => mulBase(sj).equals(q.t[j].add(mul(q.b[j], q.e)))) ? null : PROOF_FAILS;
+  const g = cachedFromNoble(G);
+  return q.s.every((sj, j) => msmIsZero([g, q.t[j], q.b[j]], [sj, -1n, -q.e])) ? null : PROOF_FAILS;
 }
 // all equations at once (spec V-14 rule 7, S-5): sum_ij r_ij (s_ij G - T_ij - e_i b_ij) = 0
 function proofsHold(eqs) {
-  const P = [G], S = [0n];
+  const P = [cachedFromNoble(G)], S = [0n];
+  let rand = null, used = 0;
   for (const q of eqs) {
     q.s.forEach((sj, j) => {
-      const r = leInt(crypto.randomBytes(16)) || 1n;
+      if (rand === null || used === rand.length) { rand = crypto.randomBytes(16 * 4096); used = 0; }
+      const r = leInt(rand.subarray(used, used + 16)) || 1n;
+      used += 16;
       S[0] = (S[0] + r * sj) % L;
-      P.push(q.t[j], q.b[j]); S.push(mod(-r), mod(-r * q.e));
+      P.push(q.t[j], q.b[j]); S.push(-r, -r * q.e);
     });
   }
-  return msm(P, S).is0();
+  return msmIsZero(P, S);
 }
 // V-14 screening; `batched`: check every proof in one random linear combination first, the
 // submissions screened as if every proof held; if the combination fails, screen again one by

@@ -130,6 +130,11 @@ export function checkTranscript(runDir, party, session, key, filename = `${party
       if (!ok) return { t, err: `${where}: invalid signature` };
       covered = idx;
     } else if ('sig' in e) return { t, err: `${where}: signature on a non-checkpoint entry` };
+    // T-12 field types of message entries: pub a boolean, len and rd JSON integers >= 0
+    if (['send', 'recv', 'publish'].includes(e.dir)) {
+      if (typeof e.pub !== 'boolean') return { t, err: `${where}: pub ${JSON.stringify(plain(e.pub))} is not a boolean` };
+      for (const f of ['len', 'rd']) if (typeof e[f] !== 'bigint' || e[f] < 0n) return { t, err: `${where}: ${f} ${JSON.stringify(plain(e[f]))} is not a non-negative integer` };
+    }
     if (e.pub === true && ['send', 'recv', 'publish'].includes(e.dir)) {
       const bp = path.join(blobs, String(e.dg ?? ''));
       if (typeof e.dg !== 'string' || !fs.existsSync(bp) || !fs.statSync(bp).isFile()) return { t, err: `${where}: public payload blob ${e.dg} missing` };

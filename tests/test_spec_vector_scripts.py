@@ -1,0 +1,33 @@
+"""Issue 39: the spec-vector scripts are layered, without the old circle
+(``make_spec_vectors`` <-> ``spec_vectors_generate``): paths <- corruptions <- generate <- CLI."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
+ORDER = ["spec_vectors_paths", "spec_vectors_corruptions", "spec_vectors_generate"]
+ORDER += ["make_spec_vectors"]
+
+
+def _imports(name: str) -> set[str]:
+    tree = ast.parse((SCRIPTS / f"{name}.py").read_text())
+    out = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
+    out |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    return {m for m in out if m in ORDER}
+
+
+def test_each_spec_vector_script_imports_only_those_below_it() -> None:
+    for i, name in enumerate(ORDER):
+        assert _imports(name) <= set(ORDER[:i]), (name, _imports(name) - set(ORDER[:i]))
+
+
+def test_the_cli_serves_the_recipe_tables() -> None:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("msv", SCRIPTS / "make_spec_vectors.py")
+    mod = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    spec.loader.exec_module(mod)  # type: ignore[union-attr]
+    assert mod.CORRUPTIONS and mod.MPC_CORRUPTIONS and mod.VARIANTS
+    assert mod.main(["nonsense"]) == 2

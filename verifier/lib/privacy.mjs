@@ -1,0 +1,226 @@
+// V-9 (every field of the signed privacy statement from the public parameters) and V-23 L-4
+// (each release's epsilon as the accountant certifies it): docs/spec/07-privacy.md P-1 .. P-4.
+// eps_local is never taken from the analyzer's statement: it is checked against the calibration.
+import { balleEpsilon, balleMaxLocal, calibrationFailure, corners, forwardFailure } from './accountant.mjs';
+import { close } from './compare.mjs';
+import { categorical } from './estimates.mjs';
+
+export const SIMULATION_WARNING = "SIMULATION WITHOUT PRIVACY: the client randomness was seeded from the public cluster file (--seed), so anyone holding the run directory can recompute every user's local noise";
+export const SPEC_MAJORS = [1];  // the major versions of docs/spec this verifier implements
+// V-23's fields, and the informational ones (spec 07 P-1)
+const LEDGER = ['releases', 'total', 'fakes'];
+const INFORMATIONAL = ['shuffler_security', 'note', 'target_note', 'eps_central_lower', 'spec_version', 'reason'];
+// the bounds whose value this verifier evaluates by A-3 (`vr` is the decomposition bound for
+// every mechanism named here: equal without a neutral corner, its fallback with one)
+const DECOMPOSITION_BOUNDS = ['vr', 'decomposition'];
+const PURE_LDP = 'pure LDP (no amplification at this count)';
+const PURE_RECEIVED = 'pure LDP (no amplification at the count received)';
+const GFIM_PURE = 'pure LDP (every report is eps-LDP, spec Sec. 2.4)';
+
+// spec 07 P-2
+const runDelta = (p, n) => (p.delta === undefined || p.delta === null ? Math.min(1e-6, 0.01 / n) : Number(p.delta));
+const minUsers = (p, n) => (p.min_users === undefined ? n : Number(p.min_users));
+const target = (p) => (p.epsilon === undefined ? 1.0 : Number(p.epsilon));
+const shuffleOff = (v) => v !== undefined && ['0', 'false', 'no', 'off'].includes(String(v).toLowerCase());
+const differs = (key, got, want) => `privacy.${key} = ${JSON.stringify(got)}, the public parameters give ${JSON.stringify(want)}`;
+
+function exactFields(s, want) {
+  for (const [key, v] of Object.entries(want)) if (!close(s[key], v) || typeof s[key] !== typeof v) return differs(key, s[key], v);
+  return null;
+}
+
+// the eps_local / eps_central pair of a shuffled k-RR or Hadamard statement (P-3 items 2, 3)
+function amplified(s, local, epsTarget, delta, n, mech, bound, epsKey = 'eps_central') {
+  if (typeof s.eps_local !== 'number') return 'privacy.eps_local is not a number';
+  if (local !== null) { if (!close(s.eps_local, local)) return `privacy.eps_local ${s.eps_local} is not params.local_epsilon ${local}`; }
+  else if (bound === 'balle') { const e = balleMaxLocal(epsTarget, n, delta, mech.k); if (e === null || !close(s.eps_local, e)) return `privacy.eps_local ${s.eps_local} is not the A-6 calibration ${e}`; }
+  else { const f = calibrationFailure(s.eps_local, epsTarget, delta, n, mech); if (f) return `privacy.eps_local (A-5 calibration): ${f}`; }
+  if (epsKey === null) return null;
+  if (s.bound === PURE_LDP) return close(s[epsKey], s.eps_local) ? null : `privacy.${epsKey} of a pure-LDP statement is not eps_local`;
+  if (s.bound !== bound) return differs('bound', s.bound, bound);
+  if (bound === 'balle') { const c = balleEpsilon(s.eps_local, n, delta, mech.k); return c !== null && close(s[epsKey], c) ? null : `privacy.${epsKey} ${s[epsKey]} is not the A-6 closed form ${c}`; }
+  const f = forwardFailure(s[epsKey], delta, n, corners(mech.mechanism, s.eps_local, mech.k));
+  return f ? `privacy.${epsKey} (A-4): ${f}` : null;
+}
+
+// P-4 one shuffled release of a statement calibrated at n (re-accounted below it)
+function shuffledRelease(r, planned, delta, n, epsLocal, mech, bound, reBound) {
+  if (!r.reaccounted) {
+    return close(r.eps, planned) && close(r.delta, delta) && r.n_accounted === n && r.bound === bound ? null
+      : `the release is not the statement's (eps ${planned}, delta ${delta}, n_accounted ${n}, bound ${bound})`;
+  }
+  if (r.n_accounted !== r.n_received) return 'a re-accounted release is accounted at the count received';
+  if (r.bound === PURE_RECEIVED) return close(r.eps, epsLocal) && r.delta === 0 ? null : 'a pure-LDP release states eps_local and delta 0';
+  if (r.bound !== reBound || !close(r.delta, delta)) return `re-accounted release: bound ${r.bound}, delta ${r.delta}`;
+  const f = forwardFailure(r.eps, delta, r.n_received, corners(mech.mechanism, epsLocal, mech.k));
+  return f ? `re-accounted at ${r.n_received} (A-4): ${f}` : null;
+}
+
+// P-3 grr
+function grr(cluster) {
+  const p = cluster.params, n = Number(p.users ?? 10000), k = Number(p.domain ?? 10);
+  const m = { n, k, t: p.epsilon === null ? null : target(p), delta: runDelta(p, n), mu: minUsers(p, n), bound: String(p.bound ?? 'vr'), local: p.local_epsilon === undefined ? null : Number(p.local_epsilon), mech: { mechanism: 'grr', k } };
+  if (!DECOMPOSITION_BOUNDS.includes(m.bound) && m.bound !== 'balle') return { unchecked: `bound ${m.bound} (spec 07 implements vr, decomposition, balle)` };
+  if (m.local === null && m.t === null) return { unchecked: 'grr without a target epsilon' };
+  return {
+    rounds: 1,
+    fields: ['eps_central', 'eps_central_target', 'target_missed', 'delta', 'eps_local', 'n_accounted', 'bound', 'mechanism'],
+    cap: p.max_epsilon !== undefined ? Number(p.max_epsilon) : m.t,
+    statement(s) {
+      const f = exactFields(s, { eps_central_target: m.t, delta: m.delta, n_accounted: m.mu, mechanism: `grr(k=${m.k})` })
+        ?? amplified(s, m.local, m.t, m.delta, m.mu, m.mech, m.bound);
+      if (f) return f;
+      const missed = m.t !== null && s.eps_central > m.t * (1 + 1e-12);
+      return s.target_missed === missed ? null : `privacy.target_missed = ${s.target_missed}, the statement's eps_central gives ${missed}`;
+    },
+    release(s, r) {
+      if (r.round !== 0 || r.group !== null) return 'a grr release is of round 0 and all users (group null)';
+      return shuffledRelease(r, s.eps_central, m.delta, m.mu, s.eps_local, m.mech, s.bound, 'vr (grr), re-accounted at the count received');
+    },
+  };
+}
+
+// the multidimensional protocols' accounting parameters (P-3): null when not modelled
+function multidim(cluster) {
+  const p = cluster.params, ds = categorical(cluster);
+  if (ds === null) return { unchecked: `${cluster.protocol} on data other than a bundled dataset (D-1)` };
+  const b = p.bound === undefined ? null : String(p.bound);
+  const accounting = String(p.accounting ?? (b === 'paper' || b === 'balle' ? 'paper' : 'tight'));
+  const tb = String(p.tight_bound ?? (b !== null && b !== 'paper' && b !== 'balle' && b !== 'tight' ? b : 'vr'));
+  const policy = String(p.policy ?? 'strict');
+  if (accounting !== 'tight' || !DECOMPOSITION_BOUNDS.includes(tb) || policy !== 'strict' || p.local_epsilon !== undefined) return { unchecked: `${cluster.protocol} with accounting ${accounting}, bound ${tb}, policy ${policy} (spec 07 P-3: tight, vr/decomposition, strict)` };
+  const n = ds.n, t = target(p);
+  const cap = p.max_epsilon !== undefined ? Number(p.max_epsilon) : t;
+  return { ds, n, t, delta: runDelta(p, n), mu: minUsers(p, n), accounting, policy, tb, cap, common: { eps_c: t, delta: runDelta(p, n), accounting, policy, min_users: minUsers(p, n), max_epsilon: cap } };
+}
+const PLANNED = 'vr (grr), re-accounted at the count received';
+// a release planned at the target eps_c: A-4's soundness half (the calibration made it tight)
+const soundAt = (t, delta, n, epsLocal, k) => forwardFailure(t, delta, n, corners('grr', epsLocal, k), 1);
+
+// P-3 psrr-ss: one k_max-RR release among all users
+function psrrSs(cluster) {
+  const m = multidim(cluster);
+  if (m.unchecked) return m;
+  const kMax = Math.max(...m.ds.domainSizes), mech = { mechanism: 'grr', k: kMax }, bound = `accountant:${m.tb}/grr(k_max)`;
+  return {
+    rounds: 1,
+    fields: ['protocol', 'eps_c', 'delta', 'eps_l', 'accounting', 'policy', 'bound', 'min_users', 'max_epsilon', 'k_max', 'n'],
+    cap: m.cap,
+    statement: (s) => exactFields(s, { protocol: 'psrr-ss', ...m.common, bound, k_max: kMax, n: m.n })
+      ?? amplified({ ...s, eps_local: s.eps_l }, null, m.t, m.delta, m.mu, mech, bound, null),
+    release(s, r) {
+      if (r.round !== 0 || r.group !== null) return 'the psrr-ss release is of round 0 and all users (group null)';
+      const f = r.reaccounted ? null : soundAt(m.t, m.delta, m.mu, s.eps_l, kMax);
+      return f ? `(A-4) ${f}` : shuffledRelease(r, m.t, m.delta, m.mu, s.eps_l, mech, bound, PLANNED);
+    },
+  };
+}
+
+// P-3 srr-ms: attribute j's k_j-RR within its group of floor(min_users/d) users (parallel)
+function srrMs(cluster) {
+  const m = multidim(cluster);
+  if (m.unchecked) return m;
+  const ks = m.ds.domainSizes, g = Math.floor(m.mu / ks.length), bound = `accountant:${m.tb}/grr`;
+  return {
+    rounds: 1,
+    fields: ['protocol', 'eps_c', 'delta', 'eps_l', 'accounting', 'policy', 'bound', 'min_users', 'max_epsilon', 'composition', 'group_size', 'infeasible'],
+    cap: m.cap,
+    statement(s) {
+      const f = exactFields(s, { protocol: 'srr-ms', ...m.common, bound, composition: 'parallel over d disjoint groups', group_size: g });
+      if (f) return f;
+      if (!Array.isArray(s.infeasible) || s.infeasible.length) return 'privacy.infeasible: the calibration of 07 A-5 is feasible for every attribute (never below eps_c)';
+      if (!Array.isArray(s.eps_l) || s.eps_l.length !== ks.length) return `privacy.eps_l must list ${ks.length} local epsilons`;
+      for (const [j, k] of ks.entries()) {
+        const e = amplified({ eps_local: s.eps_l[j] }, null, m.t, m.delta, g, { mechanism: 'grr', k }, bound, null);
+        if (e) return `attribute ${j}: ${e}`;
+      }
+      return null;
+    },
+    release(s, r) {
+      const j = typeof r.group === 'string' && /^a[0-9]+$/.test(r.group) ? Number(r.group.slice(1)) : -1;
+      if (r.round !== 0 || !(j >= 0 && j < ks.length)) return 'an srr-ms release is of round 0 and group a{j}';
+      const f = r.reaccounted ? null : soundAt(m.t, m.delta, g, s.eps_l[j], ks[j]);
+      return f ? `(A-4) ${f}` : shuffledRelease(r, m.t, m.delta, g, s.eps_l[j], { mechanism: 'grr', k: ks[j] }, bound, PLANNED);
+    },
+  };
+}
+
+// P-3 gfim: the LDP variant (pure LDP per half) and the shuffle variant (Hadamard per round)
+function gfim(cluster) {
+  const p = cluster.params;
+  if ((p.method ?? 'gfim') !== 'gfim' || p.local_epsilon !== undefined) return { unchecked: 'gfim with method ldpminer or local_epsilon' };
+  const t = target(p);
+  const pure = (r) => (close(r.eps, t) && r.delta === 0 && r.bound === GFIM_PURE && r.n_accounted === 0 ? null : `release of round ${r.round}: not the pure-LDP release (eps ${t}, delta 0) of the LDP GFIM`);
+  const group = (r) => (r.group === (r.round === 0 ? 'G1' : 'G2') ? null : `release of round ${r.round}: group must be G${r.round + 1} (disjoint halves)`);
+  if (shuffleOff(p.shuffle)) {
+    return {
+      rounds: 2, fields: ['model', 'eps_local', 'eps_total', 'composition'], cap: null,
+      statement: (s) => exactFields(s, { model: 'ldp', eps_local: t, eps_total: t, composition: 'parallel (disjoint groups)' }),
+      release: (s, r) => group(r) ?? pure(r),
+    };
+  }
+  const bound = String(p.bound ?? 'vr');
+  if (!DECOMPOSITION_BOUNDS.includes(bound) || p.users === undefined) return { unchecked: `gfim shuffle variant with bound ${bound}${p.users === undefined ? ' and the dataset\'s own user count' : ''}` };
+  const n = Number(p.users), delta = runDelta(p, n), half = Math.floor(minUsers(p, n) / 2), mech = { mechanism: 'hadamard', k: null };
+  return {
+    rounds: 2,
+    fields: ['model', 'eps_central_target', 'eps_central', 'target_missed', 'delta', 'eps_local', 'composition', 'round'],
+    cap: p.max_epsilon !== undefined ? Number(p.max_epsilon) : t,
+    statement(s) {
+      const rd = s.round;
+      if (!rd || typeof rd !== 'object' || Array.isArray(rd)) return 'privacy.round is not a map';
+      const keys = ['bound', 'delta', 'eps_central', 'eps_central_lower', 'eps_local', 'mechanism', 'n_shuffled', 'note'];
+      if (Object.keys(rd).sort().join() !== keys.join()) return `privacy.round must have exactly ${keys.join(', ')}`;
+      const f = exactFields(s, { model: 'shuffle', eps_central_target: t, delta, composition: 'parallel (disjoint groups), per round as below' })
+        ?? exactFields(rd, { delta, n_shuffled: half, mechanism: 'hadamard' })
+        ?? (close(rd.eps_local, s.eps_local) && close(rd.eps_central, s.eps_central) ? null : 'privacy.round repeats eps_local and eps_central')
+        ?? amplified({ ...s, bound: rd.bound }, null, t, delta, half, mech, bound);
+      if (f) return f;
+      const missed = s.eps_central > t * (1 + 1e-12);
+      return s.target_missed === missed ? null : `privacy.target_missed = ${s.target_missed}, eps_central gives ${missed}`;
+    },
+    release: (s, r) => group(r) ?? shuffledRelease(r, s.eps_central, delta, half, s.eps_local, mech, `${s.round.bound} (hadamard)`, 'vr (hadamard), re-accounted at the count received'),
+  };
+}
+
+const MODELS = { grr, 'psrr-ss': psrrSs, 'srr-ms': srrMs, gfim };
+function model(cluster) {
+  const fn = MODELS[cluster.protocol];
+  if (fn === undefined) return { unchecked: `protocol ${cluster.protocol}` };
+  return fn(cluster);
+}
+
+// V-9: {ok, detail, unchecked}
+export function checkStatement(cluster, s) {
+  const bad = (detail) => ({ ok: false, detail, unchecked: [] });
+  if (!s || typeof s !== 'object' || Array.isArray(s)) return bad('the signed privacy statement is not a map');
+  // P-1: the spec version the run follows (absent: 1.0, a run made before versions were recorded)
+  const v = s.spec_version ?? '1.0';
+  if (typeof v !== 'string' || !/^[0-9]+\.[0-9]+$/.test(v)) return bad(`privacy.spec_version ${JSON.stringify(v)} is not a version 'MAJOR.MINOR'`);
+  if (!SPEC_MAJORS.includes(Number(v.split('.')[0]))) return bad(`spec version ${v}: unknown major version (this verifier implements ${SPEC_MAJORS.join(', ')})`);
+  const seeded = cluster.params.seed !== undefined;
+  if (s.simulation !== seeded) return bad(`privacy.simulation = ${s.simulation}, the cluster file ${seeded ? 'has' : 'has no'} seed`);
+  if (seeded ? s.warning !== SIMULATION_WARNING : s.warning !== undefined) return bad('privacy.warning is not the simulation warning a seeded run states (and only it)');
+  const m = model(cluster);
+  if (m.unchecked) return { ok: true, detail: 'spec version and simulation marking only', unchecked: [`V-9: the privacy statement of ${m.unchecked} is not modelled by this verifier (spec 07 P-5)`] };
+  const known = new Set([...m.fields, ...LEDGER, ...INFORMATIONAL, 'simulation', 'warning']);
+  const extra = Object.keys(s).filter((k) => !known.has(k));
+  if (extra.length) return bad(`the signed privacy statement has field(s) ${extra.join(', ')} the protocol does not state`);
+  const missing = m.fields.filter((k) => !(k in s));
+  if (missing.length) return bad(`the signed privacy statement lacks ${missing.join(', ')}`);
+  const f = m.statement(s);
+  if (f) return bad(f);
+  return { ok: true, detail: `${m.fields.join(', ')} re-derived from the public parameters (the local epsilon by the calibration, never from the statement)`, unchecked: [] };
+}
+
+// V-23 L-4 of every release and the gate (P-4, A-7): {failure} or {unchecked} or {}
+export function checkReleases(cluster, s) {
+  const m = model(cluster);
+  if (m.unchecked) return { unchecked: `V-23 L-4: the releases of ${m.unchecked} are not certified by this verifier (spec 07 P-5)` };
+  for (const [i, r] of s.releases.entries()) {
+    const f = m.release(s, r);
+    if (f) return { failure: `L-4 release ${i}: ${f}` };
+  }
+  if (m.cap !== null && !(s.total.eps <= m.cap * (1 + 1e-9))) return { failure: `L-4 the gate: total eps ${s.total.eps} is above max_epsilon ${m.cap}, the gate refuses` };
+  return {};
+}
