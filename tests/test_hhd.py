@@ -55,8 +55,14 @@ def test_recall_precision_follow_the_authors_rates():
     assert recall_precision([], np.array([])) == {"recall": 100.0, "precision": 100.0}
 
 
+def test_noise_warning_when_the_threshold_is_below_an_absent_prefix():
+    assert HHD(1 << 16, 3000, 1.0, 1e-7, 0.05).noise_warning() is not None
+    assert HHD(1 << 48, 10**7, 1.0, 1e-14, 0.005).noise_warning() is None
+
+
+@pytest.mark.slow
 def test_workload_simulates_through_the_gate():
-    w = get_workload("hhd", {"users": 20_000, "domain": 1 << 24, "phi": 0.02})
+    w = get_workload("hhd", {"users": 100_000, "domain": 1 << 24, "phi": 0.05})
     ledger: list = []
     est = simulate(w.protocol, w.records, experiment_rng(4, "hhd"), ledger=ledger)
     assert len(ledger) == 1 and ledger[0].eps <= 1.0

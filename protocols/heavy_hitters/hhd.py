@@ -214,6 +214,21 @@ class HHD(CatalogueProtocol):
             "invalid": bad,
         }
 
+    def absent_count(self) -> float:
+        """Expected level count of an absent prefix: the blanket's and the collisions' hits
+        among the ~2 n' users of a level, filtered (ours; the authors' threshold is raw)."""
+        p = self.p
+        return p.pf * 2 * p.fen * (1 + p.rho) / p.b
+
+    def noise_warning(self) -> str | None:
+        if self.p.Delta <= self.absent_count():
+            return (
+                f"HHD: the threshold {self.p.Delta} is below the {self.absent_count():.3g} hits an "
+                "absent prefix gets on average: most prefixes survive every level (raise users "
+                "or phi)"
+            )
+        return None
+
     def messages_per_user(self) -> float:
         return (1.0 + self.p.rho) * self.p.pf
 
