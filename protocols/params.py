@@ -253,8 +253,20 @@ CATALOGUE: dict[str, Param] = {
             high=30,
         ),
         _p(
-            "hash_exponent", "float", "hist_lwy: hash range n/ln(n)^c, this c", low=0, open_low=True
+            "hash_exponent",
+            "float",
+            "hist_lwy, fe1: hash range n/ln(n)^c, this c",
+            low=0,
+            open_low=True,
         ),
+        _p(
+            "blanket",
+            "choice",
+            "fe1: blanket mass from the authors' binomial condition or our exact accountant",
+            choices=("authors", "exact"),
+        ),
+        _p("phi", "float", "hhd: report items of frequency >= phi n", low=0, open_low=True, high=1),
+        _p("items", "int", "fe1, hhd: distinct items of the synthetic Zipf data", low=1),
         _p("rho", "int", "PRHR: uniform noise tuples per user", low=1, also=("paper", "exact")),
         _p("tau", "int", "PRHR: Hadamard columns per tuple (default ceil(log2 users))", low=1),
         _p(
@@ -384,6 +396,8 @@ PROTOCOL_PARAMS: dict[str, tuple[str, ...]] = {
     "aut": ("alpha", "bins", "domain", "gamma", "size"),
     "distinct": ("delta_split", "domain", "gamma", "support", "word_bits"),
     "hist_lwy": ("domain", "gamma", "hash_exponent"),
+    "fe1": ("blanket", "domain", "gamma", "hash_exponent", "items", "zipf"),
+    "hhd": ("domain", "gamma", "items", "phi", "zipf"),
 }
 
 # Defaults written into a run's parameters, so that its record names the model that ran even if a

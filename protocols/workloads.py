@@ -74,6 +74,8 @@ WORKLOAD_MODULES = [
     "protocols.uniformity.workload",  # put, aut
     "protocols.distinct.workload",  # distinct
     "protocols.almost_single.workload",  # hist_lwy
+    "protocols.almost_single.fe1_workload",  # fe1
+    "protocols.heavy_hitters.workload",  # hhd
     "protocols.multi_freq.workload",  # prhr, pucm
 ]
 
