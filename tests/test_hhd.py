@@ -26,6 +26,7 @@ def test_the_authors_reference_settings():
     assert proto.messages_per_user() == pytest.approx((1 + p.rho) * p.pf)
 
 
+@pytest.mark.slow  # minutes of CPU on 2 cores: out of the fast suite
 def test_planted_heavy_hitters_are_found_and_rows_are_checked():
     n, B = 30_000, 1 << 30
     rng = np.random.default_rng(5)
@@ -48,6 +49,7 @@ def test_planted_heavy_hitters_are_found_and_rows_are_checked():
         HHD(B, n, 1.0, 1e-8, 1.5)
 
 
+@pytest.mark.slow  # minutes of CPU on 2 cores: out of the fast suite
 def test_recall_precision_follow_the_authors_rates():
     truth = true_heavy_hitters(np.array([1, 1, 1, 2, 3, 3, 3, 3]), 0.3)
     assert truth.tolist() == [1, 3]
@@ -70,6 +72,7 @@ def test_workload_simulates_through_the_gate():
     assert rep["true_heavy_hitters"] >= 3 and rep["recall"] == 100.0
 
 
+@pytest.mark.slow  # minutes of CPU on 2 cores: out of the fast suite
 def test_sdp_run_hhd_trusted(tmp_path):
     sdp_run(
         tmp_path, "hhd", "trusted", "--users", "3000", "--domain", "65536", "--param", "phi=0.05"
