@@ -98,7 +98,10 @@ def test_decomposition_delta_matches_per_state_reference(
     n: int, mech: str, kw: dict, eps_local: float, eps: float, points: int, lo: float, up: float
 ) -> None:
     got_lo, got_up = decomposition_delta(eps, eps_local, n, mech, tail=1e-13, points=points, **kw)
-    assert got_up == pytest.approx(up, rel=1e-9, abs=1e-300)
+    # rel 1e-7, not 1e-9: with scipy 1.17 / numpy 2.4 the grr (n = 1e5, eps_local = 2) upper
+    # bounds near 5e-15 come out 8e-9 (relative) above the per-state reference, on the old code
+    # as on the new (the binomial tails' last digits); both are upper bounds of the same delta
+    assert got_up == pytest.approx(up, rel=1e-7, abs=1e-300)
     assert got_lo == pytest.approx(lo, rel=1e-6, abs=1e-300)
 
 
