@@ -14,7 +14,9 @@ synchronous, so a server that enters an MPyC row at chain depth h leaves it at d
 F the most flights any server counted in that (phase, protocol round): the walk adds F to the
 server's depth at the first transcript entry after the row started (``mpyc_hops`` in total).
 
-Per protocol round (``rounds``): the depth of the deepest message sent in the round (``depth``,
+Only messages some transcript records as received count (a ``close`` sent to a party that had
+already closed crossed no link anyone saw). Per protocol round (``rounds``): the depth of the
+deepest message sent in the round (``depth``,
 the chain so far), the hops the round itself adds (``hops``: its depth minus the previous
 round's), ``round_trips`` (half), and per party the number of chain levels at which it sent in
 the round (``flights``, MPyC's included) -- what a cost table reports per party and round.
@@ -67,8 +69,8 @@ def critical_path(run_dir: Path, parties: list[dict[str, Any]] | None = None) ->
     mesh = _mesh_rows(parties or [])
     # a chain's (hops, transit seconds, MPyC flights among the hops)
     Chain = tuple[int, float, int]
-    # (sender, receiver, msg) -> (chain up to and with the message, send time)
-    depth: dict[tuple[str, str, int], tuple[Chain, float]] = {}
+    # (sender, receiver, msg) -> (chain up to and with the message, send time, protocol round)
+    depth: dict[tuple[str, str, int], tuple[Chain, float, int]] = {}
     pos = dict.fromkeys(logs, 0)
     level: dict[str, Chain] = {p: (0, 0.0, 0) for p in set(logs) | set(mesh)}
     by_round: dict[int, int] = {}
@@ -97,27 +99,26 @@ def critical_path(run_dir: Path, parties: list[dict[str, Any]] | None = None) ->
                 through_mesh(party, t)
                 if e["dir"] == "send":
                     hops, net, fl = level[party]
-                    depth[(party, e["peer"], e["msg"])] = ((hops + 1, net, fl), t)
                     pr = int(e.get("pr", e["rd"]))
-                    by_round[pr] = max(by_round.get(pr, 0), hops + 1)
-                    first_send[pr] = min(first_send.get(pr, t), t)
-                    levels.setdefault(pr, {}).setdefault(party, set()).add(hops + 1)
+                    depth[(party, e["peer"], e["msg"])] = ((hops + 1, net, fl), t, pr)
                 else:
                     sent = depth.get((e["peer"], party, e["msg"]))
                     if sent is None:
                         if e["peer"] in logs and pos[e["peer"]] < len(logs[e["peer"]]):
                             break  # its sender's transcript has not reached it yet
-                        sent = ((1, 0.0, 0), t)  # no sender transcript: the hop itself
-                    (hops, net, fl), t_sent = sent
+                        sent = ((1, 0.0, 0), t, int(e.get("pr", e["rd"])))  # no sender log
+                    (hops, net, fl), t_sent, pr = sent
                     level[party] = max(level[party], (hops, net + max(0.0, t - t_sent), fl))
+                    # a message counts once it was received (one crossing of a link)
+                    by_round[pr] = max(by_round.get(pr, 0), hops)
+                    first_send[pr] = min(first_send.get(pr, t_sent), t_sent)
+                    levels.setdefault(pr, {}).setdefault(e["peer"], set()).add(hops)
                 pos[party] += 1
                 progressed = True
     for party in mesh:  # MPyC rows after a party's last transcript entry
         through_mesh(party, float("inf"))
-    # the deepest chain: the deepest message sent (received or not) or reached
-    deepest = max(
-        [c for c, _ in depth.values()] + list(level.values()), default=(0, 0.0, 0)
-    )
+    # the deepest chain any party reached (a message no transcript received does not count)
+    deepest = max(level.values(), default=(0, 0.0, 0))
     rounds: dict[int, dict[str, Any]] = {}
     previous = 0
     for pr in sorted(by_round):
