@@ -92,7 +92,16 @@ def test_two_round_gfim_costs_are_split_by_protocol_round(gfim_run):
             for row in m2["rows"]
             if row["round"] == rnd
         )
-        assert r["matrix"]["mix-1"]["mix-2"]["bytes"] == recv > 0
+        # (exactly, except a close frame the receiver read after it wrote its ledger: the
+        # sender counted it, the receiver could not; seen once in a CI rehearsal, 297 bytes)
+        m1 = next(p for p in costs["parties"] if p["party"] == "mix-1")
+        closing = sum(
+            row["peers"].get("mix-2", {}).get("bytes_sent", 0)
+            for row in m1["rows"]
+            if row["round"] == rnd and row["phase"] == "close"
+        )
+        sent = r["matrix"]["mix-1"]["mix-2"]["bytes"]
+        assert recv > 0 and recv <= sent <= recv + closing, (sent, recv, closing)
     # round 1's mixing starts after round 0's last shuffle hop ended
     hop = {(r, s["phase"], s["step"]): s for r in rounds for s in rounds[r]["steps"]}
     assert hop[(0, "mix.shuffle", 3)]["end"] <= hop[(1, "mix.shuffle", 1)]["start"]
