@@ -1,18 +1,18 @@
-"""The declared parameters of every runnable protocol: name, type, range and meaning.
+"""The catalogue of protocol parameters: name, type, range and meaning, each written once.
 
-``sdp run NAME --param KEY=VALUE`` is checked against these declarations before anything is
-built: an unknown key is refused with the closest known names ("did you mean"), a bad value with
-the parameter's name, its range and what it means, and ``sdp run NAME --help`` lists them.
-A test (``tests/test_protocol_params.py``) builds every workload with a dictionary that records
-the keys it reads and fails when one is not declared here, so the declarations cannot drift
-from the code.
+A workload picks its parameters from :data:`CATALOGUE` by name, with its defaults, where it is
+registered (:func:`protocols.declared.declare`, ``@register(NAME, params=...)``). ``sdp run NAME
+--param KEY=VALUE`` is checked against that declaration before anything is built: an unknown key
+is refused with the closest known names ("did you mean") and the names the workload takes, a bad
+value with the parameter's name, its range and what it means, and ``sdp run NAME --help`` lists
+them.
 """
 
 from __future__ import annotations
 
 import difflib
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -314,52 +314,6 @@ CATALOGUE: dict[str, Param] = {
     )
 }
 
-# Parameters every protocol takes (read by the parties or the launcher, not by the workload).
-COMMON = ("users", "epsilon", "delta", "data_seed", "min_users", "max_epsilon")
-
-_SEED000 = (
-    "accounting",
-    "bound",
-    "tight_bound",
-    "policy",
-    "estimator",
-    "dataset",
-    "data_dir",
-    "domain",
-    "schema",
-    "data",
-)
-_CALM = (
-    "accounting",
-    "tight_bound",
-    "policy",
-    "estimator",
-    "dataset",
-    "data_dir",
-    "k",
-    "max_cells",
-    "w_max",
-    "r0",
-    "synthetic",
-    "synthetic_n",
-    "synthetic_seed",
-    "bound",
-)
-_GFIM = (
-    "dataset",
-    "data_dir",
-    "k",
-    "k_max",
-    "ell",
-    "shuffle",
-    "local_epsilon",
-    "combination",
-    "bound",
-    "method",
-    "schema",
-    "data",
-)
-
 # The protocols that run on their owners' own data (``sdp run NAME --data FILE --schema S``),
 # with the kind of schema each takes (docs/data.md; tests/test_data_docs.py checks the docs).
 OWN_DATA: dict[str, str] = {
@@ -369,103 +323,19 @@ OWN_DATA: dict[str, str] = {
     "splitmix-sum": "numeric",
 }
 
-PROTOCOL_PARAMS: dict[str, tuple[str, ...]] = {
-    **{name: _SEED000 for name in ("psrr-ss", "srr-ms", "arr-ss", "sue-ms", "oue-ldp")},
-    **{name: _CALM for name in ("calm-psrr-ss", "calm-srr-ms", "calm-arr-ss")},
-    "gfim": _GFIM,
-    "ldpminer": _GFIM,
-    "hp-sdp": ("accounting", "dataset", "data_dir", "g", "method"),
-    "splitmix-sum": ("dataset", "data_dir", "precision", "sigma", "variant", "schema", "data"),
-    "grr": ("bound", "domain", "local_epsilon", "zipf"),
-    "cnt_rr": ("bound", "gamma", "q"),
-    "cnt_2m": ("accounting", "gamma", "q"),
-    "cnt_bn": ("accounting", "gamma", "q"),
-    "cnt_sgm": ("delta_split", "gamma", "q"),
-    "hist_kr": ("bound", "domain"),
-    "hist_mm": ("accounting", "domain"),
-    "slh": ("domain",),
-    "murs": ("domain", "fake_rate"),
-    "prhr": ("domain", "rho", "tau"),
-    "pucm": ("buckets", "domain", "hash_seed", "noise_rate"),
-    "range": ("bound", "branching", "domain", "oracle", "queries"),
-    "rsum_rr": ("precision",),
-    "rsum_kr": ("levels",),
-    "rsum_rm": ("m", "precisions"),
-    "rsum_dsg": ("delta_split", "gamma", "precision"),
-    "put": ("alpha", "bins", "domain", "gamma", "size"),
-    "aut": ("alpha", "bins", "domain", "gamma", "size"),
-    "distinct": ("delta_split", "domain", "gamma", "support", "word_bits"),
-    "hist_lwy": ("domain", "gamma", "hash_exponent"),
-    "fe1": ("blanket", "domain", "gamma", "hash_exponent", "items", "zipf"),
-    "hhd": ("domain", "gamma", "items", "phi", "zipf"),
-}
 
-# Defaults written into a run's parameters, so that its record names the model that ran even if a
-# later version changed the default (the verifier rebuilds the protocol from these parameters).
-PINNED_DEFAULTS: dict[str, dict[str, Any]] = {
-    "gfim": {"shuffle": True},
-    "ldpminer": {"shuffle": True},
-}
-
-
-def declared(protocol: str) -> dict[str, Param]:
-    """The parameters ``protocol`` takes (its own and the common ones); {} when undeclared."""
-    if protocol not in PROTOCOL_PARAMS:
-        return {}
-    names = (*COMMON, *PROTOCOL_PARAMS[protocol])
-    return {n: CATALOGUE[n] for n in names}
-
-
-def check_params(
-    protocol: str,
-    params: Mapping[str, Any],
-    runtime: Mapping[str, Param] | None = None,
-    options: Iterable[str] = (),
-) -> None:
-    """Refuse unknown keys (with the closest names) and bad values of ``protocol``'s parameters.
-
-    ``runtime`` holds the parameters the parties themselves read (shuffler options), which any
-    protocol accepts; ``options`` names the keys that have a command-line option of their own.
-    A protocol without declarations is not checked here (txpub validates its own plan)."""
-    own = declared(protocol)
-    if not own:
-        return
-    known = {**own, **(runtime or {})}
-    options = set(options)
-    for key, value in params.items():
-        if key not in known:
-            if key in ("schema", "data"):
-                raise ParamError(
-                    f"{protocol} does not run on your own data (--data/--schema); the protocols "
-                    f"that do: {', '.join(sorted(OWN_DATA))} (docs/data.md; sdp protocols)"
-                )
-            raise ParamError(unknown_message(protocol, key, known))
-        if value is not None:
-            known[key].check(value, protocol, option=key in options)
-
-
-def unknown_message(protocol: str, key: str, known: Iterable[str]) -> str:
+def unknown_message(
+    protocol: str, key: str, known: Iterable[str], takes: Iterable[str] = ()
+) -> str:
+    """One line refusing ``key``: the closest of ``known`` ("did you mean"), then the names
+    ``protocol`` itself takes (``takes``) and where the rest are listed."""
     known = sorted(known)
     close = difflib.get_close_matches(key, known, n=3, cutoff=0.6)
     if ALIASES.get(key) in known:
         close = [ALIASES[key]] + [c for c in close if c != ALIASES[key]][:1]
     hint = f"; did you mean {' or '.join(close)}?" if close else ""
+    own = f"; {protocol} takes {', '.join(sorted(takes))}" if takes else ""
     return (
-        f"{protocol}: unknown parameter {key!r}{hint} (sdp run {protocol} --help lists the "
-        "parameters it takes)"
+        f"{protocol}: unknown parameter {key!r}{hint}{own} (sdp run {protocol} --help lists "
+        "the parameters it takes)"
     )
-
-
-def help_table(protocol: str, runtime: Mapping[str, Param] | None = None) -> str:
-    """The parameters of ``protocol`` as text lines for ``sdp run NAME --help``."""
-    own = declared(protocol)
-    if not own:
-        return ""
-    lines = [f"parameters of {protocol} (--param KEY=VALUE, or the option of the same name):"]
-    for p in own.values():
-        lines.append(f"  {p.name:<15} {p.describe_range()}: {p.meaning}")
-    if runtime:
-        lines.append("parameters of the shufflers and the run (any protocol):")
-        for p in runtime.values():
-            lines.append(f"  {p.name:<15} {p.describe_range()}: {p.meaning}")
-    return "\n".join(lines)

@@ -37,6 +37,7 @@ from typing import Any
 from protocols.accountant import amplify, max_local_epsilon
 from protocols.gfim.ldpminer import LDPMiner
 from protocols.gfim.protocol import GFIM
+from protocols.privacy.record import PrivacyStatement
 
 MECHANISM = "hadamard"
 
@@ -58,16 +59,16 @@ def calibrate_round(
         raise ValueError(f"gfim-shuffle: local_epsilon must be finite and > 0, got {eps_local}")
     amp = amplify(eps_local, n_round, delta, bound=bound, mechanism=MECHANISM)
     ok = amp.valid and amp.eps_central is not None and amp.eps_central < eps_local
-    return float(eps_local), {
-        "eps_local": float(eps_local),
-        "eps_central": float(amp.eps_central) if ok else float(eps_local),
-        "eps_central_lower": amp.lower,
-        "delta": delta,
-        "n_shuffled": int(n_round),
-        "bound": bound if ok else "pure LDP (no amplification at this count)",
-        "mechanism": MECHANISM,
-        "note": amp.reason,
-    }
+    return float(eps_local), PrivacyStatement(
+        local_epsilon=float(eps_local),
+        certified_epsilon=float(amp.eps_central) if ok else float(eps_local),
+        certified_epsilon_lower=amp.lower,
+        delta=delta,
+        bound=bound if ok else "pure LDP (no amplification at this count)",
+        mechanism=MECHANISM,
+        note=amp.reason,
+        extra={"n_shuffled": int(n_round)},
+    ).wire()
 
 
 def _missed(target: float, got: float, eps_local: float | None) -> str:
@@ -97,16 +98,18 @@ def gfim_shuffle(
     n_round = m // 2
     eps_l, acct = calibrate_round(eps_c, n_round, delta, bound, eps_local)
     note = _missed(eps_c, acct["eps_central"], eps_local)
-    privacy = {
-        "model": "shuffle",
-        "eps_central_target": eps_c,
-        "eps_central": acct["eps_central"],
-        "target_missed": bool(note),
-        "delta": delta,
-        "eps_local": eps_l,
-        "composition": "parallel (disjoint groups), per round as below",
-        "round": acct,
-    }
+    privacy = PrivacyStatement(
+        target_epsilon=eps_c,
+        certified_epsilon=acct["eps_central"],
+        target_missed=bool(note),
+        delta=delta,
+        local_epsilon=eps_l,
+        extra={
+            "model": "shuffle",
+            "composition": "parallel (disjoint groups), per round as below",
+            "round": acct,
+        },
+    ).wire()
     p = GFIM(d, k, ell, eps_l, k_max=k_max, combination=combination, privacy=privacy, n=n)
     p.name = "gfim-shuffle"
     p.min_reports = n_round
@@ -138,16 +141,18 @@ def ldpminer_shuffle(
     half = None if eps_local is None else float(eps_local) / 2
     eps_round, acct = calibrate_round(eps_c / 2, m, delta / 2, bound, half)
     note = _missed(eps_c, 2 * acct["eps_central"], eps_local)
-    privacy = {
-        "model": "shuffle",
-        "eps_central_target": eps_c,
-        "eps_central": 2 * acct["eps_central"],
-        "target_missed": bool(note),
-        "delta": delta,
-        "eps_local": 2 * eps_round,
-        "composition": "sequential (two rounds, each as below)",
-        "round": acct,
-    }
+    privacy = PrivacyStatement(
+        target_epsilon=eps_c,
+        certified_epsilon=2 * acct["eps_central"],
+        target_missed=bool(note),
+        delta=delta,
+        local_epsilon=2 * eps_round,
+        extra={
+            "model": "shuffle",
+            "composition": "sequential (two rounds, each as below)",
+            "round": acct,
+        },
+    ).wire()
     p = LDPMiner(d, k, ell, 2 * eps_round, k_max=k_max, combination=combination, privacy=privacy)
     p.name = "ldpminer-shuffle"
     p.min_reports = m
