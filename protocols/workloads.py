@@ -16,8 +16,7 @@ from typing import Any
 import numpy as np
 
 from protocols.base import ShuffleProtocol
-from protocols.declared import Declared, Values
-from protocols.params import Param
+from protocols.params import Declared, Param, Values
 
 
 @dataclass

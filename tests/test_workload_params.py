@@ -15,8 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from protocols.declared import EPSILON_DEFAULT, Values, declare
-from protocols.params import CATALOGUE, ParamError
+from protocols.params import CATALOGUE, EPSILON_DEFAULT, ParamError, Values, declare
 from protocols.privacy.record import SEED000, UNSTATED, PrivacyStatement
 from protocols.workloads import (
     DECLARED,

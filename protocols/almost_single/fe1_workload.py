@@ -16,7 +16,7 @@ import numpy as np
 
 from protocols.almost_single.data import zipf_items
 from protocols.almost_single.fe1 import FE1
-from protocols.declared import Values, declare
+from protocols.params import Values, declare
 from protocols.workloads import Workload, register
 
 

@@ -14,7 +14,7 @@ import numpy as np
 
 from protocols.almost_single.lwy import HistLWY
 from protocols.catalogue.data import normal_categorical
-from protocols.declared import Values, declare
+from protocols.params import Values, declare
 from protocols.workloads import Workload, register
 
 

@@ -19,7 +19,7 @@ from protocols.counting.cnt_2m import Cnt2M
 from protocols.counting.cnt_bn import CntBN
 from protocols.counting.cnt_rr import CntRR
 from protocols.counting.cnt_sgm import CntSGM
-from protocols.declared import Values, declare
+from protocols.params import Values, declare
 from protocols.workloads import Workload, register
 
 _COMMON = {"users": 10_000, "delta": 1e-6, "gamma": 1.0, "q": 0.5}

@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from protocols.declared import Values, declare
 from protocols.distinct.parity import RobustDistinct
+from protocols.params import Values, declare
 from protocols.rng import experiment_rng
 from protocols.workloads import Workload, register
 

@@ -35,11 +35,11 @@ import numpy as np
 
 from protocols.datasets.schema import schema_digest
 from protocols.datasets.source import declared_users, records_for, schema_of
-from protocols.declared import Values, declare
 from protocols.gfim.ldpminer import LDPMiner, OnePhase
 from protocols.gfim.protocol import GFIM, TwoPhaseMiner, topk_metrics, true_top
 from protocols.gfim.setvalued_data import SET_DATASETS, SetData, load_set_dataset
 from protocols.gfim.shuffle import gfim_shuffle, ldpminer_shuffle
+from protocols.params import Values, declare
 from protocols.privacy.statements import max_epsilon_param, min_users_param, run_delta
 from protocols.workloads import Workload, register
 

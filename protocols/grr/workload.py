@@ -18,9 +18,9 @@ from typing import Any
 import numpy as np
 
 from protocols.base import Batches, BatchSpec, ShuffleProtocol
-from protocols.declared import Values, declare
 from protocols.defences.fake_removal import UniformFakeReports
 from protocols.oracles.grr import grr_estimate_from_counts, grr_perturb, grr_variance
+from protocols.params import Values, declare
 from protocols.privacy.ledger import Release
 from protocols.privacy.record import PrivacyStatement
 from protocols.privacy.statements import (

@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 
 from protocols.almost_single.data import zipf_items
-from protocols.declared import Values, declare
 from protocols.heavy_hitters.hhd import HHD
+from protocols.params import Values, declare
 from protocols.workloads import Workload, register
 
 

@@ -14,11 +14,11 @@ from typing import Any
 import numpy as np
 
 from protocols.catalogue.data import normal_categorical
-from protocols.declared import Values, declare
 from protocols.histograms.hist_kr import HistKR
 from protocols.histograms.hist_mm import HistMM
 from protocols.histograms.murs import SurveyMURS, murs_records
 from protocols.histograms.slh import SLH
+from protocols.params import Values, declare
 from protocols.workloads import Workload, register
 
 # The histogram workload's data parameters (prhr and pucm share them).

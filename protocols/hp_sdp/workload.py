@@ -25,9 +25,9 @@ from typing import Any
 
 import numpy as np
 
-from protocols.declared import Values, declare
 from protocols.hp_sdp import data as hp_sdp_data
 from protocols.hp_sdp.protocol import HPSDPProtocol, calibrate, mse
+from protocols.params import Values, declare
 from protocols.privacy.statements import max_epsilon_param, min_users_param, run_delta
 from protocols.workloads import Workload, register
 

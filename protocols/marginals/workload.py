@@ -32,10 +32,10 @@ from typing import Any
 import numpy as np
 
 from protocols.datasets import categorical as datasets
-from protocols.declared import Values, declare
 from protocols.marginals.calm import answer_marginal, kway_queries, marginal_table, true_marginals
 from protocols.marginals.calm_shuffle import CalmShuffle, published_tables
 from protocols.marginals.synthetic_data import METHODS, synthesize, write_csv
+from protocols.params import Values, declare
 from protocols.privacy.statements import max_epsilon_param, min_users_param, run_delta
 from protocols.rng import experiment_rng
 from protocols.workloads import Workload, register

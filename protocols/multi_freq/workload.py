@@ -12,10 +12,10 @@ from __future__ import annotations
 from functools import partial
 from typing import Any
 
-from protocols.declared import Values, declare
 from protocols.histograms.workload import DATA_DEFAULTS, histogram_workload
 from protocols.multi_freq.prhr import PRHR
 from protocols.multi_freq.pucm import PUCM
+from protocols.params import Values, declare
 from protocols.workloads import Workload, register
 
 PARAMS = {

@@ -31,12 +31,12 @@ import numpy as np
 from protocols.datasets import categorical as datasets
 from protocols.datasets.schema import schema_digest
 from protocols.datasets.source import categorical_records, declared_users, records_for, schema_of
-from protocols.declared import Values, declare
 from protocols.multidim.arr_ss import ARRSS
 from protocols.multidim.baselines import SUEMS, OUESampling
 from protocols.multidim.common import MultidimProtocol, sse
 from protocols.multidim.psrr_ss import PSRRSS
 from protocols.multidim.srr_ms import SRRMS
+from protocols.params import Values, declare
 from protocols.privacy.statements import max_epsilon_param, min_users_param, run_delta
 from protocols.workloads import Workload, register
 

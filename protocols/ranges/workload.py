@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from protocols.catalogue.data import normal_categorical
-from protocols.declared import Values, declare
+from protocols.params import Values, declare
 from protocols.ranges.matrix_mechanism import range_answers
 from protocols.ranges.tree import RangeTree, random_ranges
 from protocols.workloads import Workload, register

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from protocols.datasets.source import declared_users, records_for, schema_of
-from protocols.declared import Values, declare
+from protocols.params import Values, declare
 from protocols.privacy.statements import max_epsilon_param, min_users_param, run_delta
 from protocols.summation.split_mix import SingleMessageSum, SplitMixSum, splitmix_parameters
 from protocols.workloads import Workload, register

@@ -13,7 +13,7 @@ from functools import partial
 from typing import Any
 
 from protocols.catalogue.data import normal_unit
-from protocols.declared import Values, declare
+from protocols.params import Values, declare
 from protocols.sums.rsum_dsg import RSumDSG
 from protocols.sums.rsum_kr import RSumKR
 from protocols.sums.rsum_rm import RSumRM

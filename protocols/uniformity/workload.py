@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from protocols.declared import Values, declare
+from protocols.params import Values, declare
 from protocols.rng import experiment_rng
 from protocols.uniformity.sample_complexity import paninski
 from protocols.uniformity.testers import AUT, PUT
