@@ -25,7 +25,7 @@ the published marginals against the truth.
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import lru_cache, partial
 from pathlib import Path
 from typing import Any
 
@@ -212,19 +212,6 @@ def build_calm_workload(mechanism: str, p: Values) -> Workload:
     return Workload(protocol, ds.records, truth=truth_fn, report=report, artifacts=artifacts)
 
 
-@register("calm-psrr-ss", params=PARAMS)
-def calm_psrr_ss_workload(p: Values) -> Workload:
-    """Calm_PSRR-SS: marginal cells padded to the largest, one shuffle batch."""
-    return build_calm_workload("psrr-ss", p)
-
-
-@register("calm-srr-ms", params=PARAMS)
-def calm_srr_ms_workload(p: Values) -> Workload:
-    """Calm_SRR-MS: m groups, one shuffle batch per published marginal."""
-    return build_calm_workload("srr-ms", p)
-
-
-@register("calm-arr-ss", params=PARAMS)
-def calm_arr_ss_workload(p: Values) -> Workload:
-    """Calm_ARR-SS: RR over the union of the marginal cell domains, one shuffle batch."""
-    return build_calm_workload("arr-ss", p)
+# Calm over each seed-000 mechanism (``sdp protocols``: protocols.workloads.SUMMARIES).
+for _mechanism in ("psrr-ss", "srr-ms", "arr-ss"):
+    register(f"calm-{_mechanism}", params=PARAMS)(partial(build_calm_workload, _mechanism))

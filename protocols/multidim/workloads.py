@@ -24,6 +24,7 @@ the total over the estimated attributes and the exact expected SSE (sum of the v
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -186,31 +187,13 @@ def build_workload(cls: type[MultidimProtocol], p: Values) -> Workload:
     return Workload(protocol, ds.records, truth=truth_fn, report=report, data_report=data_report)
 
 
-@register("srr-ms", params=PARAMS)
-def srr_ms_workload(p: Values) -> Workload:
-    """SRR-MS: d groups, k_i-RR, one shuffle batch per attribute."""
-    return build_workload(SRRMS, p)
-
-
-@register("arr-ss", params=PARAMS)
-def arr_ss_workload(p: Values) -> Workload:
-    """ARR-SS: RR over the union of the attribute domains, one shuffle batch."""
-    return build_workload(ARRSS, p)
-
-
-@register("psrr-ss", params=PARAMS)
-def psrr_ss_workload(p: Values) -> Workload:
-    """PSRR-SS: domains padded to k_max, (attribute, value) messages, one shuffle batch."""
-    return build_workload(PSRRSS, p)
-
-
-@register("sue-ms", params=PARAMS)
-def sue_ms_workload(p: Values) -> Workload:
-    """Baseline SUE-MS: SUE in the SRR-MS framework (candidate SUE shuffle bound)."""
-    return build_workload(SUEMS, p)
-
-
-@register("oue-ldp", params=PARAMS)
-def oue_ldp_workload(p: Values) -> Workload:
-    """Baseline: attribute sampling + OUE at eps_c, pure LDP (no amplification)."""
-    return build_workload(OUESampling, p)
+# The seed-000 protocols (``sdp protocols`` describes each: protocols.workloads.SUMMARIES).
+PROTOCOLS: dict[str, type[MultidimProtocol]] = {
+    "srr-ms": SRRMS,
+    "arr-ss": ARRSS,
+    "psrr-ss": PSRRSS,
+    "sue-ms": SUEMS,
+    "oue-ldp": OUESampling,
+}
+for _name, _cls in PROTOCOLS.items():
+    register(_name, params=PARAMS)(partial(build_workload, _cls))
