@@ -532,8 +532,9 @@ def declare(
     *, pin: Iterable[str] = (), why: Mapping[str, str] | None = None, **defaults: Any
 ) -> Declared:
     """The declaration of a workload taking the common parameters and ``defaults`` (catalogue
-    name -> default, None: derived or absent). ``pin`` names defaults recorded into every run;
-    ``why`` gives the reason of each default that differs from the project's (epsilon)."""
+    name -> default, None: derived or absent). ``pin`` names defaults recorded into every run
+    (always ``epsilon``: a run's record names its target even if a later version changes the
+    default); ``why`` gives the reason of each default that differs from the project's."""
     unknown = sorted(set(defaults) - set(CATALOGUE))
     if unknown:
         raise ValueError(f"declare: {unknown} are not in protocols.params.CATALOGUE")
@@ -548,8 +549,6 @@ def declare(
         if merged.get(name) is None:
             raise ValueError(f"declare: pinned parameter {name!r} has no default")
     for name, default in merged.items():
-        if default is not None and not (
-            isinstance(default, str) and default in CATALOGUE[name].also
-        ):
+        if default is not None:
             CATALOGUE[name].check(default, "declare")
-    return Declared(merged, tuple(pin), why)
+    return Declared(merged, tuple(dict.fromkeys(("epsilon", *pin))), why)

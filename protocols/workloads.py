@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -74,6 +75,32 @@ def register(name: str, *, params: Declared) -> Callable[[ValuesFactory], Values
         return fn
 
     return deco
+
+
+def register_family(
+    declared: Mapping[str, Declared], factory: Callable[[str, Values], Workload]
+) -> None:
+    """Register ``factory(name, values)`` under every name of ``declared`` (a family of
+    workloads built by one factory), each with its own declaration."""
+    for name, d in declared.items():
+        register(name, params=d)(partial(factory, name))
+
+
+def protocol_facts(protocol: Any) -> dict[str, Any]:
+    """The report lines every catalogue workload gives: messages per user and the statement."""
+    return {"messages_per_user": protocol.messages_per_user(), "privacy": protocol.privacy()}
+
+
+def scalar_error(estimate: float, truth: float) -> dict[str, float]:
+    """Error and absolute error of a one-number estimate (evaluation only)."""
+    err = float(estimate) - float(truth)
+    return {"error": err, "abs_error": abs(err)}
+
+
+def count_errors(estimate: Any, truth: np.ndarray) -> dict[str, float]:
+    """RMSE and largest absolute error of estimated counts against the true ones."""
+    err = np.asarray(estimate, dtype=np.float64) - truth
+    return {"rmse": float(np.sqrt(np.mean(err**2))), "max_abs_error": float(np.max(np.abs(err)))}
 
 
 # One line per protocol for ``sdp protocols``; a protocol registered without one is described by

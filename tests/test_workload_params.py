@@ -122,9 +122,10 @@ def test_a_parameter_of_another_protocol_is_refused_naming_the_workload():
 
 
 def test_pinned_defaults_come_from_the_declaration():
-    assert pinned_defaults("gfim") == {"shuffle": True}
-    assert pinned_defaults("ldpminer") == {"shuffle": True}
-    assert pinned_defaults("grr") == {} and pinned_defaults("txpub") == {}
+    # every run records its target epsilon (a later default cannot change what an old run meant)
+    assert pinned_defaults("gfim") == {"epsilon": 1.0, "shuffle": True}
+    assert pinned_defaults("ldpminer") == {"epsilon": 1.0, "shuffle": True}
+    assert pinned_defaults("hist_kr") == {"epsilon": 1.0} and pinned_defaults("txpub") == {}
 
 
 def test_a_workload_registered_in_a_test_still_runs():

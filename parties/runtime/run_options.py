@@ -14,7 +14,7 @@ from typing import Any
 from parties.runtime.backend import backends, default_shuffler, shuffler_names
 from parties.runtime.cluster import ClusterError
 from parties.runtime.plans import backend_of, plan_for
-from protocols.params import Param, ParamError
+from protocols.params import EPSILON_DEFAULT, Param, ParamError
 from protocols.workloads import check_params, pinned_defaults
 
 # The main job (plain ``sdp run``): PSRR-SS on the bundled Adult data through the verifiable
@@ -22,7 +22,7 @@ from protocols.workloads import check_params, pinned_defaults
 MAIN_JOB: dict[str, Any] = {
     "protocol": "psrr-ss",
     "shuffler": "mixnet",
-    "params": {"dataset": "adult", "epsilon": 1.0},
+    "params": {"dataset": "adult", "epsilon": EPSILON_DEFAULT},
 }
 PARAM_OPTIONS = (
     "min_users",

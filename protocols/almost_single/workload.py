@@ -15,7 +15,7 @@ import numpy as np
 from protocols.almost_single.lwy import HistLWY
 from protocols.catalogue.data import normal_categorical
 from protocols.params import Values, declare
-from protocols.workloads import Workload, register
+from protocols.workloads import Workload, count_errors, protocol_facts, register
 
 
 @register(
@@ -30,13 +30,10 @@ def lwy_workload(p: Values) -> Workload:
     truth = np.bincount(values, minlength=d)
 
     def report(est: dict[str, Any]) -> dict[str, Any]:
-        err = np.asarray(est["counts"], dtype=np.float64) - truth
         return {
-            "rmse": float(np.sqrt(np.mean(err**2))),
-            "max_abs_error": float(np.max(np.abs(err))),
+            **count_errors(est["counts"], truth),
             "expected_rmse": float(np.sqrt(np.mean(protocol.count_variance(truth)))),
-            "messages_per_user": protocol.messages_per_user(),
-            "privacy": protocol.privacy(),
+            **protocol_facts(protocol),
         }
 
     return Workload(

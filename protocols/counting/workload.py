@@ -9,7 +9,6 @@ delta, default 1e-12).
 
 from __future__ import annotations
 
-from functools import partial
 from typing import Any
 
 import numpy as np
@@ -20,7 +19,7 @@ from protocols.counting.cnt_bn import CntBN
 from protocols.counting.cnt_rr import CntRR
 from protocols.counting.cnt_sgm import CntSGM
 from protocols.params import Values, declare
-from protocols.workloads import Workload, register
+from protocols.workloads import Workload, protocol_facts, register_family, scalar_error
 
 _COMMON = {"users": 10_000, "delta": 1e-6, "gamma": 1.0, "q": 0.5}
 PARAMS = {
@@ -54,13 +53,10 @@ def counting_workload(name: str, p: Values) -> Workload:
     true_count = int(bits.sum())
 
     def report(est: dict[str, Any]) -> dict[str, Any]:
-        err = float(est["count"]) - true_count
         return {
             "true_count": true_count,
-            "error": err,
-            "abs_error": abs(err),
-            "messages_per_user": protocol.messages_per_user(),
-            "privacy": protocol.privacy(),
+            **scalar_error(est["count"], true_count),
+            **protocol_facts(protocol),
         }
 
     return Workload(
@@ -71,5 +67,4 @@ def counting_workload(name: str, p: Values) -> Workload:
     )
 
 
-for _name, _declared in PARAMS.items():
-    register(_name, params=_declared)(partial(counting_workload, _name))
+register_family(PARAMS, counting_workload)

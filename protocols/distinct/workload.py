@@ -16,7 +16,7 @@ import numpy as np
 from protocols.distinct.parity import RobustDistinct
 from protocols.params import Values, declare
 from protocols.rng import experiment_rng
-from protocols.workloads import Workload, register
+from protocols.workloads import Workload, protocol_facts, register, scalar_error
 
 
 def distinct_column(n: int, k: int, support: float, seed: int) -> np.ndarray:
@@ -51,15 +51,12 @@ def distinct_workload(p: Values) -> Workload:
     true_d = int(np.unique(values).size)
 
     def report(est: dict[str, Any]) -> dict[str, Any]:
-        err = float(est["distinct"]) - true_d
         return {
             "true_distinct": true_d,
-            "error": err,
-            "abs_error": abs(err),
+            **scalar_error(est["distinct"], true_d),
             "expected_rmse": float(np.sqrt(protocol.variance(true_d))),
             "sqrt_k": float(np.sqrt(protocol.k)),
-            "messages_per_user": protocol.messages_per_user(),
-            "privacy": protocol.privacy(),
+            **protocol_facts(protocol),
         }
 
     return Workload(

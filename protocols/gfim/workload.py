@@ -137,39 +137,23 @@ def build_protocol(
     if bound not in ("vr", "fmt21"):
         raise ValueError(f"gfim: shuffle accounting supports bound vr or fmt21, got {bound!r}")
     delta = run_delta(p.raw, n, "gfim")
-    run = dict(
+    shuffled = {"gfim": gfim_shuffle, "ldpminer": ldpminer_shuffle}.get(method)
+    if shuffled is None:
+        raise ValueError("gfim: the one-phase baseline has no shuffle variant here")
+    return shuffled(
+        data.d,
+        k,
+        ell,
+        eps,
+        n,
+        delta,
+        bound=bound,
+        k_max=k_max,
+        combination=comb,
+        eps_local=eps_l,
         min_users=min_users_param(p.raw, n, "gfim"),
         max_epsilon=max_epsilon_param(p.raw, eps, "gfim"),
     )
-    if method == "gfim":
-        return gfim_shuffle(
-            data.d,
-            k,
-            ell,
-            eps,
-            n,
-            delta,
-            bound=bound,
-            k_max=k_max,
-            combination=comb,
-            eps_local=eps_l,
-            **run,
-        )
-    if method == "ldpminer":
-        return ldpminer_shuffle(
-            data.d,
-            k,
-            ell,
-            eps,
-            n,
-            delta,
-            bound=bound,
-            k_max=k_max,
-            combination=comb,
-            eps_local=eps_l,
-            **run,
-        )
-    raise ValueError("gfim: the one-phase baseline has no shuffle variant here")
 
 
 def report_table(

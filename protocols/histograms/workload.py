@@ -8,7 +8,6 @@ exact), ``fake_rate`` (murs, default 0.01).
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import partial
 from typing import Any
 
 import numpy as np
@@ -19,7 +18,7 @@ from protocols.histograms.hist_mm import HistMM
 from protocols.histograms.murs import SurveyMURS, murs_records
 from protocols.histograms.slh import SLH
 from protocols.params import Values, declare
-from protocols.workloads import Workload, register
+from protocols.workloads import Workload, count_errors, protocol_facts, register_family
 
 # The histogram workload's data parameters (prhr and pucm share them).
 DATA_DEFAULTS = {"users": 10_000, "domain": 64, "delta": 1e-6}
@@ -55,13 +54,7 @@ def histogram_workload(name: str, p: Values, build: Callable[..., Any] | None = 
     truth = np.bincount(values, minlength=d)
 
     def report(est: dict[str, Any]) -> dict[str, Any]:
-        err = np.asarray(est["counts"], dtype=np.float64) - truth
-        return {
-            "rmse": float(np.sqrt(np.mean(err**2))),
-            "max_abs_error": float(np.max(np.abs(err))),
-            "messages_per_user": protocol.messages_per_user(),
-            "privacy": protocol.privacy(),
-        }
+        return {**count_errors(est["counts"], truth), **protocol_facts(protocol)}
 
     return Workload(
         protocol,
@@ -71,5 +64,4 @@ def histogram_workload(name: str, p: Values, build: Callable[..., Any] | None = 
     )
 
 
-for _name, _declared in PARAMS.items():
-    register(_name, params=_declared)(partial(histogram_workload, _name))
+register_family(PARAMS, histogram_workload)

@@ -25,7 +25,7 @@ the published marginals against the truth.
 
 from __future__ import annotations
 
-from functools import lru_cache, partial
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +38,7 @@ from protocols.marginals.synthetic_data import METHODS, synthesize, write_csv
 from protocols.params import Values, declare
 from protocols.privacy.statements import max_epsilon_param, min_users_param, run_delta
 from protocols.rng import experiment_rng
-from protocols.workloads import Workload, register
+from protocols.workloads import Workload, register_family
 
 LEARNING = "census-income-learning"
 
@@ -213,5 +213,7 @@ def build_calm_workload(mechanism: str, p: Values) -> Workload:
 
 
 # Calm over each seed-000 mechanism (``sdp protocols``: protocols.workloads.SUMMARIES).
-for _mechanism in ("psrr-ss", "srr-ms", "arr-ss"):
-    register(f"calm-{_mechanism}", params=PARAMS)(partial(build_calm_workload, _mechanism))
+register_family(
+    {f"calm-{m}": PARAMS for m in ("psrr-ss", "srr-ms", "arr-ss")},
+    lambda name, p: build_calm_workload(name.removeprefix("calm-"), p),
+)

@@ -9,14 +9,13 @@ ceil(log2 users)), ``noise_rate`` (pucm's gamma: paper | exact | a probability),
 
 from __future__ import annotations
 
-from functools import partial
 from typing import Any
 
 from protocols.histograms.workload import DATA_DEFAULTS, histogram_workload
 from protocols.multi_freq.prhr import PRHR
 from protocols.multi_freq.pucm import PUCM
 from protocols.params import Values, declare
-from protocols.workloads import Workload, register
+from protocols.workloads import Workload, register_family
 
 PARAMS = {
     "prhr": declare(**DATA_DEFAULTS, rho="paper", tau=None),
@@ -46,5 +45,4 @@ def multi_freq_workload(name: str, p: Values) -> Workload:
     return histogram_workload(name, p, build=build_multi_freq)
 
 
-for _name, _declared in PARAMS.items():
-    register(_name, params=_declared)(partial(multi_freq_workload, _name))
+register_family(PARAMS, multi_freq_workload)

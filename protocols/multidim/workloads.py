@@ -24,7 +24,6 @@ the total over the estimated attributes and the exact expected SSE (sum of the v
 from __future__ import annotations
 
 from dataclasses import replace
-from functools import partial
 from typing import Any
 
 import numpy as np
@@ -39,7 +38,7 @@ from protocols.multidim.psrr_ss import PSRRSS
 from protocols.multidim.srr_ms import SRRMS
 from protocols.params import Values, declare
 from protocols.privacy.statements import max_epsilon_param, min_users_param, run_delta
-from protocols.workloads import Workload, register
+from protocols.workloads import Workload, register_family
 
 # Every seed-000 protocol takes these (``domain`` only to refuse it with the reason).
 PARAMS = declare(
@@ -195,5 +194,6 @@ PROTOCOLS: dict[str, type[MultidimProtocol]] = {
     "sue-ms": SUEMS,
     "oue-ldp": OUESampling,
 }
-for _name, _cls in PROTOCOLS.items():
-    register(_name, params=PARAMS)(partial(build_workload, _cls))
+register_family(
+    dict.fromkeys(PROTOCOLS, PARAMS), lambda name, p: build_workload(PROTOCOLS[name], p)
+)

@@ -9,7 +9,6 @@ generic), ``gamma`` and ``delta_split`` (rsum_dsg).
 
 from __future__ import annotations
 
-from functools import partial
 from typing import Any
 
 from protocols.catalogue.data import normal_unit
@@ -18,7 +17,7 @@ from protocols.sums.rsum_dsg import RSumDSG
 from protocols.sums.rsum_kr import RSumKR
 from protocols.sums.rsum_rm import RSumRM
 from protocols.sums.rsum_rr import RSumRR
-from protocols.workloads import Workload, register
+from protocols.workloads import Workload, protocol_facts, register_family, scalar_error
 
 _COMMON = {"users": 10_000, "delta": 1e-6}
 PARAMS = {
@@ -53,14 +52,11 @@ def sum_workload(name: str, p: Values) -> Workload:
     true_sum = float(x.sum())
 
     def report(est: dict[str, Any]) -> dict[str, Any]:
-        err = float(est["sum"]) - true_sum
         return {
             "true_sum": true_sum,
-            "error": err,
-            "abs_error": abs(err),
+            **scalar_error(est["sum"], true_sum),
             "expected_rmse": float(protocol.variance(x) ** 0.5),
-            "messages_per_user": protocol.messages_per_user(),
-            "privacy": protocol.privacy(),
+            **protocol_facts(protocol),
         }
 
     return Workload(
@@ -68,5 +64,4 @@ def sum_workload(name: str, p: Values) -> Workload:
     )
 
 
-for _name, _declared in PARAMS.items():
-    register(_name, params=_declared)(partial(sum_workload, _name))
+register_family(PARAMS, sum_workload)

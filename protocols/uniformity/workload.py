@@ -8,7 +8,6 @@ the data from uniform, default 0 = uniform data; > 0 draws from Paninski's alter
 
 from __future__ import annotations
 
-from functools import partial
 from typing import Any
 
 import numpy as np
@@ -17,7 +16,7 @@ from protocols.params import Values, declare
 from protocols.rng import experiment_rng
 from protocols.uniformity.sample_complexity import paninski
 from protocols.uniformity.testers import AUT, PUT
-from protocols.workloads import Workload, register
+from protocols.workloads import Workload, protocol_facts, register_family
 
 _DEFAULTS = {"users": 20_000, "domain": 16, "bins": None, "gamma": 1.0, "size": 0.1, "alpha": 0.0}
 PARAMS = {"put": declare(**_DEFAULTS), "aut": declare(**_DEFAULTS, delta=1e-6)}
@@ -41,8 +40,7 @@ def uniformity_workload(name: str, p: Values) -> Workload:
             "data_alpha": alpha,
             "reject_uniform": est["reject_uniform"],
             "correct": bool(est["reject_uniform"]) == (alpha > 0),
-            "messages_per_user": protocol.messages_per_user(),
-            "privacy": protocol.privacy(),
+            **protocol_facts(protocol),
         }
 
     return Workload(
@@ -50,5 +48,4 @@ def uniformity_workload(name: str, p: Values) -> Workload:
     )
 
 
-for _name, _declared in PARAMS.items():
-    register(_name, params=_declared)(partial(uniformity_workload, _name))
+register_family(PARAMS, uniformity_workload)
