@@ -355,6 +355,12 @@ def unknown_message(
 # unless its declaration gives another value with a reason.
 EPSILON_DEFAULT = 1.0
 
+# The epsilon of a run recorded before epsilon was pinned into every run's record (issue 39)
+# that gave none: the seed-004 catalogue's workloads defaulted to 0.9, hp-sdp to 0.5. Declared
+# as ``legacy`` by those workloads; only :meth:`Declared.recorded` reads it.
+SURVEY_LEGACY = {"epsilon": 0.9}
+HP_SDP_LEGACY = {"epsilon": 0.5}
+
 # Parameters every protocol takes (read by the parties or the launcher as well as the workload),
 # with their defaults: None means "derived": users from the workload or its dataset, delta =
 # min(1e-6, 0.01/n), min_users = n, max_epsilon = the target.
@@ -439,12 +445,15 @@ class Values:
 class Declared:
     """The parameters of one workload: ``defaults`` maps each catalogue name it takes to its
     default; ``pinned`` names the defaults written into a run's parameters so that its record
-    names the model that ran; ``reasons`` says why a default departs from the project's."""
+    names the model that ran; ``reasons`` says why a default departs from the project's;
+    ``legacy`` holds the defaults of runs recorded before a parameter was pinned (a record
+    without it ran the default of its time: :meth:`recorded`)."""
 
     defaults: Mapping[str, Any]
     pinned: tuple[str, ...] = ()
     reasons: Mapping[str, str] = field(default_factory=dict)
     workload: str = ""
+    legacy: Mapping[str, Any] = field(default_factory=dict)
 
     def named(self, workload: str) -> Declared:
         """This declaration registered as ``workload`` (used in its error messages)."""
@@ -456,6 +465,14 @@ class Declared:
 
     def pinned_defaults(self) -> dict[str, Any]:
         return {k: self.defaults[k] for k in self.pinned}
+
+    def recorded(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        """The parameters a run's record stands for: every run records its pinned parameters
+        (``sdp run``, ``sdp cluster init``), so a record without one was made before it was
+        pinned and ran that version's default (``legacy``; e.g. epsilon 0.9 in the seed-004
+        catalogue before issue 39 made 1.0 the one default)."""
+        missing = {k: v for k, v in self.legacy.items() if params.get(k) is None}
+        return {**params, **missing}
 
     def check(
         self,
@@ -529,12 +546,17 @@ def _show(value: Any) -> str:
 
 
 def declare(
-    *, pin: Iterable[str] = (), why: Mapping[str, str] | None = None, **defaults: Any
+    *,
+    pin: Iterable[str] = (),
+    why: Mapping[str, str] | None = None,
+    legacy: Mapping[str, Any] | None = None,
+    **defaults: Any,
 ) -> Declared:
     """The declaration of a workload taking the common parameters and ``defaults`` (catalogue
     name -> default, None: derived or absent). ``pin`` names defaults recorded into every run
     (always ``epsilon``: a run's record names its target even if a later version changes the
-    default); ``why`` gives the reason of each default that differs from the project's."""
+    default); ``why`` gives the reason of each default that differs from the project's;
+    ``legacy`` the defaults that runs recorded before pinning ran (:meth:`Declared.recorded`)."""
     unknown = sorted(set(defaults) - set(CATALOGUE))
     if unknown:
         raise ValueError(f"declare: {unknown} are not in protocols.params.CATALOGUE")
@@ -551,4 +573,7 @@ def declare(
     for name, default in merged.items():
         if default is not None:
             CATALOGUE[name].check(default, "declare")
-    return Declared(merged, tuple(dict.fromkeys(("epsilon", *pin))), why)
+    pinned = tuple(dict.fromkeys(("epsilon", *pin)))
+    if set(legacy or {}) - set(pinned):
+        raise ValueError(f"declare: legacy defaults {sorted(legacy or {})} must be pinned")
+    return Declared(merged, pinned, why, legacy=dict(legacy or {}))

@@ -197,6 +197,14 @@ def get_workload(name: str, params: dict[str, Any]) -> Workload:
     return WORKLOADS[name](params)
 
 
+def recorded_workload(name: str, params: dict[str, Any]) -> Workload:
+    """Build workload ``name`` from a run's record (its cluster file's parameters), reading a
+    record made before a parameter was pinned with the default of its time
+    (:meth:`Declared.recorded`): what the parties and the verifier rebuild."""
+    d = declaration(name)
+    return get_workload(name, params if d is None else d.recorded(params))
+
+
 def declaration(name: str) -> Declared | None:
     """The declared parameters of workload ``name`` (None: not a workload, e.g. txpub's plan)."""
     _load_all()

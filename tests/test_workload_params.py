@@ -164,3 +164,20 @@ def test_the_privacy_record_keeps_the_wire_keys():
         PrivacyStatement(delta=1e-6, extra={"eps_central": 1.0})
     # null is published, unstated is not
     assert PrivacyStatement(local_epsilon=None).wire() == {"eps_local": None}
+
+
+def test_a_record_made_before_epsilon_was_pinned_reads_the_default_of_its_time():
+    """Runs recorded before issue 39 carry no epsilon when none was given; they ran the old
+    per-family default (0.9 in the seed-004 catalogue, 0.5 for hp-sdp), so the parties and the
+    verifier rebuild them with it; every newer record carries its epsilon (pinned)."""
+    from protocols.workloads import recorded_workload
+
+    old = recorded_workload("hist_kr", {"users": 200_000}).protocol.privacy()
+    new = get_workload("hist_kr", {"users": 200_000}).protocol.privacy()
+    assert old["eps_central"] == 0.9 and new["eps_central"] == 1.0
+    pinned = recorded_workload("hist_kr", {"users": 200_000, "epsilon": 1.0}).protocol
+    assert pinned.privacy()["eps_central"] == 1.0
+    assert DECLARED["hp-sdp"].recorded({})["epsilon"] == 0.5
+    assert DECLARED["grr"].recorded({}) == {}  # grr's default was 1.0 already
+    with pytest.raises(ValueError, match="must be pinned"):
+        declare(legacy={"domain": 3})

@@ -14,13 +14,15 @@ import numpy as np
 
 from protocols.almost_single.lwy import HistLWY
 from protocols.catalogue.data import normal_categorical
-from protocols.params import Values, declare
+from protocols.params import SURVEY_LEGACY, Values, declare
 from protocols.workloads import Workload, count_errors, protocol_facts, register
 
 
 @register(
     "hist_lwy",
-    params=declare(users=10_000, domain=64, delta=1e-6, hash_exponent=2.0, gamma=1.0),
+    params=declare(
+        users=10_000, domain=64, delta=1e-6, hash_exponent=2.0, gamma=1.0, legacy=SURVEY_LEGACY
+    ),
 )
 def lwy_workload(p: Values) -> Workload:
     """Workload of ``sdp run hist_lwy`` (module docstring)."""

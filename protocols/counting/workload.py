@@ -18,10 +18,10 @@ from protocols.counting.cnt_2m import Cnt2M
 from protocols.counting.cnt_bn import CntBN
 from protocols.counting.cnt_rr import CntRR
 from protocols.counting.cnt_sgm import CntSGM
-from protocols.params import Values, declare
+from protocols.params import SURVEY_LEGACY, Values, declare
 from protocols.workloads import Workload, protocol_facts, register_family, scalar_error
 
-_COMMON = {"users": 10_000, "delta": 1e-6, "gamma": 1.0, "q": 0.5}
+_COMMON = {"users": 10_000, "delta": 1e-6, "gamma": 1.0, "q": 0.5, "legacy": SURVEY_LEGACY}
 PARAMS = {
     "cnt_rr": declare(**_COMMON, bound="theorem3"),
     "cnt_2m": declare(**_COMMON, accounting="paper"),

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from protocols.distinct.parity import RobustDistinct
-from protocols.params import Values, declare
+from protocols.params import SURVEY_LEGACY, Values, declare
 from protocols.rng import experiment_rng
 from protocols.workloads import Workload, protocol_facts, register, scalar_error
 
@@ -40,7 +40,13 @@ def build_distinct(n: int, p: Values) -> RobustDistinct:
 @register(
     "distinct",
     params=declare(
-        users=10_000, domain=256, gamma=1.0, delta_split=1e-12, word_bits=30, support=0.5
+        users=10_000,
+        domain=256,
+        gamma=1.0,
+        delta_split=1e-12,
+        word_bits=30,
+        support=0.5,
+        legacy=SURVEY_LEGACY,
     ),
 )
 def distinct_workload(p: Values) -> Workload:

@@ -17,11 +17,11 @@ from protocols.histograms.hist_kr import HistKR
 from protocols.histograms.hist_mm import HistMM
 from protocols.histograms.murs import SurveyMURS, murs_records
 from protocols.histograms.slh import SLH
-from protocols.params import Values, declare
+from protocols.params import SURVEY_LEGACY, Values, declare
 from protocols.workloads import Workload, count_errors, protocol_facts, register_family
 
 # The histogram workload's data parameters (prhr and pucm share them).
-DATA_DEFAULTS = {"users": 10_000, "domain": 64, "delta": 1e-6}
+DATA_DEFAULTS = {"users": 10_000, "domain": 64, "delta": 1e-6, "legacy": SURVEY_LEGACY}
 PARAMS = {
     "hist_kr": declare(**DATA_DEFAULTS, bound="theorem4"),
     "hist_mm": declare(**DATA_DEFAULTS, accounting="paper"),

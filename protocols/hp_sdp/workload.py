@@ -27,7 +27,7 @@ import numpy as np
 
 from protocols.hp_sdp import data as hp_sdp_data
 from protocols.hp_sdp.protocol import HPSDPProtocol, calibrate, mse
-from protocols.params import Values, declare
+from protocols.params import HP_SDP_LEGACY, Values, declare
 from protocols.privacy.statements import max_epsilon_param, min_users_param, run_delta
 from protocols.workloads import Workload, register
 
@@ -69,7 +69,14 @@ def build_protocol(
 
 @register(
     "hp-sdp",
-    params=declare(dataset="zipf", data_dir=None, accounting="paper", g=None, method="hp-sdp"),
+    params=declare(
+        dataset="zipf",
+        data_dir=None,
+        accounting="paper",
+        g=None,
+        method="hp-sdp",
+        legacy=HP_SDP_LEGACY,
+    ),
 )
 def hp_sdp_workload(p: Values) -> Workload:
     """HP-SDP (or ``method``) over a seed-002 dataset; see the module docstring."""

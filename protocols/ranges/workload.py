@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from protocols.catalogue.data import normal_categorical
-from protocols.params import Values, declare
+from protocols.params import SURVEY_LEGACY, Values, declare
 from protocols.ranges.matrix_mechanism import range_answers
 from protocols.ranges.tree import RangeTree, random_ranges
 from protocols.workloads import Workload, register
@@ -25,7 +25,7 @@ from protocols.workloads import Workload, register
     "range",
     params=declare(
         users=10_000, domain=64, delta=1e-6, branching=2, oracle="krr", bound="theorem4",
-        queries=100,
+        queries=100, legacy=SURVEY_LEGACY,
     ),
 )  # fmt: skip
 def range_workload(p: Values) -> Workload:

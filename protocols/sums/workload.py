@@ -12,14 +12,14 @@ from __future__ import annotations
 from typing import Any
 
 from protocols.catalogue.data import normal_unit
-from protocols.params import Values, declare
+from protocols.params import SURVEY_LEGACY, Values, declare
 from protocols.sums.rsum_dsg import RSumDSG
 from protocols.sums.rsum_kr import RSumKR
 from protocols.sums.rsum_rm import RSumRM
 from protocols.sums.rsum_rr import RSumRR
 from protocols.workloads import Workload, protocol_facts, register_family, scalar_error
 
-_COMMON = {"users": 10_000, "delta": 1e-6}
+_COMMON = {"users": 10_000, "delta": 1e-6, "legacy": SURVEY_LEGACY}
 PARAMS = {
     "rsum_rr": declare(**_COMMON, precision=10),
     "rsum_kr": declare(**_COMMON, levels="survey"),

@@ -12,13 +12,16 @@ from typing import Any
 
 import numpy as np
 
-from protocols.params import Values, declare
+from protocols.params import SURVEY_LEGACY, Values, declare
 from protocols.rng import experiment_rng
 from protocols.uniformity.sample_complexity import paninski
 from protocols.uniformity.testers import AUT, PUT
 from protocols.workloads import Workload, protocol_facts, register_family
 
-_DEFAULTS = {"users": 20_000, "domain": 16, "bins": None, "gamma": 1.0, "size": 0.1, "alpha": 0.0}
+_DEFAULTS = {
+    **{"users": 20_000, "domain": 16, "bins": None, "gamma": 1.0, "size": 0.1, "alpha": 0.0},
+    "legacy": SURVEY_LEGACY,
+}
 PARAMS = {"put": declare(**_DEFAULTS), "aut": declare(**_DEFAULTS, delta=1e-6)}
 
 
