@@ -533,18 +533,6 @@ class Declared:
         return ParamError(unknown_message(self.workload, key, known, takes=self.defaults))
 
 
-def _show(value: Any) -> str:
-    return (
-        "true"
-        if value is True
-        else "false"
-        if value is False
-        else f"{value:g}"
-        if isinstance(value, float)
-        else str(value)
-    )
-
-
 def declare(
     *,
     pin: Iterable[str] = (),
