@@ -38,9 +38,7 @@ def fe1_workload(p: Values) -> Workload:
     """Workload of ``sdp run fe1`` (module docstring)."""
     n, B = p.users, p.domain
     delta = 1.0 / n**2 if p.delta is None else p.delta
-    protocol = FE1(
-        B, n, p.epsilon, delta, c=p.hash_exponent, blanket=p.blanket, gamma=p.gamma
-    )
+    protocol = FE1(B, n, p.epsilon, delta, c=p.hash_exponent, blanket=p.blanket, gamma=p.gamma)
     support = max(1, min(B, n // 2)) if p.items is None else p.items
     values = zipf_items(n, B, support, p.zipf, p.data_seed)
     truth = np.bincount(values, minlength=B)
