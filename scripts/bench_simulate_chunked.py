@@ -4,7 +4,7 @@
     python scripts/bench_simulate_chunked.py --users 100000000 --pool dask://127.0.0.1:8786
 
 GRR (``sdp run grr``'s Zipf data, domain 10, central epsilon 1) through
-:func:`protocols.chunked_simulation.simulate_chunked`: each chunk of ``--chunk`` users draws its
+:func:`protocols.simulation.chunked.simulate_chunked`: each chunk of ``--chunk`` users draws its
 records, encodes them and returns its histogram, on the pool's workers (``local``: a process
 pool of ``--workers``; ``dask://HOST:PORT``: a Dask scheduler's workers). Reported per n: the
 calibration's seconds (the accountant, in this process), the simulation's wall (chunks and the
@@ -28,9 +28,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from mpc.pools import peak_rss  # noqa: E402
 from parties.runtime.pools import open_pool  # noqa: E402
-from protocols.chunked_simulation import CHUNK_USERS, ZipfRecords, simulate_chunked  # noqa: E402
 from protocols.grr.workload import GRRProtocol, calibrate  # noqa: E402
 from protocols.privacy.statements import default_delta  # noqa: E402
+from protocols.simulation.chunked import CHUNK_USERS, ZipfRecords, simulate_chunked  # noqa: E402
 
 
 def measure(n: int, k: int, eps: float, chunk: int, pool, seed: int) -> dict:  # noqa: ANN001

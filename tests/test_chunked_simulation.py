@@ -1,4 +1,4 @@
-"""Issue 40: chunked, memory-bounded simulations (``protocols.chunked_simulation``): the same
+"""Issue 40: chunked, memory-bounded simulations (``protocols.simulation.chunked``): the same
 estimate whatever the chunking and the executor, bad input refused, and on a real Dask cluster
 (slow)."""
 
@@ -10,9 +10,9 @@ from functools import lru_cache
 import numpy as np
 import pytest
 
-from protocols.chunked_simulation import ZipfRecords, simulate_chunked
 from protocols.grr.workload import GRRProtocol, calibrate, zipf_values
 from protocols.privacy.ledger import PrivacyRefusal
+from protocols.simulation.chunked import ZipfRecords, simulate_chunked
 from protocols.workloads import get_workload
 
 N, K, BLOCK = 20_000, 10, 1_000
