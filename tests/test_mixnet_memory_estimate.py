@@ -1,4 +1,4 @@
-"""Issue 40: a mix server's memory is predicted (it keeps the run's public record: about 11 kB
+"""Issue 40: a mix server's memory is predicted (it keeps the run's public record: about 12 kB
 per message, docs/scale.md "Memory"), so a mix-net run that cannot fit is refused up front."""
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ def test_a_mix_server_is_predicted_from_the_batches():
 def test_a_mixnet_run_over_the_memory_is_refused_with_the_servers_named(monkeypatch):
     monkeypatch.setattr(memory, "available_bytes", lambda: (16e9, "the memory available"))
     why = memory.memory_refusal(_OneBatch(), 10**6, 2, 8, 200_000, mix_servers=3)
-    assert why is not None and "each of the 3 mix servers 12" in why
+    assert why is not None and "each of the 3 mix servers 13.1 GB" in why
     assert memory.memory_refusal(_OneBatch(), 10**5, 2, 8, 200_000, mix_servers=3) is None
 
 

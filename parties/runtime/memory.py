@@ -29,8 +29,9 @@ from typing import Any
 BASE_BYTES = 1 << 30  # an idle party's address space (interpreter, numpy, TLS, thread stacks)
 BASE_RSS = 200 << 20  # an idle party's resident memory (what MemAvailable is compared with)
 BYTES_PER_MESSAGE = 64  # a label (8 bytes) and its copies: encoding, frames, transcript digest
-# a mix server's peak per message (3 servers, t = 2; fitted on 2000-10^5 users, docs/scale.md)
-MIX_SERVER_BYTES_PER_MESSAGE = 11_000
+# a mix server's peak per message, its pool workers included (3 servers, t = 2; fitted on
+# 2000-10^5 users: 12.6 kB, of which 11.4 kB in the server process; docs/scale.md, "Memory")
+MIX_SERVER_BYTES_PER_MESSAGE = 12_000
 
 
 def _gb(x: float) -> str:
