@@ -262,15 +262,17 @@ def _unchecked_only_with_the_flag(run: Path, trust: Path) -> tuple[dict, set[str
 
 @pytest.mark.slow
 def test_an_unchecked_bound_exits_3_without_the_flag(tmp_path):
-    """grr with ``bound=fmt21`` (spec 07 P-5: not evaluated by the JS accountant): the JS verifier
-    lists V-9 and L-4 as not checked and exits 3; with ``--allow-unchecked`` 0; sdp verify
-    checks everything (it re-runs the protocol's own statement)."""
+    """grr with ``bound=exact`` on a binary domain (the certified exact search, spec 07 P-5: not
+    evaluated by the JS accountant): the JS verifier lists V-9 and L-4 as not checked and exits
+    3; with ``--allow-unchecked`` 0; sdp verify checks everything (it re-runs the protocol's own
+    statement)."""
     from conftest import sdp
 
     run = tmp_path / "run"
     sdp(
         "run", "grr", "--shuffler", "trusted", "--users", "40", "--seed", "2",
-        "--param", "bound=fmt21", "--out", str(run), "--quiet", check=True, timeout=600,
+        "--param", "bound=exact", "--param", "domain=2", "--out", str(run), "--quiet",
+        check=True, timeout=600,
     )  # fmt: skip
     trust = run.with_name("run.trust.json")
     assert verify_run(run, progress=False, trust=json.loads(trust.read_text())).ok

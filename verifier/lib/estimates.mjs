@@ -2,6 +2,7 @@
 // plaintext multisets: grr, psrr-ss, srr-ms, arr-ss, sue-ms, oue-ldp (the linear debiasing
 // estimators LD-1) and gfim; the others are listed with the reason in the spec and reported
 // as not checked.
+import { publicSchema } from './schema.mjs';
 
 // grr (spec K-1): counts of the reports, then (c/n - q) / (p - q)
 function grr(rounds, cluster, privacy) {
@@ -55,16 +56,21 @@ const flag = (v) => {
 };
 // K-4 public parameters; `privacy` (the signed statement) gives the shuffle variant's local
 // epsilon and its accounted report count (K-5)
+// (d and the default ell: D-2 from the run's own set-valued schema, else the bundled dataset's)
 function gfimParams(cluster, privacy = null) {
   const p = cluster.params;
+  const own = publicSchema(p);
+  if (own !== null && own.kind !== 'setvalued') throw new Error(`gfim needs a set-valued schema, the run published a ${own.kind} one (spec 06 D-2)`);
   const dataset = String(p.dataset ?? 'laplace-50k');
-  if (!(dataset in DATASET_D) || p.ell === undefined && dataset !== 'laplace-50k') return null;
-  if ((p.method ?? 'gfim') !== 'gfim' || p.data !== undefined || p.data_dir !== undefined) return null;
+  if (own === null && (!(dataset in DATASET_D) || p.ell === undefined && dataset !== 'laplace-50k')) return null;
+  if ((p.method ?? 'gfim') !== 'gfim' || p.data !== undefined || (own === null && p.data_dir !== undefined)) return null;
+  const ell = p.ell ?? (own === null ? 50 : own.maxItems);
+  if (ell === null) throw new Error('gfim on own data without ell: neither params.ell nor the schema\'s max_items (spec 06 D-2)');
   const shuffle = flag(p.shuffle ?? true);
-  if (shuffle === null || (!shuffle && p.local_epsilon !== undefined)) return null;
+  if (shuffle === null) return null;
   const k = Number(p.k ?? 10);
-  const g = { d: DATASET_D[dataset], k, kMax: Number(p.k_max ?? 2 * k), ell: Number(p.ell ?? 50),
-    eps: Number(p.epsilon ?? 1.0), combination: String(p.combination ?? 'thesis'), accounted: null };
+  const g = { d: own === null ? DATASET_D[dataset] : own.d, k, kMax: Number(p.k_max ?? 2 * k), ell: Number(ell),
+    eps: Number(p.local_epsilon ?? p.epsilon ?? 1.0), combination: String(p.combination ?? 'thesis'), accounted: null };
   if (shuffle) {
     g.eps = privacy?.eps_local;
     g.accounted = privacy?.round?.n_shuffled;
@@ -123,13 +129,19 @@ const CATEGORICAL = {
     domainSizes: [9, 9, 7, 5, 2, 8, 6, 8, 7, 5, 5, 9, 6],
   },
 };
+// D-1 a bundled dataset's schema, or D-2 the run's own published schema; null when neither
 export function categorical(cluster) {
   const p = cluster.params;
-  if (p.schema !== undefined || p.data_dir !== undefined) return null;
-  const ds = CATEGORICAL[String(p.dataset ?? 'adult')];
-  if (ds === undefined) return null;
   const estimator = String(p.estimator ?? 'paper');
   if (!['paper', 'observed'].includes(estimator)) return null;
+  const own = publicSchema(p);
+  if (own !== null) {
+    if (own.kind !== 'categorical') throw new Error(`${cluster.protocol} needs a categorical schema, the run published a ${own.kind} one (spec 06 D-2)`);
+    return { n: own.n, attributes: own.attributes, domainSizes: own.domainSizes, estimator };
+  }
+  if (p.data_dir !== undefined) return null;
+  const ds = CATEGORICAL[String(p.dataset ?? 'adult')];
+  if (ds === undefined) return null;
   return { ...ds, n: p.users !== undefined ? Number(p.users) : ds.n, estimator };
 }
 // LD-1: the (p, q) of each mechanism (spec 06) and the debiased counts (c / N - q) / (p - q)
