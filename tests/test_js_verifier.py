@@ -342,6 +342,17 @@ def test_js_accountant_matches_the_privacy_vectors():
             assert abs(d - v["delta_exact"]) <= 1e-9 * v["delta_exact"], (d, v)
 
 
+def test_js_fmt21_matches_the_privacy_vectors():
+    """Spec 07 A-8 (the FMT21 clone pair) in JavaScript against privacy.json's ``fmt21`` list:
+    the Python accountant's delta(eps), the brute force for n <= 8, and its forward and inverse
+    maps accepted by A-4 and A-5 (verifier/test/fmt21.test.mjs)."""
+    proc = subprocess.run([NODE, "--test", "verifier/test/fmt21.test.mjs"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert proc.returncode == 0 and "# fail 0" in proc.stdout, proc.stdout[-3000:]
+    fmt21 = json.loads((VEC / "privacy.json").read_text())["fmt21"]
+    assert sum("delta_exact" in v for v in fmt21) >= 3 and sum("eps" not in v for v in fmt21) >= 6
+
+
 def test_help_and_usage():
     proc = subprocess.run([NODE, str(ROOT / "verifier" / "verify.mjs"), "--help"],
                           capture_output=True, text=True, timeout=60)  # fmt: skip
