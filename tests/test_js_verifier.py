@@ -397,6 +397,11 @@ def test_honest_variant_verifies_in_both(tmp_path, name):
     v3 = next(c for c in json.loads(out)["checks"] if c["id"] == "V-3")
     assert "of crashed incarnations" in v3["detail"]
     assert not any("crashed" in x for x in json.loads(out)["not_checked"])
+    # spec T-13: both say "rejoined" from the peers' signed rejoin entries, in the same words
+    py = verify_run(run, progress=False, trust=json.loads((VEC / "run.trust.json").read_text()))
+    said_py = [w for w in py.warnings if "restarted" in w or "started again" in w]
+    said_js = [w for w in json.loads(out)["warnings"] if "restarted" in w or "started again" in w]
+    assert said_js == said_py and "(rejoin recorded by " in said_js[0], (said_js, said_py)
 
 
 def test_expected_json_lists_every_corruption():
