@@ -1,6 +1,6 @@
 // V-21: the protocols' estimators (docs/spec/06-estimates.md), recomputed from the verified
-// plaintext multisets: grr, psrr-ss, srr-ms, arr-ss, sue-ms, oue-ldp (the linear debiasing
-// estimators LD-1) and gfim; the others are listed with the reason in the spec and reported
+// plaintext multisets: grr, psrr-ss, srr-ms, arr-ss, sue-ms, oue-ldp, hist_kr, cnt_rr (the
+// linear debiasing estimators LD-1) and gfim; the others are listed with the reason in the spec and reported
 // as not checked.
 import { publicSchema } from './schema.mjs';
 
@@ -284,7 +284,37 @@ function oueLdp(rounds, cluster) {
   return { estimate: multidimPackage('oue-ldp', ds, { paper, observed }, reports, malformed), n: total, received: [reports] };
 }
 
+// hist_kr (spec K-7): one d-RR report per user, counts = m x GRR(d, eps_local) frequencies
+function histKr(rounds, cluster, privacy) {
+  const d = Number(cluster.params.domain ?? 64), eps = privacy?.eps_local;
+  if (typeof eps !== 'number' || !Number.isFinite(eps)) return { err: 'the signed privacy statement has no numeric eps_local' };
+  const rows = rounds[0].get('reports') ?? [];
+  const c = new Array(d).fill(0);
+  let m = 0;
+  for (const r of rows) {
+    if (r.length !== 1) return { err: 'hist_kr reports must have width 1' };
+    if (r[0] >= 0 && r[0] < d) { c[r[0]] += 1; m += 1; }
+  }
+  if (m === 0) return { err: 'hist_kr: no well-formed report' };
+  return { estimate: { counts: debias('grr', c, d, eps, m).map((f) => f * m), reports: m, invalid: rows.length - m }, n: rows.length, received: [m] };
+}
+// cnt_rr (spec K-7): Boolean RR, count of ones (ones - lambda m / 2) / (1 - lambda)
+function cntRr(rounds, cluster, privacy) {
+  const eps = privacy?.eps_local;
+  if (typeof eps !== 'number' || !Number.isFinite(eps)) return { err: 'the signed privacy statement has no numeric eps_local' };
+  const rows = rounds[0].get('bits') ?? [];
+  let m = 0, ones = 0;
+  for (const r of rows) {
+    if (r.length !== 1) return { err: 'cnt_rr bits must have width 1' };
+    if (r[0] === 0 || r[0] === 1) { m += 1; ones += r[0]; }
+  }
+  if (m === 0) return { err: 'cnt_rr: no well-formed report' };
+  const lam = 2 / (Math.exp(eps) + 1);
+  return { estimate: { count: (ones - lam * m / 2) / (1 - lam), reports: m, invalid: rows.length - m }, n: rows.length, received: [m] };
+}
+
 export const ESTIMATORS = {
+  hist_kr: { rounds: 1, fn: histKr }, cnt_rr: { rounds: 1, fn: cntRr },
   grr: { rounds: 1, fn: grr }, gfim: { rounds: 2, fn: gfim }, 'psrr-ss': { rounds: 1, fn: psrrSs }, 'srr-ms': { rounds: 1, fn: srrMs },
   'arr-ss': { rounds: 1, fn: arrSs }, 'sue-ms': { rounds: 1, fn: sueMs }, 'oue-ldp': { rounds: 1, fn: oueLdp },
 };
@@ -293,6 +323,8 @@ export const ESTIMATORS = {
 // verifier does not know the protocol's batches
 export function batchBounds(cluster) {
   if (cluster.protocol === 'grr') return [{ reports: Number(cluster.params.domain ?? 10) }];
+  if (cluster.protocol === 'hist_kr') return [{ reports: Number(cluster.params.domain ?? 64) }];
+  if (cluster.protocol === 'cnt_rr') return [{ bits: 2 }];
   if (['psrr-ss', 'arr-ss', 'srr-ms', 'sue-ms', 'oue-ldp'].includes(cluster.protocol)) {
     const ds = categorical(cluster);
     if (ds === null) return null;
