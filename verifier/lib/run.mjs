@@ -198,7 +198,7 @@ function checkPublished(runDir, t, add, report, cluster, multisets) {
     const ok = !r.err && close(r.estimate, published);
     if (!add('V-21', 'recompute estimate', ok, r.err ?? (ok ? `${cluster.protocol} estimator re-run on ${r.n} shuffled messages matches the published estimate` : `DIFFERS from the published estimate (${t.party} entry ${pubs[0].i})`))) return;
   } else {
-    report.notChecked.push(`V-21 recompute estimate: the ${cluster.protocol} estimator is not implemented in this verifier (spec version 1 implements grr and default gfim, without fakes or crowd threshold)${r?.unsupported ? `: ${r.unsupported}` : ''}`);
+    report.notChecked.push(`V-21 recompute estimate: the ${cluster.protocol} estimator is not implemented in this verifier (spec 06 lists the protocols it does not recompute, with the reason; fakes and a crowd threshold are not specified)${r?.unsupported ? `: ${r.unsupported}` : ''}`);
   }
   const same = close(res.estimate, published);
   const samePriv = signedPrivacy !== null && close(res.privacy, signedPrivacy);
