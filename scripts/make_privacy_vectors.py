@@ -52,10 +52,10 @@ def brute_force_clones(eps: float, eps_local: float, n: int) -> float:
     total = 0.0
     for c in range(n):
         pc = math.comb(n - 1, c) * rate**c * (1 - rate) ** (n - 1 - c)
+        pa = [math.comb(c, x) / 2**c for x in range(c + 1)] + [0.0]  # pa[-1] = Pr[A = -1] = 0
         for a in range(c + 2):  # the first coordinate of the view (the second is c + 1 - a)
-            pa = lambda x: math.comb(c, x) / 2**c if 0 <= x <= c else 0.0  # noqa: E731
-            p = a0 * pa(a - 1) + a1 * pa(a)
-            q = a1 * pa(a - 1) + a0 * pa(a)
+            p = a0 * pa[a - 1] + a1 * pa[a] if a <= c else a0 * pa[c]
+            q = a1 * pa[a - 1] + a0 * pa[a] if a <= c else a1 * pa[c]
             total += pc * max(0.0, p - big * q)
     return total
 
@@ -72,7 +72,9 @@ def fmt21_vectors() -> list[dict]:
             v["delta_exact"] = exact
         out.append(v)
     for e, n, delta in FMT21_MAPS:
-        out.append({"n": n, "delta": delta, "eps_local": e, "eps_central": fmt21_epsilon(e, n, delta)})
+        out.append(
+            {"n": n, "delta": delta, "eps_local": e, "eps_central": fmt21_epsilon(e, n, delta)}
+        )
         out.append({"n": n, "delta": delta, "eps_central": e,
                     "max_eps_local": fmt21_max_local_epsilon(e, n, delta)})  # fmt: skip
     return out

@@ -60,8 +60,11 @@ def test_js_derives_the_schemas_public_parameters_as_python_does(name):
     "text,users,msg",
     [
         ('kind = "categorical"\n[[attribute]]\nname = "a"\nvalues = ["x"]\n', 10, "domain of 1"),
-        ('kind = "categorical"\n[[attribute]]\nname = "a"\nrange = [1, 3]\nvalues = ["x", "y"]\n',
-         10, "exactly one domain"),  # fmt: skip
+        (
+            'kind = "categorical"\n[[attribute]]\nname = "a"\nrange = [1, 3]\nvalues = ["x", "y"]\n',
+            10,
+            "exactly one domain",
+        ),  # fmt: skip
         ('kind = "setvalued"\n[items]\nrange = [1, 50]\n', None, "public number of users"),
         ('kind = "tabular"\n', 10, "is not categorical"),
         ("schema = 2\nkind = 'setvalued'\n[items]\nrange = [1, 5]\n", 10, "format version 2"),

@@ -92,7 +92,8 @@ function multidim(cluster, ksOf = (ds) => ds.domainSizes) {
   const accounting = String(p.accounting ?? (b === 'paper' || b === 'balle' ? 'paper' : 'tight'));
   const tb = String(p.tight_bound ?? (b !== null && b !== 'paper' && b !== 'balle' && b !== 'tight' ? b : 'vr'));
   const policy = String(p.policy ?? 'strict');
-  if (accounting !== 'tight' || !evaluated(tb, ksOf(ds)) || policy !== 'strict' || p.local_epsilon !== undefined) return { unchecked: `${cluster.protocol} with accounting ${accounting}, bound ${tb}, policy ${policy} (spec 07 P-3: tight, vr/decomposition/fmt21 or exact with every k_j >= 3, strict)` };
+  const modelled = (accounting === 'paper' || (accounting === 'tight' && evaluated(tb, ksOf(ds)))) && policy === 'strict' && p.local_epsilon === undefined;
+  if (!modelled) return { unchecked: `${cluster.protocol} with accounting ${accounting}, bound ${tb}, policy ${policy} (spec 07 P-3: paper, or tight with vr/decomposition/fmt21 or exact with every k_j >= 3; strict)` };
   const n = ds.n, t = target(p);
   const cap = p.max_epsilon !== undefined ? Number(p.max_epsilon) : t;
   return { ds, n, t, delta: runDelta(p, n), mu: minUsers(p, n), accounting, policy, tb, cap, common: { eps_c: t, delta: runDelta(p, n), accounting, policy, min_users: minUsers(p, n), max_epsilon: cap } };
@@ -102,22 +103,46 @@ const PLANNED = 'vr (grr), re-accounted at the count received';
 const tightText = (tb, mechanism) => (tb === 'fmt21' ? 'accountant:fmt21/generic' : `accountant:${tb}/${mechanism}`);
 // a release planned at the target eps_c: A-4's soundness half (the calibration made it tight)
 const soundAt = (t, delta, n, epsLocal, k, bound) => forwardFailure(t, delta, n, curve(bound, 'grr', epsLocal, k), 1);
+const PAPER = 'balle19-closed-form', ROUTED = 'accountant:vr/grr (closed form outside its theorem)';
+
+// P-3 the budget of one k-RR calibrated for nEff users: the statement's bound text, the
+// release's (paper accounting: `paperRelease` inside the theorem), whether it is infeasible,
+// and the checks of a stated eps_l (calibration) and of the planned release at eps_c (soundness)
+function budget(m, k, nEff, tightMech, paperRelease) {
+  const tight = (tb, text) => ({
+    bound: text, release: text, infeasible: false,
+    calibrated: (e) => amplified({ eps_local: e }, null, m.t, m.delta, nEff, { mechanism: 'grr', k, bound: tb }, text, null),
+    sound: (e) => soundAt(m.t, m.delta, nEff, e, k, tb),
+  });
+  if (m.accounting === 'tight') return tight(m.tb, tightText(m.tb, tightMech));
+  // A-9 Calculate (Balle et al.'s closed form solved for eps_l), strict policy
+  const L = 14 * Math.log(2 / m.delta), X = m.t ** 2 * (nEff - 1) / L, a = X - k + 1;
+  if (m.t > 1 || (a > 0 && Math.log(a) > 0 && (nEff - 1) * m.t < 27 * (a + k - 1))) return tight('vr', ROUTED);
+  if (a <= 1) return { bound: PAPER, infeasible: true };
+  const want = Math.log(a);
+  return {
+    bound: PAPER, release: paperRelease, infeasible: false,
+    calibrated: (e) => (close(e, want) ? null : `eps_l ${e} is not Calculate's ln(X - k + 1) = ${want} (A-9)`),
+    sound: (e) => { const c = Math.sqrt(L * (Math.exp(e) + k - 1) / (nEff - 1)); return close(c, m.t) ? null : `the closed form at eps_l ${e} gives ${c}, not eps_c ${m.t} (A-9)`; },
+  };
+}
 
 // P-3 psrr-ss: one k_max-RR release among all users
 function psrrSs(cluster) {
   const m = multidim(cluster, (ds) => [Math.max(...ds.domainSizes)]);
   if (m.unchecked) return m;
-  const kMax = Math.max(...m.ds.domainSizes), mech = { mechanism: 'grr', k: kMax, bound: m.tb }, bound = tightText(m.tb, 'grr(k_max)');
+  const kMax = Math.max(...m.ds.domainSizes), b = budget(m, kMax, m.mu, 'grr(k_max)', `${PAPER} (Theorem 7)`);
+  if (b.infeasible) return { unchecked: 'psrr-ss without a feasible local epsilon (no run publishes one)' };
   return {
     rounds: 1,
     fields: ['protocol', 'eps_c', 'delta', 'eps_l', 'accounting', 'policy', 'bound', 'min_users', 'max_epsilon', 'k_max', 'n'],
     cap: m.cap,
-    statement: (s) => exactFields(s, { protocol: 'psrr-ss', ...m.common, bound, k_max: kMax, n: m.n })
-      ?? amplified({ ...s, eps_local: s.eps_l }, null, m.t, m.delta, m.mu, mech, bound, null),
+    statement: (s) => exactFields(s, { protocol: 'psrr-ss', ...m.common, bound: b.bound, k_max: kMax, n: m.n })
+      ?? (typeof s.eps_l === 'number' ? b.calibrated(s.eps_l) : 'privacy.eps_l is not a number'),
     release(s, r) {
       if (r.round !== 0 || r.group !== null) return 'the psrr-ss release is of round 0 and all users (group null)';
-      const f = r.reaccounted ? null : soundAt(m.t, m.delta, m.mu, s.eps_l, kMax, m.tb);
-      return f ? `(A-4) ${f}` : shuffledRelease(r, m.t, m.delta, m.mu, s.eps_l, mech, bound, PLANNED);
+      const f = r.reaccounted ? null : b.sound(s.eps_l);
+      return f ? `(A-4) ${f}` : shuffledRelease(r, m.t, m.delta, m.mu, s.eps_l, { mechanism: 'grr', k: kMax }, b.release, PLANNED);
     },
   };
 }
@@ -126,27 +151,32 @@ function psrrSs(cluster) {
 function srrMs(cluster) {
   const m = multidim(cluster);
   if (m.unchecked) return m;
-  const ks = m.ds.domainSizes, g = Math.floor(m.mu / ks.length), bound = tightText(m.tb, 'grr');
+  const ks = m.ds.domainSizes, g = Math.floor(m.mu / ks.length);
+  const bs = ks.map((k) => budget(m, k, g, 'grr', `${PAPER} (Theorem 1, parallel over groups)`));
+  const texts = bs.map((b) => b.bound), bound = new Set(texts).size === 1 ? texts[0] : texts;
+  const infeasible = m.ds.attributes.filter((_, j) => bs[j].infeasible);
   return {
     rounds: 1,
     fields: ['protocol', 'eps_c', 'delta', 'eps_l', 'accounting', 'policy', 'bound', 'min_users', 'max_epsilon', 'composition', 'group_size', 'infeasible'],
     cap: m.cap,
     statement(s) {
-      const f = exactFields(s, { protocol: 'srr-ms', ...m.common, bound, composition: 'parallel over d disjoint groups', group_size: g });
+      const f = exactFields(s, { protocol: 'srr-ms', ...m.common, composition: 'parallel over d disjoint groups', group_size: g });
       if (f) return f;
-      if (!Array.isArray(s.infeasible) || s.infeasible.length) return 'privacy.infeasible: the calibration of 07 A-5 is feasible for every attribute (never below eps_c)';
+      if (!close(s.bound, bound)) return differs('bound', s.bound, bound);
+      if (!close(s.infeasible, infeasible)) return differs('infeasible', s.infeasible, infeasible);
       if (!Array.isArray(s.eps_l) || s.eps_l.length !== ks.length) return `privacy.eps_l must list ${ks.length} local epsilons`;
-      for (const [j, k] of ks.entries()) {
-        const e = amplified({ eps_local: s.eps_l[j] }, null, m.t, m.delta, g, { mechanism: 'grr', k, bound: m.tb }, bound, null);
+      for (const [j, b] of bs.entries()) {
+        if (b.infeasible) { if (s.eps_l[j] !== null) return `attribute ${j}: infeasible, its eps_l must be null`; continue; }
+        const e = typeof s.eps_l[j] === 'number' ? b.calibrated(s.eps_l[j]) : 'eps_l is not a number';
         if (e) return `attribute ${j}: ${e}`;
       }
       return null;
     },
     release(s, r) {
       const j = typeof r.group === 'string' && /^a[0-9]+$/.test(r.group) ? Number(r.group.slice(1)) : -1;
-      if (r.round !== 0 || !(j >= 0 && j < ks.length)) return 'an srr-ms release is of round 0 and group a{j}';
-      const f = r.reaccounted ? null : soundAt(m.t, m.delta, g, s.eps_l[j], ks[j], m.tb);
-      return f ? `(A-4) ${f}` : shuffledRelease(r, m.t, m.delta, g, s.eps_l[j], { mechanism: 'grr', k: ks[j] }, bound, PLANNED);
+      if (r.round !== 0 || !(j >= 0 && j < ks.length) || bs[j].infeasible) return 'an srr-ms release is of round 0 and group a{j} of a feasible attribute j';
+      const f = r.reaccounted ? null : bs[j].sound(s.eps_l[j]);
+      return f ? `(A-4) ${f}` : shuffledRelease(r, m.t, m.delta, g, s.eps_l[j], { mechanism: 'grr', k: ks[j] }, bs[j].release, PLANNED);
     },
   };
 }
