@@ -127,25 +127,30 @@ function budget(m, k, nEff, tightMech, paperRelease) {
   };
 }
 
-// P-3 psrr-ss: one k_max-RR release among all users
-function psrrSs(cluster) {
-  const m = multidim(cluster, (ds) => [Math.max(...ds.domainSizes)]);
-  if (m.unchecked) return m;
-  const kMax = Math.max(...m.ds.domainSizes), b = budget(m, kMax, m.mu, 'grr(k_max)', `${PAPER} (Theorem 7)`);
-  if (b.infeasible) return { unchecked: 'psrr-ss without a feasible local epsilon (no run publishes one)' };
-  return {
-    rounds: 1,
-    fields: ['protocol', 'eps_c', 'delta', 'eps_l', 'accounting', 'policy', 'bound', 'min_users', 'max_epsilon', 'k_max', 'n'],
-    cap: m.cap,
-    statement: (s) => exactFields(s, { protocol: 'psrr-ss', ...m.common, bound: b.bound, k_max: kMax, n: m.n })
-      ?? (typeof s.eps_l === 'number' ? b.calibrated(s.eps_l) : 'privacy.eps_l is not a number'),
-    release(s, r) {
-      if (r.round !== 0 || r.group !== null) return 'the psrr-ss release is of round 0 and all users (group null)';
-      const f = r.reaccounted ? null : b.sound(s.eps_l);
-      return f ? `(A-4) ${f}` : shuffledRelease(r, m.t, m.delta, m.mu, s.eps_l, { mechanism: 'grr', k: kMax }, b.release, PLANNED);
-    },
+// P-3 psrr-ss (one k_max-RR release among all users) and arr-ss (one K-RR release, K = sum
+// k_j): `kOf` the k of the dataset, `key` the statement's field holding it
+function singleRr(name, kOf, key, mechText, theorem) {
+  return (cluster) => {
+    const m = multidim(cluster, (ds) => [kOf(ds)]);
+    if (m.unchecked) return m;
+    const k = kOf(m.ds), b = budget(m, k, m.mu, mechText, `${PAPER} (${theorem})`);
+    if (b.infeasible) return { unchecked: `${name} without a feasible local epsilon (no run publishes one)` };
+    return {
+      rounds: 1,
+      fields: ['protocol', 'eps_c', 'delta', 'eps_l', 'accounting', 'policy', 'bound', 'min_users', 'max_epsilon', key, 'n'],
+      cap: m.cap,
+      statement: (s) => exactFields(s, { protocol: name, ...m.common, bound: b.bound, [key]: k, n: m.n })
+        ?? (typeof s.eps_l === 'number' ? b.calibrated(s.eps_l) : 'privacy.eps_l is not a number'),
+      release(s, r) {
+        if (r.round !== 0 || r.group !== null) return `the ${name} release is of round 0 and all users (group null)`;
+        const f = r.reaccounted ? null : b.sound(s.eps_l);
+        return f ? `(A-4) ${f}` : shuffledRelease(r, m.t, m.delta, m.mu, s.eps_l, { mechanism: 'grr', k }, b.release, PLANNED);
+      },
+    };
   };
 }
+const psrrSs = singleRr('psrr-ss', (ds) => Math.max(...ds.domainSizes), 'k_max', 'grr(k_max)', 'Theorem 7');
+const arrSs = singleRr('arr-ss', (ds) => ds.domainSizes.reduce((a, x) => a + x, 0), 'K', 'grr(K)', 'Theorem 4');
 
 // P-3 srr-ms: attribute j's k_j-RR within its group of floor(min_users/d) users (parallel)
 function srrMs(cluster) {
@@ -178,6 +183,43 @@ function srrMs(cluster) {
       const f = r.reaccounted ? null : bs[j].sound(s.eps_l[j]);
       return f ? `(A-4) ${f}` : shuffledRelease(r, m.t, m.delta, g, s.eps_l[j], { mechanism: 'grr', k: ks[j] }, bs[j].release, PLANNED);
     },
+  };
+}
+
+// P-3 sue-ms: SRR-MS's groups, each attribute's SUE vector at one eps_l (tight accounting)
+function sueMs(cluster) {
+  const m = multidim(cluster, () => [3]);
+  if (m.unchecked) return m;
+  // paper accounting: the decomposition bound for whole SUE vectors (Balle's form does not apply)
+  const paper = m.accounting === 'paper', tb = paper ? 'decomposition' : m.tb;
+  const ks = m.ds.domainSizes, g = Math.floor(m.mu / ks.length), bound = paper ? 'accountant:decomposition/sue (whole vectors)' : tightText(tb, 'sue');
+  const mech = { mechanism: 'sue', k: null, bound: tb };
+  return {
+    rounds: 1,
+    fields: ['protocol', 'eps_c', 'delta', 'eps_l', 'accounting', 'policy', 'bound', 'min_users', 'max_epsilon', 'composition', 'group_size'],
+    cap: m.cap,
+    statement: (s) => exactFields(s, { protocol: 'sue-ms', ...m.common, bound, composition: 'parallel over d disjoint groups', group_size: g })
+      ?? amplified({ eps_local: s.eps_l }, null, m.t, m.delta, g, mech, bound, null),
+    release(s, r) {
+      const j = typeof r.group === 'string' && /^a[0-9]+$/.test(r.group) ? Number(r.group.slice(1)) : -1;
+      if (r.round !== 0 || !(j >= 0 && j < ks.length)) return 'a sue-ms release is of round 0 and group a{j}';
+      const f = r.reaccounted ? null : forwardFailure(m.t, m.delta, g, curve(tb, 'sue', s.eps_l), 1);
+      return f ? `(A-4) ${f}` : shuffledRelease(r, m.t, m.delta, g, s.eps_l, mech, bound, 'vr (sue), re-accounted at the count received');
+    },
+  };
+}
+
+// P-3 oue-ldp: every user reports one sampled attribute by OUE at eps_c, pure LDP
+function oueLdp(cluster) {
+  const m = multidim(cluster);
+  if (m.unchecked) return m;
+  return {
+    rounds: 1,
+    fields: ['protocol', 'eps_c', 'delta', 'eps_l', 'accounting', 'policy', 'bound', 'min_users', 'max_epsilon', 'delta_local'],
+    cap: m.cap,
+    statement: (s) => exactFields(s, { protocol: 'oue-ldp', ...m.common, eps_l: m.t, bound: 'pure LDP (no amplification claimed)', delta_local: 0.0 }),
+    release: (s, r) => (r.round === 0 && r.group === null && close(r.eps, m.t) && r.delta === 0 && r.n_accounted === 0 && !r.reaccounted && r.bound === 'pure LDP (Wang et al. 2017, OUE is eps-LDP)'
+      ? null : `the oue-ldp release is eps_c ${m.t}, delta 0, pure LDP, of round 0 and all users`),
   };
 }
 
@@ -220,7 +262,7 @@ function gfim(cluster) {
   };
 }
 
-const MODELS = { grr, 'psrr-ss': psrrSs, 'srr-ms': srrMs, gfim };
+const MODELS = { grr, 'psrr-ss': psrrSs, 'arr-ss': arrSs, 'srr-ms': srrMs, 'sue-ms': sueMs, 'oue-ldp': oueLdp, gfim };
 function model(cluster) {
   const fn = MODELS[cluster.protocol];
   if (fn === undefined) return { unchecked: `protocol ${cluster.protocol}` };
