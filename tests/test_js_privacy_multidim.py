@@ -1,8 +1,9 @@
-"""The JavaScript verifier's model of the multidimensional protocols' ``paper`` accounting
-(docs/spec/07-privacy.md A-9, P-3/P-4): the statements and releases the Python protocols make
-(Calculate inside Balle et al.'s theorem, infeasible attributes, and the route to the accountant
-outside it) pass V-9 and L-4 in JS, and an edited local epsilon, infeasible list or bound text
-fails (the checks are not vacuous)."""
+"""The JavaScript verifier's model of the multidimensional protocols' statements
+(docs/spec/07-privacy.md P-3/P-4): the statements and releases the Python protocols make pass
+V-9 and L-4 in JS, and an edited local epsilon, infeasible list or bound text fails (the checks
+are not vacuous). ``paper`` accounting (A-9: Calculate inside Balle et al.'s theorem, infeasible
+attributes, the route to the accountant outside it) for psrr-ss and srr-ms; arr-ss, sue-ms
+(tight and paper) and oue-ldp."""
 
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from protocols.multidim.arr_ss import ARRSS
+from protocols.multidim.baselines import SUEMS, OUESampling
 from protocols.multidim.psrr_ss import PSRRSS
 from protocols.multidim.srr_ms import SRRMS
 from protocols.privacy.ledger import compose
@@ -84,3 +87,36 @@ def test_paper_accounting_statements_pass_and_edits_fail():
     got = _js([(srr_c, srr_s), (psrr_c, psrr_s), *edits])
     assert got[0]["ok"] and got[1]["ok"], got[:2]
     assert not any(g["ok"] for g in got[2:]), got[2:]
+
+
+def _case(cls: type, protocol: str, n: int, eps: float, counts: dict, acct: str = "tight") -> tuple:
+    delta = min(1e-6, 0.01 / n)
+    p = cls(ADULT, n, eps, delta, attributes=NAMES, accounting=acct)
+    params = {"users": n, "epsilon": eps} | ({"bound": "paper"} if acct == "paper" else {})
+    return {"protocol": protocol, "params": params}, _statement(p, counts)
+
+
+def test_arr_sue_oue_statements_pass_and_edits_fail():
+    groups = {f"a{j}": 10**6 for j in range(len(ADULT))}
+    cases = [
+        _case(ARRSS, "arr-ss", 3000, 2.0, {"reports": 3000}),
+        _case(SUEMS, "sue-ms", 3000, 2.0, groups),
+        _case(SUEMS, "sue-ms", 3000, 2.0, groups, "paper"),
+        _case(OUESampling, "oue-ldp", 3000, 2.0, groups),
+    ]
+    assert cases[2][1]["bound"] == "accountant:decomposition/sue (whole vectors)"
+    edits = []
+    for cluster, s in cases[:3]:
+        e = copy.deepcopy(s)
+        e["eps_l"] *= 1.2  # above the calibration
+        edits.append((cluster, e))
+    e = copy.deepcopy(cases[1][1])
+    e["releases"][3]["eps"] /= 2  # one group's release halved (the total recomposed below)
+    e["total"]["eps"] = max(r["eps"] for r in e["releases"])
+    edits.append((cases[1][0], e))
+    e = copy.deepcopy(cases[3][1])
+    e["eps_l"] = 4.0  # the pure-LDP budget is eps_c
+    edits.append((cases[3][0], e))
+    got = _js([*cases, *edits])
+    assert all(g["ok"] for g in got[: len(cases)]), got[: len(cases)]
+    assert not any(g["ok"] for g in got[len(cases) :]), got[len(cases) :]
