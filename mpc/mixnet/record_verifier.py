@@ -3,7 +3,7 @@
 Re-checks, in order, the DKG, every client submission, every mix step (batched per batch across
 steps), the decryption set's shares and the published plaintexts, and optionally the analyzer's
 estimate; stops at the first failing step. Imports only ``mpc.ristretto``, ``mpc.pools``,
-``mpc.mixnet.schema`` and the checks of ``mpc.mixnet.shuffle_verifier`` and
+``mpc.mixnet.schema`` and the checks of ``mpc.mixnet.proofs.shuffle.verifier`` and
 ``mpc.mixnet.proof_checks`` (never prover code).
 """
 
@@ -19,6 +19,7 @@ import numpy as np
 
 from mpc.mixnet.proof_checks import screen_submissions, submitters, verify_dkg
 from mpc.mixnet.proofs.dleq import verify_dec_shares, weighted_key
+from mpc.mixnet.proofs.shuffle.verifier import verify_mix_chain
 from mpc.mixnet.schema import (
     EMBED_BYTES,
     Ciphertexts,
@@ -30,7 +31,6 @@ from mpc.mixnet.schema import (
     shuffle_generators,
     users_whole,
 )
-from mpc.mixnet.shuffle_verifier import verify_mix_chain
 from mpc.pools import process_pool
 from mpc.ristretto import GroupError, chunk_ranges, map_chunks, sub
 
