@@ -65,54 +65,11 @@ def _privacy_vectors():  # noqa: ANN202
 
 PRIVACY = _privacy_vectors()
 
-# Python check names (parties/verify) -> numbered checks of docs/spec
-_PREFIXES = [
-    ("run directory", "V-1"),
-    ("certificates", "V-2"),
-    ("transcript chains and signatures", "V-3"),
-    ("party status (signed)", "V-4"),
-    ("cross-party consistency", "V-5"),
-    ("publication", "V-6"),
-    ("run completed", "V-7"),
-    ("privacy ledger", "V-23"),
-    ("privacy statement", "V-9"),
-    ("MPC input evidence", "V-31"),
-    ("MPC ", "V-30"),
-    ("privacy", "V-8"),
-    ("mix-net public record", "V-10"),
-    ("published estimate", "V-20"),
-    ("recompute", "V-21"),
-    ("result.json", "V-22"),
-]
-_SUFFIXES = [
-    ("record matches the wire", "V-11"),
-    ("input agreement", "V-19"),
-    (": record", "V-12"),
-    (": dkg", "V-13"),
-    (": client submissions", "V-14"),
-    (": mixers", "V-15"),
-    (": mixes", "V-16"),
-    (": decryption set", "V-17"),
-    (": decryption ", "V-18"),
-]
-
-
-def spec_id(python_check: str) -> str:
-    """The numbered check of docs/spec that a Python check name implements."""
-    for suffix, cid in _SUFFIXES:
-        if python_check.startswith("mix-net") and suffix in python_check:
-            return cid
-    for prefix, cid in _PREFIXES:
-        if python_check.startswith(prefix):
-            return cid
-    return f"unmapped: {python_check}"
-
 
 def _python(run: Path, trust_file: str = "run.trust.json") -> tuple[bool, str]:
     trust = json.loads((VEC / trust_file).read_text())
     report = verify_run(run, progress=False, trust=trust)
-    failed = [c for c in report.checks if not c.ok]
-    return report.ok, spec_id(failed[0].name) if failed else ""
+    return report.ok, report.first_failed_vid  # every Python check carries its V-number
 
 
 def _node(run: Path, trust: Path, *extra: str) -> tuple[int, dict]:

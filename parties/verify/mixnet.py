@@ -200,7 +200,7 @@ def check_mixnet_run(
         if e["dir"] == "publish" and e["ty"] == RECORD_TYPE
     ]
     if not pubs:
-        report.add(Check("mix-net public record", False, 0, "no server published a record"))
+        report.add(Check("V-10", "mix-net public record", False, 0, "no server published a record"))
         return
     rounds = _round_records(run_dir, pubs, report)
     if rounds is None:
@@ -262,6 +262,7 @@ def _aborts_with_evidence(
             )
             report.add(
                 Check(
+                    "V-19",
                     "mix-net abort evidence",
                     who is not None,
                     1,
@@ -283,13 +284,16 @@ def _round_records(
             rec = codec.loads(_blob(run_dir, publisher, entry["dg"]))
             rnd = int(rec.get("round", 0)) if isinstance(rec, dict) else -1
         except (ValueError, TypeError, KeyError) as exc:
-            report.add(Check("mix-net public record", False, 0, f"unreadable record: {exc}"))
+            report.add(
+                Check("V-10", "mix-net public record", False, 0, f"unreadable record: {exc}")
+            )
             return None
         by_round.setdefault(rnd, []).append((publisher, rec))
     want = list(range(len(by_round)))
     if sorted(by_round) != want or any(len(v) != 1 for v in by_round.values()):
         report.add(
             Check(
+                "V-10",
                 "mix-net public record",
                 False,
                 len(pubs),
@@ -325,6 +329,7 @@ def _check_round(
         problem = f"malformed record or message: {type(exc).__name__}: {exc}"
     report.add(
         Check(
+            "V-11",
             f"{label} record matches the wire",
             problem is None,
             len(rec.get("submissions", [])) if isinstance(rec, dict) else 0,
@@ -336,7 +341,7 @@ def _check_round(
     if problem:
         return None
     ok, detail = input_agreement(rec, servers, _keys(run_dir, servers + clients))
-    report.add(Check(f"{label} input agreement", ok, len(rec.get("inputs", [])), detail))
+    report.add(Check("V-19", f"{label} input agreement", ok, len(rec.get("inputs", [])), detail))
     if not ok:
         return None
     bar, progress = None, None
@@ -362,7 +367,8 @@ def _check_round(
         if bar is not None:
             bar.stop()
     for c in vr.checks:
-        report.add(Check(f"{label}: {c.name}", c.ok, c.count, c.detail or f"{c.seconds:.2f} s"))
+        detail = c.detail or f"{c.seconds:.2f} s"
+        report.add(Check(c.vid, f"{label}: {c.name}", c.ok, c.count, detail, c.seconds))
     if not vr.ok:
         return None
     batches = {}

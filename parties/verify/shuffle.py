@@ -59,6 +59,7 @@ def recompute_estimate(
     if len(pubs) != 1:
         report.add(
             Check(
+                "V-20",
                 "published estimate",
                 False,
                 len(pubs),
@@ -77,6 +78,7 @@ def recompute_estimate(
         if len(ins) != protocol.n_rounds or not all(e["pub"] for e in ins):
             report.add(
                 Check(
+                    "V-21",
                     "recompute estimate",
                     False,
                     len(ins),
@@ -89,6 +91,7 @@ def recompute_estimate(
         if shaky:
             report.add(
                 Check(
+                    "V-21",
                     "recompute estimate",
                     False,
                     len(ins),
@@ -137,6 +140,7 @@ def recompute_estimate(
             if len(sent) != 1:
                 report.add(
                     Check(
+                        "V-21",
                         "recompute round state",
                         False,
                         rnd,
@@ -150,6 +154,7 @@ def recompute_estimate(
             if not _close(again, logged):
                 report.add(
                     Check(
+                        "V-21",
                         "recompute round state",
                         False,
                         rnd,
@@ -161,6 +166,7 @@ def recompute_estimate(
     ok = _close(again, published)
     report.add(
         Check(
+            "V-21",
             "recompute estimate",
             ok,
             n,
@@ -186,6 +192,7 @@ def recompute_estimate(
         bound = _result_fields_failure(res, run, pubs[0]["dg"])
         report.add(
             Check(
+                "V-22",
                 "result.json",
                 same and same_privacy and not bound,
                 1,
@@ -211,6 +218,7 @@ def recompute_estimate(
             ledger_failure = _fakes_failure(protocol, fakes_seen, signed_privacy or {})
         report.add(
             Check(
+                "V-23",
                 "privacy ledger",
                 not ledger_failure,
                 len(released),
@@ -251,6 +259,7 @@ def _statement_checked(
         failure = statement_failure(protocol, params, signed)
     report.add(
         Check(
+            "V-9",
             "privacy statement",
             not failure,
             1,
