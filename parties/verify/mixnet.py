@@ -18,10 +18,8 @@ from __future__ import annotations
 import hashlib
 import os
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -36,25 +34,10 @@ from parties.verify.evidence import (
 from parties.verify.shuffle import _blob, recompute_estimate
 from parties.verify.transcripts import Check, Report, Transcript, certificate_keys
 
+if TYPE_CHECKING:
+    from parties.runtime.pools import OpenPool
+
 RECORD_TYPE = "mixnet.record"
-
-# ``sdp verify --pool SPEC``: the pool this verification's proof checks run on (one at a time)
-_POOLS: list[Any] = []
-
-
-@contextmanager
-def verification_pool(spec: str | None) -> Iterator[Any]:
-    """Run the mix-net proof checks of the verifications inside on the pool ``spec`` names
-    (``parties.runtime.pools``: the local process pool, or a Dask cluster's workers)."""
-    from parties.runtime.pools import open_pool
-
-    pool = open_pool(spec, os.cpu_count() or 1)
-    _POOLS.append(pool)
-    try:
-        yield pool
-    finally:
-        _POOLS.remove(pool)
-        pool.close()
 
 
 def _sent(t: Transcript, ty: str) -> list[dict[str, Any]]:
@@ -185,9 +168,14 @@ def input_agreement(
 
 
 def check_mixnet_run(
-    run_dir: Path, cluster: dict[str, Any], transcripts: dict[str, Transcript], report: Report
+    run_dir: Path,
+    cluster: dict[str, Any],
+    transcripts: dict[str, Transcript],
+    report: Report,
+    pool: OpenPool | None = None,
 ) -> None:
-    """All mix-net checks of a run directory (appended to ``report``)."""
+    """All mix-net checks of a run directory (appended to ``report``); the proof checks run on
+    ``pool`` (``sdp verify --pool``), else on a local pool of every core."""
     parties = cluster["party"]
     servers = [p["name"] for p in parties if p["role"] == "mix-server"]
     clients = [p["name"] for p in parties if p["role"] == "client"]
@@ -218,6 +206,7 @@ def check_mixnet_run(
             report,
             rnd,
             len(rounds),
+            pool,
         )
         if batches is None:
             return
@@ -316,6 +305,7 @@ def _check_round(
     report: Report,
     rnd: int,
     n_rounds: int,
+    pool: OpenPool | None,
 ) -> dict[str, np.ndarray] | None:
     """Wire tie and proof checks of one round's record; its plaintext batches, or None."""
     from mpc.mixnet.record_verifier import verify_record
@@ -356,7 +346,6 @@ def _check_round(
             bar.update(task, completed=fraction, description=f"verifying: {check}")
 
     try:
-        pool = _POOLS[-1] if _POOLS else None  # sdp verify --pool
         vr = verify_record(
             rec,
             workers=pool.workers if pool else os.cpu_count() or 1,

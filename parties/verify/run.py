@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import tomllib
 
@@ -32,7 +33,11 @@ from parties.verify.transcripts import (
     public_key,
 )
 
-ProtocolCheck = Callable[[Path, dict[str, Any], dict[str, Transcript], Report], None]
+if TYPE_CHECKING:
+    from parties.runtime.pools import OpenPool
+
+# (run directory, cluster file, transcripts, report, pool the proof checks may run on)
+ProtocolCheck = Callable[[Path, dict[str, Any], dict[str, Transcript], Report, Any], None]
 # protocol-specific checks; every other run is checked by its shuffler backend's
 # ``verify_check`` (``parties.runtime.backend``)
 PROTOCOL_CHECKS: dict[str, str] = {"txpub": "parties.verify.txpub:check_txpub_run"}
@@ -136,8 +141,14 @@ def _certificates(
     return keys
 
 
-def verify_run(run_dir: Path, progress: bool = True, trust: dict[str, Any] | None = None) -> Report:
-    """All checks of a run directory; ``trust`` (a trust document) pins the certificates."""
+def verify_run(
+    run_dir: Path,
+    progress: bool = True,
+    trust: dict[str, Any] | None = None,
+    pool: OpenPool | None = None,
+) -> Report:
+    """All checks of a run directory; ``trust`` (a trust document) pins the certificates;
+    ``pool`` (``sdp verify --pool``) runs the proof checks, else a local pool of every core."""
     run_dir = Path(run_dir)
     report = Report()
     try:
@@ -323,7 +334,7 @@ def verify_run(run_dir: Path, progress: bool = True, trust: dict[str, Any] | Non
     check = _protocol_check(cluster)
     if check is not None:
         try:
-            check(run_dir, cluster, transcripts, report)
+            check(run_dir, cluster, transcripts, report, pool)
         except Exception as exc:  # a check must not crash the verifier
             report.add(
                 Check(UNNUMBERED, "protocol checks", False, 0, f"{type(exc).__name__}: {exc}")
@@ -392,15 +403,17 @@ def main(argv: list[str]) -> int:
         print(f"sdp verify: {exc}", file=sys.stderr)
         return 2
     if args.pool is not None:
-        from parties.runtime.pools import PoolSpecError
-        from parties.verify.mixnet import verification_pool
+        from parties.runtime.pools import PoolSpecError, open_pool
 
         try:
-            with verification_pool(args.pool):
-                report = verify_run(run_dir, progress=not args.json, trust=trust)
+            pool = open_pool(args.pool, os.cpu_count() or 1)
         except PoolSpecError as exc:
             print(f"sdp verify: {exc}", file=sys.stderr)
             return 2
+        try:
+            report = verify_run(run_dir, progress=not args.json, trust=trust, pool=pool)
+        finally:
+            pool.close()
     else:
         report = verify_run(run_dir, progress=not args.json, trust=trust)
     if args.json:

@@ -292,7 +292,11 @@ def _fakes_failure(protocol: Any, seen: list[tuple[int, int]], signed: dict[str,
 
 
 def check_published_estimate(
-    run_dir: Path, cluster: dict[str, Any], transcripts: dict[str, Transcript], report: Report
+    run_dir: Path,
+    cluster: dict[str, Any],
+    transcripts: dict[str, Transcript],
+    report: Report,
+    pool: Any = None,  # a ProtocolCheck's pool: no proof checks here
 ) -> None:
     """Trusted-shuffler runs: recompute the estimate; the shuffle itself is trusted."""
     analyzers = [p["name"] for p in cluster["party"] if p["role"] == "analyzer"]
@@ -333,7 +337,11 @@ def mpc_users(
 
 
 def check_mpc_run(
-    run_dir: Path, cluster: dict[str, Any], transcripts: dict[str, Transcript], report: Report
+    run_dir: Path,
+    cluster: dict[str, Any],
+    transcripts: dict[str, Transcript],
+    report: Report,
+    pool: Any = None,  # a ProtocolCheck's pool: no proof checks here
 ) -> None:
     """MPC runs: the analyzer publishes the multiset it reconstructed (one ``shuffled`` artifact
     per round); it must equal what the servers' signed output shares reconstruct to

@@ -20,7 +20,11 @@ from parties.verify.transcripts import Check, Report, Transcript
 
 
 def check_txpub_run(
-    run_dir: Path, cluster: dict[str, Any], transcripts: dict[str, Transcript], report: Report
+    run_dir: Path,
+    cluster: dict[str, Any],
+    transcripts: dict[str, Transcript],
+    report: Report,
+    pool: Any = None,  # a ProtocolCheck's pool: no proof checks here
 ) -> None:
     """Published counts vs result.json and the wire; iterations vs the transcript."""
     a, b = transcripts.get("A"), transcripts.get("B")
