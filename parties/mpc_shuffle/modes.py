@@ -13,17 +13,19 @@ from __future__ import annotations
 
 import logging
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import numpy as np
 
 from mpc import mac_check
+from mpc import permute_reshare as pr
 from parties.mpc_shuffle import input_evidence as ie
 from parties.mpc_shuffle import malicious as mal
 from parties.mpc_shuffle.mpyc_runtime import guarded
-from parties.mpc_shuffle.reshare_exchange import mpyc_permute_reshare
-from protocols.base import BatchSpec
+
+Arrays = dict[str, np.ndarray]  # batch name -> this server's shares
+Reshare = Callable[..., Awaitable[Arrays]]  # permute-and-reshare (values, addend=None)
 
 
 class SecurityMode(ABC):
@@ -42,17 +44,9 @@ class SecurityMode(ABC):
         """The accepted clients convicted of an inconsistent sharing (then left out)."""
 
     @abstractmethod
-    async def shuffle(
-        self,
-        rt: Any,
-        cfg: Any,
-        arrays: dict[str, np.ndarray],
-        seeds: Any,
-        coals: Sequence[Sequence[int]],
-        specs: dict[str, BatchSpec],
-        deviate: Any,
-    ) -> dict[str, np.ndarray]:
-        """This server's shares of the shuffled batches."""
+    async def shuffle(self, rt: Any, cfg: Any, arrays: Arrays, reshare: Reshare) -> Arrays:
+        """This server's shares of the shuffled batches; ``reshare(values, addend=None)`` is
+        the round's permute-and-reshare (``reshare_exchange.mpyc_permute_reshare``)."""
 
     @abstractmethod
     def output_kwargs(self, rt: Any, cfg: Any, names: Sequence[str]) -> dict[str, Any]:
@@ -77,23 +71,9 @@ class SemiHonest(SecurityMode):
         """The clients convicted of an inconsistent sharing: none are looked for."""
         return []
 
-    async def shuffle(
-        self,
-        rt: Any,
-        cfg: Any,
-        arrays: dict[str, np.ndarray],
-        seeds: Any,
-        coals: Sequence[Sequence[int]],
-        specs: dict[str, BatchSpec],
-        deviate: Any,
-    ) -> dict[str, np.ndarray]:
+    async def shuffle(self, rt: Any, cfg: Any, arrays: Arrays, reshare: Reshare) -> Arrays:
         """Permute-and-reshare the values alone."""
-        return await guarded(
-            rt,
-            cfg,
-            "permute-and-reshare",
-            mpyc_permute_reshare(rt, arrays, seeds, cfg.label, deviate=deviate),
-        )
+        return await reshare(arrays)
 
     def output_kwargs(self, rt: Any, cfg: Any, names: Sequence[str]) -> dict[str, Any]:
         """Extra arguments of the output computations (domain check, histogram): none."""
@@ -139,32 +119,19 @@ class MaliciousAbort(SecurityMode):
             logging.warning("MPC server %s: refusing %s: %s", ctx.name, c, why)
         return [c for c, _ in self.convicted]
 
-    async def shuffle(
-        self,
-        rt: Any,
-        cfg: Any,
-        arrays: dict[str, np.ndarray],
-        seeds: Any,
-        coals: Sequence[Sequence[int]],
-        specs: dict[str, BatchSpec],
-        deviate: Any,
-    ) -> dict[str, np.ndarray]:
+    async def shuffle(self, rt: Any, cfg: Any, arrays: Arrays, reshare: Reshare) -> Arrays:
         """Value and tags travel in the same rows through the shuffle; the MAC check (and the
         multiset check) runs on the result before anything is opened."""
-        names = sorted(specs)
+        names = sorted(arrays)
         alpha = self.alpha
-        tags, own = await guarded(rt, cfg, "MAC tags", mal.tag_batches(rt, alpha, arrays, coals[0]))
+        first = pr.coalitions(cfg.m, cfg.threshold)[0]  # the first resharing round's coalition
+        tags, own = await guarded(rt, cfg, "MAC tags", mal.tag_batches(rt, alpha, arrays, first))
         stacked = {k: mac_check.stack_tags(arrays[k], tags[k]) for k in names}
         addend = None  # a first-round member's own GRR98 terms of the tags
         if own is not None:
             addend = {k: mac_check.stack_tags(None, own[k]) for k in names}
-        out = await guarded(
-            rt,
-            cfg,
-            "permute-and-reshare",
-            mpyc_permute_reshare(rt, stacked, seeds, cfg.label, addend=addend, deviate=deviate),
-        )
-        split = {k: mac_check.split_tags(out[k], specs[k].width) for k in names}
+        out = await reshare(stacked, addend=addend)
+        split = {k: mac_check.split_tags(out[k], arrays[k].shape[1]) for k in names}
         shuffled = {k: v for k, (v, _) in split.items()}
         self.tags = {k: t for k, (_, t) in split.items()}
         check = mal.verify_shuffle(

@@ -84,7 +84,7 @@ from parties.mpc_shuffle.mpyc_runtime import (
     mpyc_bytes_sent,
     start_runtime,
 )
-from parties.mpc_shuffle.reshare_exchange import agree_coalition_seeds
+from parties.mpc_shuffle.reshare_exchange import agree_coalition_seeds, mpyc_permute_reshare
 from parties.mpc_shuffle.secure_ops import mpc_domain_check, mpc_histogram
 from parties.mpc_shuffle.wire import (
     MSG_OUTPUT,
@@ -236,7 +236,12 @@ async def server_run(
     coals = pr.coalitions(cfg.m, cfg.threshold)
     seeds = await guarded(rt, cfg, "seed agreement", agree_coalition_seeds(rt, coals, cfg.label))
     deviate = fault_hooks.mpc_offset(ctx.name)  # tests only: a deviating server
-    shuffled = await mode.shuffle(rt, cfg, arrays, seeds, coals, sp, deviate)
+
+    async def reshare(values: dict[str, np.ndarray], addend: Any = None) -> dict[str, np.ndarray]:
+        work = mpyc_permute_reshare(rt, values, seeds, cfg.label, addend=addend, deviate=deviate)
+        return await guarded(rt, cfg, "permute-and-reshare", work)
+
+    shuffled = await mode.shuffle(rt, cfg, arrays, reshare)
     stats["t_shuffle_s"] = time.perf_counter() - t1
     ledger = getattr(ctx, "ledger", None)
     if ledger is not None:  # MPyC's mesh traffic is not on our transport: count it here

@@ -32,7 +32,7 @@ from parties.verify.evidence import (
     proves_step_equivocation,
 )
 from parties.verify.shuffle import _blob, recompute_estimate
-from parties.verify.transcripts import Check, Report, Transcript, certificate_keys
+from parties.verify.transcripts import Check, Report, Transcript, Transcripts, certificate_keys
 
 if TYPE_CHECKING:
     from parties.runtime.pools import OpenPool
@@ -170,7 +170,7 @@ def input_agreement(
 def check_mixnet_run(
     run_dir: Path,
     cluster: dict[str, Any],
-    transcripts: dict[str, Transcript],
+    transcripts: Transcripts,
     report: Report,
     pool: OpenPool | None = None,
 ) -> None:

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from parties.runtime import codec
-from parties.verify.transcripts import Check, Report, Transcript, broadcast_digests
+from parties.verify.transcripts import Check, Report, Transcript, Transcripts, broadcast_digests
 
 
 def _blob(run_dir: Path, party: str, digest: str) -> bytes:
@@ -75,30 +75,20 @@ def recompute_estimate(
     metas: list[dict[str, Any]] = []  # the inputs' public fields (trusted shuffler)
     if inputs is None:
         ins = [e for e in analyzer.entries if e["dir"] == "recv" and e["ty"] == input_type]
-        if len(ins) != protocol.n_rounds or not all(e["pub"] for e in ins):
-            report.add(
-                Check(
-                    "V-21",
-                    "recompute estimate",
-                    False,
-                    len(ins),
-                    f"{analyzer.party} logged {len(ins)} public {input_type!r} inputs, "
-                    f"expected {protocol.n_rounds}",
-                )
-            )
-            return
         shaky = [e["i"] for e in ins if (analyzer.party, e["i"]) in report.unconfirmed]
-        if shaky:
-            report.add(
-                Check(
-                    "V-21",
-                    "recompute estimate",
-                    False,
-                    len(ins),
-                    f"{analyzer.party} entries {shaky}: the shuffled input is not in the "
-                    "sender's signed transcript, so the estimate cannot rest on it",
-                )
+        why = ""
+        if len(ins) != protocol.n_rounds or not all(e["pub"] for e in ins):
+            why = (
+                f"{analyzer.party} logged {len(ins)} public {input_type!r} inputs, "
+                f"expected {protocol.n_rounds}"
             )
+        elif shaky:
+            why = (
+                f"{analyzer.party} entries {shaky}: the shuffled input is not in the "
+                "sender's signed transcript, so the estimate cannot rest on it"
+            )
+        if why:
+            report.add(Check("V-21", "recompute estimate", False, len(ins), why))
             return
         inputs = []
         for e in ins:
@@ -137,30 +127,18 @@ def recompute_estimate(
             fakes_seen.append((sum(fakes.values()), int(again["reports"])))
         if rnd < len(inputs) - 1:
             sent = states.get(rnd + 1, {})
-            if len(sent) != 1:
-                report.add(
-                    Check(
-                        "V-21",
-                        "recompute round state",
-                        False,
-                        rnd,
-                        f"round {rnd + 1}: the analyzer broadcast {len(sent)} different "
-                        "states (must be exactly one, the same to everyone)",
-                    )
-                )
-                return
-            dg, holder = next(iter(sent.items()))
-            logged = codec.loads(_blob(run_dir, holder, dg))
-            if not _close(again, logged):
-                report.add(
-                    Check(
-                        "V-21",
-                        "recompute round state",
-                        False,
-                        rnd,
-                        f"round {rnd + 1} state differs from the analyzer's recomputation",
-                    )
-                )
+            why = (
+                f"round {rnd + 1}: the analyzer broadcast {len(sent)} different states (must be "
+                "exactly one, the same to everyone)"
+            )
+            if len(sent) == 1:
+                dg, holder = next(iter(sent.items()))
+                logged = codec.loads(_blob(run_dir, holder, dg))
+                why = ""
+                if not _close(again, logged):
+                    why = f"round {rnd + 1} state differs from the analyzer's recomputation"
+            if why:
+                report.add(Check("V-21", "recompute round state", False, rnd, why))
                 return
             public = again
     ok = _close(again, published)
@@ -292,12 +270,8 @@ def _fakes_failure(protocol: Any, seen: list[tuple[int, int]], signed: dict[str,
 
 
 def check_published_estimate(
-    run_dir: Path,
-    cluster: dict[str, Any],
-    transcripts: dict[str, Transcript],
-    report: Report,
-    pool: Any = None,  # a ProtocolCheck's pool: no proof checks here
-) -> None:
+    run_dir: Path, cluster: dict[str, Any], transcripts: Transcripts, report: Report, *_: object
+) -> None:  # ``*_``: a ProtocolCheck's pool, unused (no proof checks here)
     """Trusted-shuffler runs: recompute the estimate; the shuffle itself is trusted."""
     analyzers = [p["name"] for p in cluster["party"] if p["role"] == "analyzer"]
     recompute_estimate(
@@ -337,12 +311,8 @@ def mpc_users(
 
 
 def check_mpc_run(
-    run_dir: Path,
-    cluster: dict[str, Any],
-    transcripts: dict[str, Transcript],
-    report: Report,
-    pool: Any = None,  # a ProtocolCheck's pool: no proof checks here
-) -> None:
+    run_dir: Path, cluster: dict[str, Any], transcripts: Transcripts, report: Report, *_: object
+) -> None:  # ``*_``: a ProtocolCheck's pool, unused (no proof checks here)
     """MPC runs: the analyzer publishes the multiset it reconstructed (one ``shuffled`` artifact
     per round); it must equal what the servers' signed output shares reconstruct to
     (``mpc_outputs.check_mpc_outputs``), and the estimate is recomputed from it. The

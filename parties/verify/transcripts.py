@@ -51,6 +51,9 @@ class Transcript:
         return self.status == "ok" and not self.unsigned_tail
 
 
+Transcripts = dict[str, Transcript]  # party name -> its verified transcript
+
+
 def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     """``object_pairs_hook``: an object naming a key twice is refused (json.loads would keep
     the last value silently, so two readers could see two different entries)."""

@@ -16,16 +16,12 @@ from typing import Any
 from mpc.mixnet.report import UNNUMBERED
 from parties.runtime import codec
 from parties.verify.shuffle import _blob, _close
-from parties.verify.transcripts import Check, Report, Transcript
+from parties.verify.transcripts import Check, Report, Transcripts
 
 
 def check_txpub_run(
-    run_dir: Path,
-    cluster: dict[str, Any],
-    transcripts: dict[str, Transcript],
-    report: Report,
-    pool: Any = None,  # a ProtocolCheck's pool: no proof checks here
-) -> None:
+    run_dir: Path, cluster: dict[str, Any], transcripts: Transcripts, report: Report, *_: object
+) -> None:  # ``*_``: a ProtocolCheck's pool, unused (no proof checks here)
     """Published counts vs result.json and the wire; iterations vs the transcript."""
     a, b = transcripts.get("A"), transcripts.get("B")
     if a is None or b is None:
