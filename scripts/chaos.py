@@ -30,7 +30,9 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +40,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SHUFFLERS = ("trusted", "mixnet", "mpc")
 PROTOCOLS = {"one-round": "grr", "two-round": "gfim"}
 ACTIONS = ("SIGKILL", "SIGTERM", "delay")
-PHASE_TIMEOUT = 10.0
+PHASE_TIMEOUT = 10.0  # the default of --phase-timeout
 ORPHAN_GRACE_S = 5.0  # every party is gone within 5 s of the launcher's end
 
 
@@ -121,9 +123,16 @@ def _wait_open(run: Path, party: str, proc: subprocess.Popen[Any], limit: float)
 
 
 def one_run(
-    shuffler: str, protocol: str, rng: random.Random, work: Path, restart: bool, users: int
+    shuffler: str,
+    protocol: str,
+    rng: random.Random,
+    work: Path,
+    restart: bool,
+    users: int,
+    phase_timeout: float = PHASE_TIMEOUT,
 ) -> dict[str, Any]:
-    """One run under one fault; its classified outcome."""
+    """One run under one fault; its classified outcome. Runs of different ``work`` directories
+    may go on at once (each has its own run directory, temporary directory and free ports)."""
     from parties.runtime.deadlines import RUN_DEADLINE_PHASES
 
     run, tmp = work / "run", work / "tmp"
@@ -136,14 +145,14 @@ def one_run(
     victim, action = rng.choice(parties), rng.choice(ACTIONS)
     at = rng.uniform(0.0, 8.0)  # seconds after the victim opened its transcript
     cmd = [sys.executable, "-m", "parties.cli", "run", protocol, "--shuffler", shuffler]
-    cmd += ["--users", str(users), "--phase-timeout", str(PHASE_TIMEOUT)]
+    cmd += ["--users", str(users), "--phase-timeout", str(phase_timeout)]
     cmd += ["--out", str(run), "--quiet", "--no-verify"]
     env = {**os.environ, "TMPDIR": str(tmp)}
     t0 = time.monotonic()
     proc = subprocess.Popen(
         cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
     )
-    limit = RUN_DEADLINE_PHASES * PHASE_TIMEOUT + 60.0  # the run's deadline, and start-up
+    limit = RUN_DEADLINE_PHASES * phase_timeout + 60.0  # the run's deadline, and start-up
     applied, restarted = "", False
     if _wait_open(run, victim, proc, limit):
         time.sleep(at)
@@ -152,7 +161,7 @@ def one_run(
             keydir = next(iter(tmp.glob(f"sdp-keys-*/{victim}")), None)
             if action == "delay":
                 os.kill(pid, signal.SIGSTOP)
-                time.sleep(rng.uniform(1.0, 2 * PHASE_TIMEOUT))
+                time.sleep(rng.uniform(1.0, 2 * phase_timeout))
                 os.kill(pid, signal.SIGCONT)
             else:
                 os.kill(pid, getattr(signal, action))
@@ -189,6 +198,8 @@ def one_run(
         "protocol": protocol,
         "fault": applied or f"none ({action} {victim}: the run ended first)",
         "restarted": restarted,
+        "phase_timeout": phase_timeout,
+        "users": users,
         "outcome": outcome,
         "culprit": culprit,
         "defects": defects,
@@ -237,47 +248,81 @@ def _print(cells: dict[str, dict[str, Any]], as_json: bool, meta: dict[str, Any]
         print(f"{name:22} {c['runs']:>5} {c['published']:>10} {c['aborted']:>8} {c['defects']:>8}")
 
 
+def _tasks(shufflers: list[str], kinds: list[str], runs: int) -> list[tuple[str, str, int]]:
+    """(shuffler, kind, index) of every run, run 0 of every cell first: a batch cut short still
+    covers every cell evenly."""
+    return [(s, k, i) for i in range(runs) for s in shufflers for k in kinds]
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=20, help="runs per (shuffler, protocol) cell")
     ap.add_argument("--shufflers", default=",".join(SHUFFLERS))
     ap.add_argument("--kinds", default=",".join(PROTOCOLS), help="one-round,two-round")
     ap.add_argument("--restart", action="store_true", help="restart each killed party")
-    ap.add_argument("--load", type=int, default=0, help="busy processes beside each run")
-    ap.add_argument("--users", type=int, default=300)
+    ap.add_argument("--load", type=int, default=0, help="busy processes beside the runs")
+    ap.add_argument("--users", type=int, default=100)
+    ap.add_argument(
+        "--phase-timeout",
+        type=float,
+        default=PHASE_TIMEOUT,
+        help="the runs' --phase-timeout (every stall must end within its deadline)",
+    )
+    ap.add_argument("--jobs", type=int, default=1, help="runs at once (own ports and dirs)")
     ap.add_argument("--seed", type=int, default=43)
     ap.add_argument("--json", action="store_true", help="print the table as JSON")
     ap.add_argument("--log", help="append every run's record to this JSON-lines file")
     ap.add_argument(
         "--from-log", nargs="+", metavar="FILE", help="only build the table from --log files"
-    )
+    )  # fmt: skip
     args = ap.parse_args(argv)
     if args.from_log:
         return _table_from_logs(args.from_log, args.json)
-    rng = random.Random(args.seed)
+    if args.jobs < 1 or args.runs < 0 or args.phase_timeout <= 0:
+        ap.error("--jobs must be >= 1, --runs >= 0 and --phase-timeout > 0")
+    shufflers, kinds = args.shufflers.split(","), args.kinds.split(",")
+    unknown = [s for s in shufflers if s not in SHUFFLERS] + [
+        k for k in kinds if k not in PROTOCOLS
+    ]
+    if unknown:
+        ap.error(f"unknown shuffler or kind: {', '.join(unknown)}")
+    cells = {
+        f"{s}/{k}": _new_cell(s, PROTOCOLS[k]) for s in shufflers for k in kinds
+    }  # fmt: skip
+    lock = threading.Lock()
+
+    def task(t: tuple[str, str, int]) -> None:
+        shuffler, kind, i = t
+        # each run's own generator: the faults do not depend on which run finished first
+        rng = random.Random(f"{args.seed}/{shuffler}/{kind}/{i}")
+        work = Path(tempfile.mkdtemp(prefix="sdp-chaos-"))
+        try:
+            rec = one_run(
+                shuffler, PROTOCOLS[kind], rng, work, args.restart, args.users,
+                args.phase_timeout,
+            )  # fmt: skip
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+        rec["load"] = args.load
+        with lock:
+            _count(cells[f"{shuffler}/{kind}"], rec)
+            if args.log:
+                with open(args.log, "a") as f:
+                    f.write(json.dumps(rec) + "\n")
+            if not args.json:
+                print(json.dumps(rec), file=sys.stderr, flush=True)
+
     load = _load(args.load)
-    cells: dict[str, dict[str, Any]] = {}
     try:
-        for shuffler in args.shufflers.split(","):
-            for kind in args.kinds.split(","):
-                protocol = PROTOCOLS[kind]
-                cell = cells.setdefault(f"{shuffler}/{kind}", _new_cell(shuffler, protocol))
-                for _ in range(args.runs):
-                    work = Path(tempfile.mkdtemp(prefix="sdp-chaos-"))
-                    try:
-                        rec = one_run(shuffler, protocol, rng, work, args.restart, args.users)
-                    finally:
-                        shutil.rmtree(work, ignore_errors=True)
-                    _count(cell, rec)
-                    if args.log:
-                        with open(args.log, "a") as f:
-                            f.write(json.dumps(rec) + "\n")
-                    if not args.json:
-                        print(json.dumps(rec), file=sys.stderr, flush=True)
+        with ThreadPoolExecutor(args.jobs) as ex:
+            list(ex.map(task, _tasks(shufflers, kinds, args.runs)))
     finally:
         for p in load:
             p.kill()
-    meta = {"runs_per_cell": args.runs, "load": args.load, "restart": args.restart}
+    meta = {
+        "runs_per_cell": args.runs, "load": args.load, "restart": args.restart,
+        "phase_timeout": args.phase_timeout, "users": args.users, "jobs": args.jobs,
+    }  # fmt: skip
     _print(cells, args.json, meta)
     return 1 if any(c["defects"] for c in cells.values()) else 0
 
