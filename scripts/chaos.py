@@ -42,6 +42,10 @@ PROTOCOLS = {"one-round": "grr", "two-round": "gfim"}
 ACTIONS = ("SIGKILL", "SIGTERM", "delay")
 PHASE_TIMEOUT = 10.0  # the default of --phase-timeout
 ORPHAN_GRACE_S = 5.0  # every party is gone within 5 s of the launcher's end
+STARTUP_S = 120.0  # no party opened its transcript this long after sdp run started: a hang
+
+
+_VERIFY_LOCK = threading.Lock()
 
 
 def _pgrep(pattern: str) -> list[int]:
@@ -80,7 +84,8 @@ def classify(run: Path, tmp: Path, trust: Path | None = None) -> tuple[str, list
 
     doc = json.loads(trust.read_text()) if trust is not None and trust.exists() else None
     try:
-        report = verify_run(run, progress=False, trust=doc)
+        with _VERIFY_LOCK:  # one at a time: the verifier's registries are not thread-safe
+            report = verify_run(run, progress=False, trust=doc)
     except Exception as exc:  # a verifier crash is a defect of the run's evidence  # noqa: BLE001
         defects.append(f"sdp verify crashed: {type(exc).__name__}: {exc}")
         return "defect", defects, ""
@@ -122,6 +127,42 @@ def _wait_open(run: Path, party: str, proc: subprocess.Popen[Any], limit: float)
     return False
 
 
+def _last_start(run: Path) -> float | None:
+    """When the last party of the run started (its transcript's first entry, wall seconds)."""
+    starts = []
+    for path in (run / "transcripts").glob("*.jsonl"):
+        try:
+            with open(path, "rb") as f:
+                starts.append(float(json.loads(f.readline())["t"]) / 1e6)
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+    return max(starts) if starts else None
+
+
+def _wait_deadline(
+    run: Path, proc: subprocess.Popen[Any], phase_timeout: float, restarted_at: float
+) -> str:
+    """Wait for ``sdp run`` to end; a hang (the reason, and ``proc`` killed) if it is still
+    running past every party's deadline: the run's deadline (``run_deadline_s``) from the
+    last party's start (a loaded machine starts parties late; that is not a hang), plus the
+    launcher's stop after a failure (``phase_timeout + 15`` s) and 30 s to tear down."""
+    from parties.runtime.deadlines import RUN_DEADLINE_PHASES
+
+    limit = RUN_DEADLINE_PHASES * phase_timeout + phase_timeout + 15.0 + 30.0
+    t0 = time.time()
+    while proc.poll() is None:
+        time.sleep(0.5)
+        start = max(_last_start(run) or t0 + STARTUP_S, restarted_at)
+        if time.time() > start + limit:
+            proc.kill()
+            proc.wait()
+            return (
+                f"sdp run still running {time.time() - start:.0f} s after the last party "
+                f"started (every party's deadline and the launcher's stop: {limit:.0f} s)"
+            )
+    return ""
+
+
 def one_run(
     shuffler: str,
     protocol: str,
@@ -153,7 +194,7 @@ def one_run(
         cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
     )
     limit = RUN_DEADLINE_PHASES * phase_timeout + 60.0  # the run's deadline, and start-up
-    applied, restarted = "", False
+    applied, restarted, restarted_at = "", False, 0.0
     if _wait_open(run, victim, proc, limit):
         time.sleep(at)
         pid = _party_pid(run, victim)
@@ -174,19 +215,14 @@ def one_run(
                         cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
                         stderr=subprocess.DEVNULL, start_new_session=True,
                     )  # fmt: skip
-                    restarted = True
+                    restarted, restarted_at = True, time.time()
             applied = f"{action} {victim} at +{at:.1f} s"
-    hang = False
-    try:
-        proc.wait(max(1.0, limit - (time.monotonic() - t0)))
-    except subprocess.TimeoutExpired:
-        hang = True
-        proc.kill()
+    late = _wait_deadline(run, proc, phase_timeout, restarted_at)
     wall = time.monotonic() - t0
     trust = run.with_name(run.name + ".trust.json")
     outcome, defects, culprit = classify(run, tmp, trust)
-    if hang:
-        defects.insert(0, f"hang: sdp run still running {limit:.0f} s after it started")
+    if late:
+        defects.insert(0, f"hang: {late}")
         outcome = "defect"
     for pid in run_processes(run, tmp):  # leave nothing for the next run (already counted)
         try:
@@ -311,6 +347,8 @@ def main(argv: list[str] | None = None) -> int:
                     f.write(json.dumps(rec) + "\n")
             if not args.json:
                 print(json.dumps(rec), file=sys.stderr, flush=True)
+
+    from parties.verify.run import verify_run  # noqa: F401  (imported once, before the threads)
 
     load = _load(args.load)
     try:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 from collections import defaultdict
 
@@ -50,6 +51,11 @@ class MemoryContext:
         self.net.messages_sent[self.name] += 1
         await self.net._queues[(self.name, peer, msg_type)].put(bytes(payload))
 
+    def busy(self, peers: list[str], what: str) -> contextlib.nullcontext[None]:
+        """In memory a receive waits the network's fixed timeout: beats change nothing (the
+        networked ``Node.busy`` sends them)."""
+        return _NoBeat()
+
     async def recv(self, peer: str, msg_type: str) -> bytes:
         q = self.net._queues[(peer, self.name, msg_type)]
         try:
@@ -59,3 +65,10 @@ class MemoryContext:
                 f"{self.name}: timed out waiting for {msg_type!r} from {peer!r} "
                 f"in phase {self.current_phase[0]}"
             ) from None
+
+
+class _NoBeat(contextlib.nullcontext[None]):
+    """``MemoryContext.busy``: nothing to stop."""
+
+    def stop(self) -> None:
+        """Nothing was started."""
