@@ -60,6 +60,9 @@ class Rewriting:
     def busy(self, peers, what):
         return self.ctx.busy(peers, what)
 
+    def progress(self, label, done, total):
+        self.ctx.progress(label, done, total)
+
 
 def _run(session, wrap_server=None, wrap_client=None, mix_patience=2):
     cfg = MixnetConfig(

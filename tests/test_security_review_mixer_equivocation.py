@@ -55,6 +55,9 @@ class Equivocating:
     def busy(self, peers, what):
         return self.ctx.busy(peers, what)
 
+    def progress(self, label, done, total):
+        self.ctx.progress(label, done, total)
+
 
 def test_equivocating_mixer_is_named_not_the_honest_next_mixer(monkeypatch, caplog) -> None:
     calls: list = []

@@ -168,6 +168,7 @@ async def _mix_and_decrypt(
     seen: dict[int, dict[str, Any]] = {}  # header of every signed step received, by server
     for j in range(1, k + 1):
         ctx.phase("mix.shuffle", j)
+        ctx.progress("mix hops", j - 1, k)  # the bar moves as each server's step is done
         if j in dead:
             continue
         if j == me:
@@ -204,6 +205,7 @@ async def _mix_and_decrypt(
         except (VerifyError, ValueError) as exc:
             state.faults.append(f"server {j} mix rejected: {exc}")
             log.warning("%s: %s", ctx.name, state.faults[-1])
+    ctx.progress("mix hops", k, k)
     ctx.phase("mix.verify")
     current = await asyncio.to_thread(_settle, ctx, state, verified, pending, pool)
     if not state.mixes:

@@ -75,6 +75,8 @@ class BusyBeat:
         period: float,
         what: str,
     ) -> None:
+        if not period > 0:
+            raise ValueError(f"a busy beat's period must be positive seconds, not {period!r}")
         self._send, self._sending = send, sending
         self.peers, self.period, self.what = list(peers), float(period), what
         self.beats = 0

@@ -29,6 +29,9 @@ class PartyContext(Protocol):
 
         Raises ``PeerError`` if the peer disconnects or the phase timeout expires."""
 
+    def progress(self, label: str, done: int, total: int) -> None:
+        """Report how far a long step is (``done`` of ``total``) to the launcher's bars."""
+
     def busy(self, peers: list[str], what: str) -> Any:
         """Tell ``peers`` this party works on what they wait for (``_busy`` beats, which extend
         their receive timeouts; ``parties.runtime.busy``) until the returned object's ``stop``."""

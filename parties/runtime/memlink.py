@@ -20,6 +20,8 @@ class MemoryNetwork:
         self._queues: dict[tuple[str, str, str], asyncio.Queue[bytes]] = defaultdict(asyncio.Queue)
         self.bytes_sent: dict[str, int] = defaultdict(int)
         self.messages_sent: dict[str, int] = defaultdict(int)
+        # every party's progress reports, in order: (party, label, done, total)
+        self.progress: list[tuple[str, str, int, int]] = []
         # every party's Ed25519 key, as a networked node holds its own and its peers' public ones
         self.signers = {n: Signer(os.urandom(32)) for n in self.names}
         self.public_keys = {n: s.public_key for n, s in self.signers.items()}
@@ -50,6 +52,9 @@ class MemoryContext:
         self.net.bytes_sent[self.name] += len(payload)
         self.net.messages_sent[self.name] += 1
         await self.net._queues[(self.name, peer, msg_type)].put(bytes(payload))
+
+    def progress(self, label: str, done: int, total: int) -> None:
+        self.net.progress.append((self.name, label, int(done), int(total)))
 
     def busy(self, peers: list[str], what: str) -> contextlib.nullcontext[None]:
         """In memory a receive waits the network's fixed timeout: beats change nothing (the
