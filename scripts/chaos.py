@@ -127,6 +127,16 @@ def _wait_open(run: Path, party: str, proc: subprocess.Popen[Any], limit: float)
     return False
 
 
+def misnamed(outcome: str, victim: str, culprit: str) -> str:
+    """Why an abort under a fault on ``victim`` ("" if none was applied) is a defect: it does
+    not name the faulted party among its culprits ("" if it does, or if nothing aborted)."""
+    if outcome != "aborted" or not victim:
+        return ""
+    if victim in {c.strip() for c in culprit.split(",")}:
+        return ""
+    return f"aborted without naming {victim}, whose fault it was (named: {culprit or 'nobody'})"
+
+
 def _last_start(run: Path) -> float | None:
     """When the last party of the run started (its transcript's first entry, wall seconds)."""
     starts = []
@@ -224,6 +234,10 @@ def one_run(
     if late:
         defects.insert(0, f"hang: {late}")
         outcome = "defect"
+    wrong = misnamed(outcome, victim if applied else "", culprit)
+    if wrong:
+        defects.append(wrong)
+        outcome = "defect"
     for pid in run_processes(run, tmp):  # leave nothing for the next run (already counted)
         try:
             os.kill(pid, signal.SIGKILL)
@@ -262,22 +276,31 @@ def _count(cell: dict[str, Any], rec: dict[str, Any]) -> None:
         cell[rec["outcome"]] += 1
 
 
-def _table_from_logs(paths: list[str], as_json: bool) -> int:
-    """The outcome table of every run recorded in ``paths`` (``--log`` files)."""
+def _table_from_logs(paths: list[str], as_json: bool, note: str = "") -> int:
+    """The outcome table of every run recorded in ``paths`` (``--log`` files); with ``--json``
+    every run's record too."""
     kinds = {v: k for k, v in PROTOCOLS.items()}
     cells: dict[str, dict[str, Any]] = {}
+    runs = []
     for path in paths:
         for line in Path(path).read_text().splitlines():
             rec = json.loads(line)
             key = f"{rec['shuffler']}/{kinds[rec['protocol']]}"
             _count(cells.setdefault(key, _new_cell(rec["shuffler"], rec["protocol"])), rec)
-    _print(cells, as_json, {"logs": paths})
+            runs.append(rec)
+    cells = dict(sorted(cells.items()))
+    _print(cells, as_json, {"logs": paths, **({"note": note} if note else {})}, runs)
     return 1 if any(c["defects"] for c in cells.values()) else 0
 
 
-def _print(cells: dict[str, dict[str, Any]], as_json: bool, meta: dict[str, Any]) -> None:
+def _print(
+    cells: dict[str, dict[str, Any]],
+    as_json: bool,
+    meta: dict[str, Any],
+    runs: list[dict[str, Any]] | None = None,
+) -> None:
     if as_json:
-        print(json.dumps({**meta, "cells": cells}, indent=1))
+        print(json.dumps({**meta, "cells": cells, **({"runs": runs} if runs else {})}, indent=1))
         return
     print(f"{'cell':22} {'runs':>5} {'published':>10} {'aborted':>8} {'defects':>8}")
     for name, c in cells.items():
@@ -311,9 +334,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--from-log", nargs="+", metavar="FILE", help="only build the table from --log files"
     )  # fmt: skip
+    ap.add_argument("--note", default="", help="with --from-log: a note kept in the JSON")
     args = ap.parse_args(argv)
     if args.from_log:
-        return _table_from_logs(args.from_log, args.json)
+        return _table_from_logs(args.from_log, args.json, args.note)
     if args.jobs < 1 or args.runs < 0 or args.phase_timeout <= 0:
         ap.error("--jobs must be >= 1, --runs >= 0 and --phase-timeout > 0")
     shufflers, kinds = args.shufflers.split(","), args.kinds.split(",")

@@ -147,3 +147,33 @@ def test_a_withholding_mix_server_is_left_out_and_named_by_the_honest_servers(tm
         if e["dir"] == "send" and e["ty"] == "_busy"
     ]  # fmt: skip
     assert beats, "mix-2 said it was at work before it withheld its step"
+
+
+def _close_reason(run: Path, party: str) -> str:
+    lines = (run / "transcripts" / f"{party}.jsonl").read_text().splitlines()
+    closes = [e for e in map(json.loads, lines) if e["dir"] == "close"]
+    return str(closes[-1].get("reason", "")) if closes else ""
+
+
+@pytest.mark.slow
+def test_a_withholding_mpc_server_aborts_the_run_naming_it(tmp_path):
+    # mpc-2 stays connected but sends none of its MPyC messages: the first MPC step times out
+    # (one phase timeout) at the honest servers, and the first to give up names mpc-2 in its
+    # signed close; the servers beat to the analyzer, which therefore does not blame an honest
+    # server for its missing output. No reason anywhere says an honest server withheld.
+    run = tmp_path / "run"
+    res = sdp(
+        "run", "grr", "--shuffler", "mpc", "--users", "100", "--phase-timeout", "10",
+        "--out", str(run), "--quiet", "--no-verify",
+        env={"SDP_FAULT_WITHHOLD": "mpc-2:mpyc"}, timeout=600,
+    )  # fmt: skip
+    assert res.returncode == 1, res.stderr
+    assert not (run / "result.json").exists()
+    reasons = {p: _close_reason(run, p) for p in ("mpc-1", "mpc-3", "analyzer")}
+    named = [r for r in reasons.values() if "waiting for server mpc-2" in r]
+    assert named and all("(withheld its messages)" in r for r in named), reasons
+    for r in reasons.values():
+        assert (
+            "mpc-1 (MPyC party 0) (withheld" not in r and "mpc-3 (MPyC party 2) (withheld" not in r
+        )
+    assert _missed(run, "analyzer") == [], "the analyzer blamed a server that was at work"
