@@ -91,3 +91,20 @@ def test_a_beat_period_must_be_positive(period):
 
     with pytest.raises(ValueError, match="period"):
         asyncio.run(main())
+
+
+def test_a_cancelled_wait_cancels_its_future():
+    # recv_first_then_rest cancels the waits it no longer needs: their futures must go too,
+    # or a message that arrives later is taken by a future nobody reads (lost)
+    async def main():
+        loop = asyncio.get_running_loop()
+        fut = loop.create_future()
+        task = asyncio.ensure_future(
+            wait_while_busy(fut, "p", 5.0, time.monotonic() + 9, Liveness())
+        )
+        await asyncio.sleep(0.05)
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        return fut.cancelled()
+
+    assert asyncio.run(main())

@@ -47,17 +47,21 @@ async def wait_while_busy(
 ) -> Any:
     """The result of ``fut``; ``asyncio.TimeoutError`` after ``timeout`` s of silence from
     ``peer`` (its ``_busy`` beats extend the wait) or at ``deadline_at`` (monotonic), whichever
-    is first. ``fut`` is cancelled on a timeout, as by ``asyncio.wait_for``."""
+    is first. ``fut`` is cancelled on a timeout and when the wait itself is cancelled, as by
+    ``asyncio.wait_for`` (a message that arrives later is then queued, not lost to it)."""
     start = time.monotonic()
-    while True:
-        end = min(liveness.silent_until(peer, start, timeout), deadline_at)
-        left = end - time.monotonic()
-        if left <= 0:
+    try:
+        while True:
+            end = min(liveness.silent_until(peer, start, timeout), deadline_at)
+            left = end - time.monotonic()
+            if left <= 0:
+                raise asyncio.TimeoutError
+            done, _ = await asyncio.wait({fut}, timeout=left)
+            if done:
+                return fut.result()
+    finally:
+        if not fut.done():
             fut.cancel()
-            raise asyncio.TimeoutError
-        done, _ = await asyncio.wait({fut}, timeout=left)
-        if done:
-            return fut.result()
 
 
 class BusyBeat:
