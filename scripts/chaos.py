@@ -99,17 +99,25 @@ def classify(run: Path, tmp: Path, trust: Path | None = None) -> tuple[str, list
         other = [c for c in failed if c.name != "run completed"]
         if other:
             defects.append(f"aborted but does not verify: {other[0].name}: {other[0].detail}")
-        reasons = json.loads((run / "ABORTED.json").read_text()).get("failed_parties") or {}
-        why = json.loads((run / "ABORTED.json").read_text()).get("why", "")
-        # the roots: failed parties that were not stopped by another's abort, and the parties
-        # those aborts name
-        named = {m for r in reasons.values() for m in re.findall(r"run aborted by ([\w-]+)", r)}
-        roots = {n for n, r in reasons.items() if "run aborted by" not in r}
-        culprit = ", ".join(sorted(roots | named)) or why
+        doc = json.loads((run / "ABORTED.json").read_text())
+        culprit = culprits(doc.get("failed_parties") or {}, doc.get("why", ""))
         if not culprit:
             defects.append("aborted without naming a culprit")
         outcome = "aborted"
     return ("defect" if defects else outcome), defects, culprit
+
+
+def culprits(reasons: dict[str, str], why: str = "") -> str:
+    """The parties an abort names, from ``ABORTED.json``'s reasons: failed parties that were
+    not stopped by another's abort, the parties those aborts name, and the parties a failed
+    party waited for in vain (``waiting for 'T' from P``, ``waiting for server P``)."""
+    named = {m for r in reasons.values() for m in re.findall(r"run aborted by ([\w-]+)", r)}
+    waited = {
+        m for r in reasons.values()
+        for m in re.findall(r"waiting for (?:'[^']*' from|server) ([\w-]+)", r)
+    }  # fmt: skip
+    roots = {n for n, r in reasons.items() if "run aborted by" not in r}
+    return ", ".join(sorted(roots | named | waited)) or why
 
 
 def _party_pid(run: Path, party: str) -> int | None:

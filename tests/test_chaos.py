@@ -64,6 +64,16 @@ def test_an_abort_that_does_not_name_the_faulted_party_is_a_defect():
     assert "without naming mix-2" in chaos.misnamed("aborted", "mix-2", "mix-20")
 
 
+def test_the_culprits_of_an_abort_include_whom_the_failed_parties_waited_for():
+    reasons = {
+        "client-1": "[client-1] error: timed out after 10 s waiting for 'state' from shuffler",
+        "analyzer": "[analyzer] run aborted by client-1: ...",
+        "mpc-1": "MPC step 'agree': timed out after 10 s waiting for server mpc-2 (MPyC party 1)",
+    }
+    assert chaos.culprits(reasons) == "client-1, mpc-1, mpc-2, shuffler"
+    assert chaos.culprits({}, "interrupted by SIGTERM") == "interrupted by SIGTERM"
+
+
 def test_the_table_is_built_from_run_logs_with_every_run(tmp_path, capsys):
     log = tmp_path / "runs.jsonl"
     recs = [
