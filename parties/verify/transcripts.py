@@ -27,7 +27,7 @@ GENESIS_DOMAIN = b"sdp-transcript-v1"
 CHECKPOINT_DOMAIN = b"sdp-checkpoint-v1"
 ENTRY_KEYS = {"i", "t", "party", "dir", "prev", "hash"}
 MESSAGE_DIRS = {"send", "recv"}
-CONTROL_TYPES = {"_bye", "_abort"}
+CONTROL_TYPES = {"_bye", "_abort", "_busy"}
 
 
 @dataclass
