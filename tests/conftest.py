@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import hashlib
+import importlib.util
+import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -35,6 +40,48 @@ def sdp(
     return proc
 
 
+def sdp_run_to(
+    out: Path,
+    *args: str,
+    keys: bool = False,
+    timeout: float = 600,
+    env: dict[str, str] | None = None,
+    check: bool = True,
+) -> subprocess.CompletedProcess[str]:
+    """``sdp run ARGS --out OUT --quiet`` (checked unless ``check`` is False); with ``keys``,
+    the party directories are kept beside OUT (``keys_of(out)``)."""
+    kept = ("--keep-keys", str(keys_of(out))) if keys else ()
+    return sdp(
+        "run", *args, "--out", str(out), *kept, "--quiet", timeout=timeout, env=env, check=check
+    )
+
+
+def result_of(out: Path) -> dict:
+    """The ``result.json`` of run directory ``out``."""
+    return json.loads((out / "result.json").read_text())
+
+
+def sdp_run(tmp_path: Path, name: str, shuffler: str, *extra: str) -> dict:
+    """``sdp run NAME --shuffler SHUFFLER EXTRA`` into tmp_path; the result, which must be
+    verified."""
+    out = tmp_path / f"{name}-{shuffler}"
+    sdp_run_to(out, name, "--shuffler", shuffler, *extra, timeout=1800)
+    res = result_of(out)
+    assert res["verified"]
+    return res
+
+
+def verify_json(run: Path, **kw: object) -> dict:
+    """``sdp verify RUN --json``'s report (checked unless ``check=False`` is passed)."""
+    kw.setdefault("check", True)
+    return json.loads(sdp("verify", str(run), "--json", **kw).stdout)  # type: ignore[arg-type]
+
+
+def check_names(report: dict) -> list[str]:
+    """The names of the checks in an ``sdp verify --json`` report."""
+    return [c["name"] for c in report["checks"]]
+
+
 def start_parties(
     parties: Path, run: Path, extra: dict[str, list[str]] | None = None, stdout: int | None = None
 ) -> dict[str, subprocess.Popen[str]]:
@@ -52,6 +99,15 @@ def start_parties(
         for d in sorted(parties.iterdir())
         if d.is_dir()
     }
+
+
+def load_script(name: str) -> ModuleType:
+    """``scripts/NAME.py`` imported as module NAME (scripts/ is not a package)."""
+    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
+    assert spec is not None and spec.loader is not None, name
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
 
 
 @pytest.fixture(scope="session")
@@ -88,3 +144,40 @@ def resign_transcript(run: Path, party: str, entries: list[dict], keys: Path) ->
     path.write_text(
         "".join(json.dumps(e, sort_keys=True, separators=(",", ":")) + "\n" for e in entries)
     )
+
+
+def copy_run(run: Path, tmp_path: Path, name: str = "run") -> Path:
+    """A copy of run directory ``run`` at ``tmp_path/name`` (to tamper with)."""
+    dst = tmp_path / name
+    shutil.copytree(run, dst)
+    return dst
+
+
+def transcript(run: Path, party: str) -> list[dict]:
+    """The entries of ``party``'s transcript in run directory ``run``."""
+    text = (run / "transcripts" / f"{party}.jsonl").read_text()
+    return [json.loads(x) for x in text.splitlines() if x]
+
+
+def put_blob(run: Path, party: str, entry: dict, payload: bytes) -> None:
+    """Store ``payload`` as a blob of ``party``'s transcript and point ``entry`` at it."""
+    dg = hashlib.sha256(payload).hexdigest()
+    (run / "transcripts" / f"{party}.blobs" / dg).write_bytes(payload)
+    entry["dg"], entry["len"] = dg, len(payload)
+
+
+def publish_estimate_of(run: Path, analyzer: list[dict], batches: dict) -> tuple[dict, dict]:
+    """A forger's estimate: what the run's GRR analyzer computes from ``batches``, stored in
+    place of the published one (in ``analyzer``, its transcript's entries; not re-signed).
+    Returns the estimate and the publish entry."""
+    import tomllib
+
+    from parties.runtime import codec
+    from protocols.workloads import get_workload
+
+    cluster = tomllib.loads((run / "cluster.toml").read_text())
+    proto = get_workload("grr", dict(cluster["run"]["params"])).protocol
+    estimate = codec.to_jsonable(proto.analyze_round(0, batches, {}))
+    pub = next(e for e in analyzer if e["dir"] == "publish" and e["ty"] == "estimate")
+    put_blob(run, "analyzer", pub, codec.dumps(estimate))
+    return estimate, pub

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import sdp
+from conftest import sdp, sdp_run_to
 
 from parties.costs.check import check_ledger
 from parties.runtime.cost_ledger import CostLedger
@@ -52,19 +52,7 @@ def test_overlapping_waits_count_once_and_start_end_are_ordered():
 @pytest.fixture(scope="module")
 def gfim_run(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("gfim") / "run"
-    sdp(
-        "run",
-        "gfim",
-        "--shuffler",
-        "mixnet",
-        "--users",
-        "600",
-        "--out",
-        str(out),
-        "--quiet",
-        check=True,
-        timeout=900,
-    )
+    sdp_run_to(out, "gfim", "--shuffler", "mixnet", "--users", "600", timeout=900)
     return out
 
 

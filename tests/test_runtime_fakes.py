@@ -9,12 +9,11 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import shutil
 from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import keys_of, resign_transcript, sdp
+from conftest import copy_run, keys_of, resign_transcript, sdp
 
 from parties.runtime import codec
 from parties.verify.run import verify_run
@@ -37,12 +36,6 @@ def fakes_run(tmp_path_factory) -> Path:
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     return out
-
-
-def _copy(run: Path, tmp_path: Path) -> Path:
-    dst = tmp_path / "run"
-    shutil.copytree(run, dst)
-    return dst
 
 
 def test_grr_with_fakes_completes_verifies_and_states_the_fakes(fakes_run):
@@ -83,7 +76,7 @@ def test_shuffler_signed_the_fake_count(fakes_run):
     ],
 )
 def test_result_json_claiming_other_fakes_is_caught(fakes_run, tmp_path, path, value):
-    run = _copy(fakes_run, tmp_path)
+    run = copy_run(fakes_run, tmp_path)
     res = json.loads((run / "result.json").read_text())
     node = res["privacy"]
     for key in path[:-1]:
@@ -97,7 +90,7 @@ def test_result_json_claiming_other_fakes_is_caught(fakes_run, tmp_path, path, v
 def test_analyzer_signing_another_fake_statement_is_caught(fakes_run, tmp_path):
     """An analyzer re-signing its own transcript with a privacy statement claiming fewer fakes
     (and a matching result.json) disagrees with the count the shuffler signed."""
-    run = _copy(fakes_run, tmp_path)
+    run = copy_run(fakes_run, tmp_path)
     path = run / "transcripts" / "analyzer.jsonl"
     entries = [json.loads(x) for x in path.read_text().splitlines()]
     (pub,) = [e for e in entries if e["dir"] == "publish" and e["ty"] == "privacy"]
