@@ -110,6 +110,37 @@ def load_script(name: str) -> ModuleType:
     return mod
 
 
+# Honest runs shared by every test that checks a property of the same run (read-only: a test
+# that tampers copies it first, ``copy_run``); each costs minutes of CPU on a loaded 2-core host.
+
+
+@pytest.fixture(scope="session")
+def gfim_mixnet_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``sdp run gfim --shuffler mixnet --users 600``: two protocol rounds, one mix-net each;
+    the party keys kept beside it (``keys_of``)."""
+    out = tmp_path_factory.mktemp("gfim-mixnet") / "run"
+    sdp_run_to(out, "gfim", "--shuffler", "mixnet", "--users", "600", keys=True, timeout=900)
+    return out
+
+
+@pytest.fixture(scope="session")
+def mpc_grr_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``sdp run grr --shuffler mpc --users 600`` in the default (malicious-abort) mode, the
+    party keys kept beside it (``keys_of``)."""
+    out = tmp_path_factory.mktemp("mpc-grr") / "run"
+    sdp_run_to(out, "grr", "--shuffler", "mpc", "--users", "600", keys=True)
+    return out
+
+
+@pytest.fixture(scope="session")
+def trusted_grr_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``sdp run grr --users 4000 --domain 8`` over the trusted shuffler, with its one-process
+    trust anchor (``RUN.trust.json``) and the party keys beside it (``keys_of``)."""
+    out = tmp_path_factory.mktemp("trusted-grr") / "run"
+    sdp_run_to(out, "grr", "--users", "4000", "--domain", "8", keys=True)
+    return out
+
+
 @pytest.fixture(scope="session")
 def datasets_dir() -> Path:
     if not DATASETS.exists():

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import sdp, sdp_run_to
+from conftest import sdp
 
 from parties.costs.check import check_ledger
 from parties.runtime.cost_ledger import CostLedger
@@ -49,11 +49,10 @@ def test_overlapping_waits_count_once_and_start_end_are_ordered():
     assert sub["spans"][0] == [pytest.approx(sub["start"]), pytest.approx(sub["end"])]
 
 
-@pytest.fixture(scope="module")
-def gfim_run(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("gfim") / "run"
-    sdp_run_to(out, "gfim", "--shuffler", "mixnet", "--users", "600", timeout=900)
-    return out
+@pytest.fixture
+def gfim_run(gfim_mixnet_run: Path) -> Path:
+    """GFIM's two rounds over the mix-net (the session's shared run)."""
+    return gfim_mixnet_run
 
 
 def test_ledger_matches_the_transcripts(gfim_run):

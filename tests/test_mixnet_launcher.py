@@ -133,10 +133,9 @@ def test_splitmix_sum_over_the_mixnet(tmp_path):
     assert res["messages"]["shares"] == 200 * shares  # s shares per user, all through the mix
 
 
-def test_multi_round_gfim_over_the_mixnet(tmp_path):
+def test_multi_round_gfim_over_the_mixnet(gfim_mixnet_run, tmp_path):
     """GFIM's two rounds run one mix-net each; both records verify, a dropped round fails."""
-    out = tmp_path / "run"
-    sdp_run_to(out, "gfim", "--shuffler", "mixnet", "--users", "1200", keys=True)
+    out = gfim_mixnet_run
     res = result_of(out)
     assert res["verified"] and res["mixnet"]["rounds"] == 2
     names = check_names(verify_json(out))

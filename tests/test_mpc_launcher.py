@@ -9,11 +9,10 @@ from conftest import result_of, sdp_run_to
 from parties.launcher import evaluation_path
 
 
-def test_grr_over_mpc_shuffler_verifies(tmp_path):
-    out = tmp_path / "run"
-    sdp_run_to(out, "grr", "--shuffler", "mpc", "--servers", "3", "--users", "20000", "--seed", "3")
+def test_grr_over_mpc_shuffler_verifies(mpc_grr_run):
+    out = mpc_grr_run  # 600 users, 3 servers (the session's shared run)
     res = result_of(out)
-    assert res["verified"] and res["messages"]["reports"] == 20000
+    assert res["verified"] and res["messages"]["reports"] == 600
     ev = json.loads(evaluation_path(out).read_text())["evaluation"]
     assert ev["mse"] < 10 * ev["expected_mse"]
     costs = json.loads((out / "costs.json").read_text())
@@ -23,7 +22,7 @@ def test_grr_over_mpc_shuffler_verifies(tmp_path):
         for ph in p["phases"]
         if ph["phase"] == "mpc-shuffle"
     ]
-    assert len(shuffle) == 3 and all(b > 20000 * 4 for b in shuffle)  # MPyC mesh traffic counted
+    assert len(shuffle) == 3 and all(b > 600 * 4 for b in shuffle)  # MPyC mesh traffic counted
 
 
 def test_killed_mpc_server_aborts_and_names_it(tmp_path):

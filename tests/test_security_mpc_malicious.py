@@ -200,9 +200,10 @@ def _run_dir(tmp_path_factory, security: str):
     return grr_mpc_run(run, "--param", f"security={security}")
 
 
-@pytest.fixture(scope="module")
-def malicious_run(tmp_path_factory):
-    return _run_dir(tmp_path_factory, "malicious-abort")
+@pytest.fixture
+def malicious_run(mpc_grr_run):
+    """A run in the default mode, malicious-abort (the session's shared GRR run over MPC)."""
+    return mpc_grr_run
 
 
 def test_malicious_run_names_its_mode_and_verify_rechecks_the_opened_values(malicious_run):

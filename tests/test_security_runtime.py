@@ -37,11 +37,10 @@ from parties.runtime.cluster import Cluster, PartySpec
 from parties.verify.run import load_trust, verify_run
 
 
-@pytest.fixture(scope="module")
-def trusted_run(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("sec") / "run"
-    sdp_run_to(out, "grr", "--users", "4000", "--domain", "8", keys=True)
-    return out
+@pytest.fixture
+def trusted_run(trusted_grr_run: Path) -> Path:
+    """GRR over the trusted shuffler, 4,000 users, domain 8 (the session's shared run)."""
+    return trusted_grr_run
 
 
 def _forge_analyzer(run: Path, keys: Path, detach: bool = True) -> dict:

@@ -25,6 +25,7 @@ import numpy as np
 import pytest
 from conftest import (
     ROOT,
+    copy_run,
     keys_of,
     publish_estimate_of,
     put_blob,
@@ -62,13 +63,11 @@ def _forge_shuffle(run: Path, keys: Path) -> dict:
     return estimate
 
 
-def test_forgery_under_a_one_process_anchor_is_flagged(tmp_path):
-    run = tmp_path / "run"
-    sdp("run", "grr", "--users", "2000", "--domain", "8", "--out", str(run),
-        "--keep-keys", str(keys_of(run)), "--quiet", check=True)  # fmt: skip
-    trust = run.with_name(run.name + ".trust.json")
+def test_forgery_under_a_one_process_anchor_is_flagged(trusted_grr_run, tmp_path):
+    run = copy_run(trusted_grr_run, tmp_path)
+    trust = trusted_grr_run.with_name(trusted_grr_run.name + ".trust.json")
     assert json.loads(trust.read_text())["anchor"] == "one-process"
-    estimate = _forge_shuffle(run, keys_of(run))
+    estimate = _forge_shuffle(run, keys_of(trusted_grr_run))
     assert estimate["frequencies"][0] > 0.9  # fabricated: every user reported value 0
     report = verify_run(run, progress=False, trust=json.loads(trust.read_text()))
     # the forgery is consistent and signed with the parties' own keys: nothing catches it...

@@ -116,20 +116,17 @@ def test_late_submission_is_left_out_and_named(tmp_path):
     assert "2,000 of 3,000 users counted" in happened, happened
 
 
-def test_unexplained_missing_message_still_fails(tmp_path):
+def test_unexplained_missing_message_still_fails(trusted_grr_run, tmp_path):
     """The ``missed`` entry is what explains a lost message: a clean receiver that never
     logged a sender's message and signed no such entry still fails verification."""
-    from conftest import keys_of, resign_transcript
+    from conftest import copy_run, keys_of, resign_transcript, transcript
 
-    out = tmp_path / "run"
-    sdp("run", "grr", "--users", "2000", "--out", str(out), "--keep-keys", str(keys_of(out)),
-        "--quiet", check=True)  # fmt: skip
-    path = out / "transcripts" / "shuffler.jsonl"
-    entries = [json.loads(x) for x in path.read_text().splitlines()]
+    out = copy_run(trusted_grr_run, tmp_path)
+    entries = transcript(out, "shuffler")
     kept = [e for e in entries if not (e["dir"] == "recv" and e["ty"] == "submit")]
     for i, e in enumerate(kept):
         e["i"] = i
-    resign_transcript(out, "shuffler", kept, keys_of(out))
+    resign_transcript(out, "shuffler", kept, keys_of(trusted_grr_run))
     report = verify_run(out, progress=False)
     assert not report.ok and "never logged as received" in report.first_failure
 
