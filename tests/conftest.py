@@ -82,6 +82,26 @@ def check_names(report: dict) -> list[str]:
     return [c["name"] for c in report["checks"]]
 
 
+def sdp_here(*args: str) -> tuple[int, str, str]:
+    """``sdp ARGS`` run by ``parties.cli.main`` in this process: (exit code, stdout, stderr).
+
+    For commands that only read a run directory and write files (``sdp costs --plot``): the
+    same code path as the ``sdp`` subprocess, without a fresh interpreter importing matplotlib
+    and the project each time."""
+    import contextlib
+    import io
+
+    from parties.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = main(list(args))
+        except SystemExit as exc:  # argparse's usage errors
+            code = exc.code if isinstance(exc.code, int) else 1
+    return code, out.getvalue(), err.getvalue()
+
+
 def start_parties(
     parties: Path, run: Path, extra: dict[str, list[str]] | None = None, stdout: int | None = None
 ) -> dict[str, subprocess.Popen[str]]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from conftest import result_of, sdp_run_to
 
 from parties.launcher import evaluation_path
@@ -37,6 +38,8 @@ def test_killed_mpc_server_aborts_and_names_it(tmp_path):
     assert others and all("mpc-2" in v or "server2" in v for v in others), aborted
 
 
+@pytest.mark.slow  # fast: test_security_mpc_malicious's splitmix-sum over MPC (malicious
+# mode, its share count checked too) and test_semi_honest_is_an_explicit_option
 def test_splitmix_sum_over_the_mpc_shuffler(tmp_path):
     out = tmp_path / "run"
     # shares mod q > 64: no affordable domain check on shares (issue 25)

@@ -224,7 +224,14 @@ def _party(d: Path, run: Path, env: dict[str, str] | None = None) -> subprocess.
 
 
 @pytest.mark.parametrize(
-    "kill_at, rejoins", [("encode", True), ("close", False), ("sent:submit", False)]
+    "kill_at, rejoins",
+    [
+        ("encode", True),
+        # slow: the refusals in process are test_a_party_that_had_sent_a_message_cannot_rejoin
+        # and test_a_party_killed_between_send_and_seal_cannot_rejoin
+        pytest.param("close", False, marks=pytest.mark.slow),
+        pytest.param("sent:submit", False, marks=pytest.mark.slow),
+    ],
 )
 def test_restarting_a_crashed_client_party(tmp_path, kill_at, rejoins):
     """``sdp party`` processes from ``sdp cluster init``: client-2 is killed before it sent

@@ -366,6 +366,7 @@ def test_large_bound_in_malicious_open_mode_runs_and_verifies(tmp_path):
         "--quiet", check=True)  # fmt: skip
     res = json.loads((out / "result.json").read_text())
     assert res["verified"] and res["privacy"]["total"]
+    assert res["messages"]["shares"] == 50 * res["privacy"]["shares"]  # all through the MPC
 
 
 @pytest.mark.parametrize("who", ["member", "outside"])
