@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from parties.launcher import free_ports
+from parties.runtime import codec
 from parties.runtime.cluster import Cluster, PartySpec, dump_cluster, new_session_id
 from parties.runtime.frames import VERSION
 from parties.runtime.keys import make_party_dirs
@@ -83,3 +85,25 @@ def data_header(**over: Any) -> dict[str, Any]:
     }
     h.update(over)
     return h
+
+
+async def raw_gram_query(ctx: Any, cts: list[int], nsq: int, rows: int) -> list[int]:
+    """Site A's ``gram.enc`` query made of the raw integers ``cts`` (a malicious A's choice of
+    ciphertexts mod ``nsq``), and site B's aggregated answers, one integer per ciphertext."""
+    w = (int(nsq).bit_length() + 7) // 8
+    blob = b"".join(c.to_bytes(w, "little") for c in cts)
+    query = {"n": rows, "T": 1, "K": 1, "V": 40, "ct": blob}
+    await ctx.send("B", "gram.enc", codec.dumps(query), public=True)
+    agg = codec.loads(await ctx.recv("B", "gram.agg"))
+    return [int.from_bytes(agg["ct"][k : k + w], "little") for k in range(0, len(agg["ct"]), w)]
+
+
+def compositions(total: int, parts: int) -> Iterator[tuple[int, ...]]:
+    """Every tuple of ``parts`` non-negative integers summing to ``total`` (the histograms of
+    ``total`` users over ``parts`` values)."""
+    if parts == 1:
+        yield (total,)
+        return
+    for a in range(total + 1):
+        for rest in compositions(total - a, parts - 1):
+            yield (a, *rest)
