@@ -102,6 +102,17 @@ def sdp_here(*args: str) -> tuple[int, str, str]:
     return code, out.getvalue(), err.getvalue()
 
 
+def gather_hosts(procs: dict[str, subprocess.Popen[str]], hosts: Path, gathered: Path) -> Path:
+    """Wait for each party process (every one must exit 0), then copy each host's run
+    directory ``hosts/NAME`` into ``gathered``: one run directory, as an auditor collects it."""
+    outs = {n: p.communicate(timeout=300) for n, p in procs.items()}
+    for n, p in procs.items():
+        assert p.returncode == 0, f"{n}: {outs[n][1]}"
+    for name in procs:
+        shutil.copytree(hosts / name, gathered, dirs_exist_ok=True)
+    return gathered
+
+
 def start_parties(
     parties: Path, run: Path, extra: dict[str, list[str]] | None = None, stdout: int | None = None
 ) -> dict[str, subprocess.Popen[str]]:

@@ -26,6 +26,7 @@ import pytest
 from conftest import (
     ROOT,
     copy_run,
+    gather_hosts,
     keys_of,
     publish_estimate_of,
     put_blob,
@@ -149,12 +150,7 @@ def test_per_host_keys_end_to_end(tmp_path):
         )
         for name in NAMES
     }
-    outs = {n: p.communicate(timeout=300) for n, p in procs.items()}
-    for n, p in procs.items():
-        assert p.returncode == 0, f"{n}: {outs[n][1]}"
-    gathered = tmp_path / "gathered"
-    for name in NAMES:
-        shutil.copytree(tmp_path / "out" / name, gathered, dirs_exist_ok=True)
+    gathered = gather_hosts(procs, tmp_path / "out", tmp_path / "gathered")
     proc = sdp("verify", str(gathered), "--trust", str(init / "trust.json"), "--json")
     rep = json.loads(proc.stdout)
     assert proc.returncode == 0 and rep["ok"], rep
