@@ -173,6 +173,15 @@ def trusted_grr_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def grr_fakes_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``sdp run grr --users 3000 --param fakes=2500`` over the trusted shuffler (it adds the
+    fakes), the party keys beside it (``keys_of``)."""
+    out = tmp_path_factory.mktemp("fakes") / "run"
+    sdp_run_to(out, "grr", "--users", "3000", "--param", "fakes=2500", "--json", keys=True)
+    return out
+
+
+@pytest.fixture(scope="session")
 def datasets_dir() -> Path:
     if not DATASETS.exists():
         pytest.skip(f"shared datasets not found at {DATASETS}")

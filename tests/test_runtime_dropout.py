@@ -54,6 +54,8 @@ def test_below_min_users_nothing_is_published(tmp_path):
     assert len(lines) == 1 and "privacy gate refused" in lines[0], proc.stderr
     assert "Traceback" not in proc.stderr
     assert not (out / "result.json").exists() and (out / "ABORTED.json").exists()
+    aborted = json.loads((out / "ABORTED.json").read_text())
+    assert "client-2" in aborted["failed_parties"] and aborted["why"] == "privacy gate"
 
 
 def test_simulated_dropout_is_re_accounted_or_refused(tmp_path):

@@ -23,19 +23,13 @@ from protocols.defences.fake_removal import add_fakes, fake_counts, fakes_statem
 from protocols.rng import experiment_rng
 from protocols.workloads import get_workload
 
-USERS, FAKES = 3000, 2500
+USERS, FAKES = 3000, 2500  # as in conftest.grr_fakes_run
 
 
-@pytest.fixture(scope="module")
-def fakes_run(tmp_path_factory) -> Path:
-    base = tmp_path_factory.mktemp("fakes")
-    out = base / "run"
-    proc = sdp(
-        "run", "grr", "--users", str(USERS), "--param", f"fakes={FAKES}", "--out", str(out),
-        "--keep-keys", str(keys_of(out)), "--quiet", "--json",
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stderr
-    return out
+@pytest.fixture
+def fakes_run(grr_fakes_run: Path) -> Path:
+    """GRR with USERS users and FAKES fakes (the session's shared run)."""
+    return grr_fakes_run
 
 
 def test_grr_with_fakes_completes_verifies_and_states_the_fakes(fakes_run):

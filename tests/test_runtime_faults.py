@@ -219,6 +219,8 @@ def test_killed_shuffler_aborts_run_without_result(tmp_path):
     assert "shuffler" in proc.stderr and "Traceback" not in proc.stderr
 
 
+@pytest.mark.slow  # fast: test_runtime_dropout::test_below_min_users_nothing_is_published
+# (client-2 killed at submit, the gate refuses, ABORTED.json names it and the gate)
 def test_killed_client_party_is_a_dropout_the_privacy_gate_refuses(tmp_path):
     """A client party is a data owner that may drop out; by default the protocol is calibrated
     for all users (min_users = n), so the gate refuses what arrived: nothing published."""

@@ -185,12 +185,9 @@ def test_murs_run_verifies(tmp_path):
     assert verify_run(out, progress=False).ok
 
 
-def test_trusted_shuffler_fake_count_is_its_own_claim(tmp_path):
+def test_trusted_shuffler_fake_count_is_its_own_claim(grr_fakes_run):
     """H8: the trusted shuffler's fake count cannot be checked; verify says so in one line."""
-    out = tmp_path / "fakes"
-    sdp("run", "grr", "--users", "4000", "--param", "fakes=200", "--out", str(out), "--quiet",
-        check=True)  # fmt: skip
-    proc = sdp("verify", str(out), "--json")
+    proc = sdp("verify", str(grr_fakes_run), "--json")
     rep = json.loads(proc.stdout)
     assert rep["ok"], rep
     lines = [w for w in rep["warnings"] if "fake count" in w]
