@@ -8,6 +8,7 @@ import json
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import cbor2
@@ -58,6 +59,24 @@ def encodings() -> dict[str, Any]:
     }
 
 
+def _store(tmp: Path, run: Path, keys: Path, trust: Path) -> None:
+    """Keep the public part of the run in ``tmp/run`` at ``run``, each party's private key
+    from ``tmp/keys`` under ``keys``, and its trust anchor at ``trust`` (replacing them)."""
+    for p in (run, keys):
+        if p.exists():
+            shutil.rmtree(p)
+    run.mkdir()
+    for keep in ("cluster.toml", "certs", "transcripts", "result.json"):
+        src = tmp / "run" / keep
+        (shutil.copytree if src.is_dir() else shutil.copy)(src, run / keep)
+    keys.mkdir()
+    for party_dir in (tmp / "keys").iterdir():
+        if party_dir.is_dir():
+            (keys / party_dir.name).mkdir()
+            shutil.copy(party_dir / f"{party_dir.name}.key", keys / party_dir.name)
+    shutil.copy(tmp / "run.trust.json", trust)
+
+
 def generate(users: int = 100) -> None:
     """Run the honest two-round mix-net and store it with its keys and expected outcome."""
     tmp = VEC / "_tmp"
@@ -85,19 +104,7 @@ def generate(users: int = 100) -> None:
         "--quiet",
     ]
     subprocess.run(cmd, check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
-    for p in (RUN, KEYS):
-        if p.exists():
-            shutil.rmtree(p)
-    RUN.mkdir()
-    for keep in ("cluster.toml", "certs", "transcripts", "result.json"):
-        src = tmp / "run" / keep
-        (shutil.copytree if src.is_dir() else shutil.copy)(src, RUN / keep)
-    KEYS.mkdir()
-    for party_dir in (tmp / "keys").iterdir():
-        if party_dir.is_dir():
-            (KEYS / party_dir.name).mkdir()
-            shutil.copy(party_dir / f"{party_dir.name}.key", KEYS / party_dir.name)
-    shutil.copy(tmp / "run.trust.json", TRUST)
+    _store(tmp, RUN, KEYS, TRUST)
     # a one-round grr run (its estimate is recomputed by both verifiers, V-21)
     grr = VEC / "grr-run"
     if grr.exists():
@@ -154,17 +161,5 @@ def generate_mpc(users: int = 40) -> None:
         "--keep-keys", str(tmp / "keys"), "--quiet",
     ]  # fmt: skip
     subprocess.run(cmd, check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
-    for p in (MPC_RUN, MPC_KEYS):
-        if p.exists():
-            shutil.rmtree(p)
-    MPC_RUN.mkdir()
-    for keep in ("cluster.toml", "certs", "transcripts", "result.json"):
-        src = tmp / "run" / keep
-        (shutil.copytree if src.is_dir() else shutil.copy)(src, MPC_RUN / keep)
-    MPC_KEYS.mkdir()
-    for party_dir in (tmp / "keys").iterdir():
-        if party_dir.is_dir():
-            (MPC_KEYS / party_dir.name).mkdir()
-            shutil.copy(party_dir / f"{party_dir.name}.key", MPC_KEYS / party_dir.name)
-    shutil.copy(tmp / "run.trust.json", MPC_TRUST)
+    _store(tmp, MPC_RUN, MPC_KEYS, MPC_TRUST)
     shutil.rmtree(tmp)

@@ -12,6 +12,7 @@ import math
 
 import numpy as np
 import pytest
+from _helpers import compositions
 
 from protocols.accountant import amplify, max_local_epsilon
 from protocols.accountant.krr_exact import binary_dataset_delta, homogeneous_delta
@@ -33,20 +34,11 @@ def _hist_law(matrix: np.ndarray, inputs: list[int]) -> np.ndarray:
     return law
 
 
-def _compositions(total: int, parts: int):
-    if parts == 1:
-        yield (total,)
-        return
-    for a in range(total + 1):
-        for rest in _compositions(total - a, parts - 1):
-            yield (a, *rest)
-
-
 def _worst_delta(matrix: np.ndarray, n: int, eps: float, pairs) -> float:
     """max over target pairs, every dataset of the others, both directions."""
     k = matrix.shape[0]
     worst = 0.0
-    for comp in _compositions(n - 1, k):
+    for comp in compositions(n - 1, k):
         others = [v for v, m in enumerate(comp) for _ in range(m)]
         laws = {}
         for x0, x1 in pairs:
@@ -179,5 +171,5 @@ def test_monotone_in_n_eps_and_delta():
 
 def test_tiny_grid_all_pairs_k3_exhaustive():
     """All 3 ordered target pairs are equivalent for k-RR (symmetry); check one explicitly."""
-    for comp in itertools.islice(_compositions(4, 3), 3):
+    for comp in itertools.islice(compositions(4, 3), 3):
         assert sum(comp) == 4

@@ -18,6 +18,7 @@ from functools import cache
 
 import numpy as np
 import pytest
+from _helpers import compositions
 
 from protocols.accountant import amplify, max_local_epsilon
 from protocols.oracles.hadamard_response import hadamard_entry, hadamard_order
@@ -86,15 +87,6 @@ def _add(law: dict, row: np.ndarray) -> dict:
     return new
 
 
-def _multisets(total: int, parts: int):
-    if parts == 1:
-        yield (total,)
-        return
-    for a in range(total + 1):
-        for rest in _multisets(total - a, parts - 1):
-            yield (a, *rest)
-
-
 @cache
 def _curves(name: str, eps0: float, n: int) -> list[tuple[np.ndarray, np.ndarray]]:
     """Aligned probability vectors (P, Q) of the shuffled histogram, one per dataset of the
@@ -105,7 +97,7 @@ def _curves(name: str, eps0: float, n: int) -> list[tuple[np.ndarray, np.ndarray
     assert ratio.max() <= math.exp(eps0) * (1 + 1e-9)  # the randomizer is eps0-LDP
     k = matrix.shape[0]
     out = []
-    for comp in _multisets(n - 1, k):
+    for comp in compositions(n - 1, k):
         law = {(0,) * matrix.shape[1]: 1.0}
         for v, c in enumerate(comp):
             for _ in range(c):

@@ -11,6 +11,8 @@ from conftest import sdp
 
 from protocols.accountant import survey
 
+THEOREM4 = ("--theorem", "theorem4", "--n", "100000", "--delta", "1e-6")
+
 
 def _acct(*args: str) -> dict:
     proc = sdp("account", *args, "--json", check=True)
@@ -18,22 +20,9 @@ def _acct(*args: str) -> dict:
 
 
 def test_theorem4_forward_and_inverse_match_the_library():
-    out = _acct(
-        "--theorem", "theorem4", "--n", "100000", "--delta", "1e-6", "--eps-local", "4", "--k", "10"
-    )
+    out = _acct(*THEOREM4, "--eps-local", "4", "--k", "10")
     assert out["valid"] and out["value"] == survey.theorem4(4.0, 100_000, 1e-6, 10).value
-    inv = _acct(
-        "--theorem",
-        "theorem4",
-        "--n",
-        "100000",
-        "--delta",
-        "1e-6",
-        "--eps-central",
-        str(out["value"]),
-        "--k",
-        "10",
-    )
+    inv = _acct(*THEOREM4, "--eps-central", str(out["value"]), "--k", "10")
     assert math.isclose(inv["value"], 4.0, rel_tol=1e-6)
 
 
@@ -43,18 +32,7 @@ def test_outside_a_theorem_is_not_valid_with_the_condition():
 
 
 def test_robust_gamma_pays_for_the_missing_users():
-    args = [
-        "--theorem",
-        "theorem4",
-        "--n",
-        "100000",
-        "--delta",
-        "1e-6",
-        "--eps-central",
-        "0.5",
-        "--k",
-        "10",
-    ]
+    args = [*THEOREM4, "--eps-central", "0.5", "--k", "10"]
     full, half = _acct(*args), _acct(*args, "--gamma", "0.5")
     assert half["value"] < full["value"] and "ceil(gamma N) = 50000" in half["reason"]
 

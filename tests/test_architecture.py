@@ -160,18 +160,24 @@ def _package_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
     return out
 
 
-def _package_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
-    """Strongly connected sets of sibling packages (a base package importing one of its users)."""
-    pk = _package_graph(graph)
+def _reach(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    """Every node's set of nodes reachable by one or more edges."""
     reach: dict[str, set[str]] = {}
-    for a in pk:
-        seen, todo = set(), list(pk[a])
+    for a in graph:
+        seen, todo = set(), list(graph[a])
         while todo:
             b = todo.pop()
             if b not in seen:
                 seen.add(b)
-                todo.extend(pk.get(b, ()))
+                todo.extend(graph.get(b, ()))
         reach[a] = seen
+    return reach
+
+
+def _package_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected sets of sibling packages (a base package importing one of its users)."""
+    pk = _package_graph(graph)
+    reach = _reach(pk)
     comps = {
         tuple(sorted({a} | {b for b in reach[a] if a in reach[b]})) for a in pk if a in reach[a]
     }
@@ -288,15 +294,7 @@ def _js_graph() -> dict[str, set[str]]:
 
 def _plain_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     """Strongly connected sets of size > 1 of a small graph (reachability both ways)."""
-    reach: dict[str, set[str]] = {}
-    for a in graph:
-        seen, todo = set(), list(graph[a])
-        while todo:
-            b = todo.pop()
-            if b not in seen:
-                seen.add(b)
-                todo.extend(graph.get(b, ()))
-        reach[a] = seen
+    reach = _reach(graph)
     comps = {tuple(sorted({a} | {b for b in reach[a] if a in reach[b]})) for a in graph}
     return sorted(list(c) for c in comps if len(c) > 1)
 

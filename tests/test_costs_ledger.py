@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import sdp
+from conftest import sdp, sdp_here
 
 from parties.costs.check import check_ledger
 from parties.runtime.cost_ledger import CostLedger
@@ -49,23 +49,10 @@ def test_overlapping_waits_count_once_and_start_end_are_ordered():
     assert sub["spans"][0] == [pytest.approx(sub["start"]), pytest.approx(sub["end"])]
 
 
-@pytest.fixture(scope="module")
-def gfim_run(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("gfim") / "run"
-    sdp(
-        "run",
-        "gfim",
-        "--shuffler",
-        "mixnet",
-        "--users",
-        "600",
-        "--out",
-        str(out),
-        "--quiet",
-        check=True,
-        timeout=900,
-    )
-    return out
+@pytest.fixture
+def gfim_run(gfim_mixnet_run: Path) -> Path:
+    """GFIM's two rounds over the mix-net (the session's shared run)."""
+    return gfim_mixnet_run
 
 
 def test_ledger_matches_the_transcripts(gfim_run):
@@ -114,12 +101,11 @@ def test_two_round_gfim_costs_are_split_by_protocol_round(gfim_run):
 
 
 def test_by_round_table_and_plot(gfim_run, tmp_path):
-    png, svg = tmp_path / "t.png", tmp_path / "t.svg"
-    proc = sdp("costs", str(gfim_run), "--by-round", "--plot", str(png), check=True)
-    assert "round 1" in proc.stdout and "mix.shuffle" in proc.stdout
+    png = tmp_path / "t.png"
+    code, stdout, stderr = sdp_here("costs", str(gfim_run), "--by-round", "--plot", str(png))
+    assert code == 0, stderr
+    assert "round 1" in stdout and "mix.shuffle" in stdout
     assert png.read_bytes()[:4] == b"\x89PNG"
-    sdp("costs", str(gfim_run), "--plot", str(svg), check=True)
-    assert b"<svg" in svg.read_bytes()[:400]
 
 
 def test_tls_overhead_is_measured_from_the_kernels_tcp_counts(gfim_run):
@@ -201,13 +187,17 @@ def test_cost_table_for_papers(gfim_run):
     assert "\\toprule" in tex and tex.count("\\midrule") == 2  # header, then between rounds
 
 
-def test_plot_formats_by_extension(gfim_run, tmp_path):
-    pdf, jpg = tmp_path / "fig.pdf", tmp_path / "fig.jpg"
-    sdp("costs", str(gfim_run), "--plot", str(pdf), check=True)
+def test_plot_formats_by_extension(trusted_grr_run, tmp_path):
+    """The format follows the extension (on a small run: a plot of few spans draws quickly)."""
+    run = str(trusted_grr_run)
+    svg, pdf, jpg = tmp_path / "fig.svg", tmp_path / "fig.pdf", tmp_path / "fig.jpg"
+    assert sdp_here("costs", run, "--plot", str(svg))[0] == 0
+    assert b"<svg" in svg.read_bytes()[:400]
+    assert sdp_here("costs", run, "--plot", str(pdf))[0] == 0
     assert pdf.read_bytes()[:5] == b"%PDF-"
-    sdp("costs", str(gfim_run), "--plot", str(jpg), check=True)
+    assert sdp_here("costs", run, "--plot", str(jpg))[0] == 0
     assert jpg.read_bytes()[:3] == b"\xff\xd8\xff"  # a JPEG, not PNG bytes under .jpg
     bad = tmp_path / "fig.tiffx"
-    proc = sdp("costs", str(gfim_run), "--plot", str(bad))
-    assert proc.returncode == 2 and "unknown figure format '.tiffx'" in proc.stderr
+    code, _, stderr = sdp_here("costs", run, "--plot", str(bad))
+    assert code == 2 and "unknown figure format '.tiffx'" in stderr
     assert not bad.exists()

@@ -4,12 +4,11 @@ messages at small n, unbiasedness with error Theta(sqrt(k)), releases, the workl
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 
 import numpy as np
 import pytest
-from conftest import sdp
+from conftest import sdp_run
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.special import comb
@@ -147,26 +146,6 @@ def test_workload_simulates_through_the_gate():
     rep = w.report(est)
     assert rep["true_distinct"] == w.truth()["distinct"] <= 32
     assert abs(rep["error"]) < 6 * rep["expected_rmse"]
-
-
-def sdp_run(tmp_path, name: str, shuffler: str, *extra: str) -> dict:
-    """``sdp run NAME`` into tmp_path; the result, which must be verified."""
-    out = tmp_path / f"{name}-{shuffler}"
-    sdp(
-        "run",
-        name,
-        "--shuffler",
-        shuffler,
-        *extra,
-        "--out",
-        str(out),
-        "--quiet",
-        check=True,
-        timeout=1800,
-    )
-    res = json.loads((out / "result.json").read_text())
-    assert res["verified"]
-    return res
 
 
 def test_sdp_run_distinct_trusted(tmp_path):

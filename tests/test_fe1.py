@@ -8,7 +8,8 @@ import math
 
 import numpy as np
 import pytest
-from test_distinct import sdp_run
+from _helpers import multiset_law
+from conftest import sdp_run
 
 from protocols.almost_single.binomial_mu import authors_mu, binomial_condition
 from protocols.almost_single.blanket import blanket_delta
@@ -100,11 +101,7 @@ def _law(x: int, other: int, q: int, b: int) -> dict[tuple[int, ...], float]:
     u, v = u.ravel(), v.ravel()
     code = lambda u_, v_, w_: ((u_ - 1) * q + v_) * b + w_  # noqa: E731
     rx, ro = code(u, v, fe1_hash(u, v, x, q, b)), code(u, v, fe1_hash(u, v, other, q, b))
-    blank = np.arange((q - 1) * q * b)
-    grid = np.stack(np.meshgrid(rx, ro, blank, blank, indexing="ij"), -1).reshape(-1, 4)
-    grid.sort(axis=1)
-    keys, counts = np.unique(grid, axis=0, return_counts=True)
-    return {tuple(k): c / grid.shape[0] for k, c in zip(keys.tolist(), counts, strict=True)}
+    return multiset_law(rx, ro, (q - 1) * q * b)
 
 
 def test_exact_enumeration_of_the_shuffled_multiset_meets_the_stated_guarantee():

@@ -70,18 +70,17 @@ def _encoder_sampler(protocol_round: int, sets: list[list[int]], ell: int):
     return sample
 
 
+def _audit_encoder(rnd: int, sets: list[list[int]], ell: int, outputs: int):  # noqa: ANN202
+    """The black-box audit (400,000 samples) of round ``rnd``'s encoder on the two sets."""
+    sampler = _encoder_sampler(rnd, sets, ell)
+    rng = experiment_rng(7, "gfim-audit", rnd)
+    return audit_randomizer(sampler, 0, 1, outputs, EPS, n_samples=400_000, rng=rng)
+
+
 def test_black_box_audit_of_the_encoder_round0():
     # row 1 of H: +1 on even items, -1 on odd ones; these two sets attain the ratio e^eps there
     sets = [[0, 2, 4], [1, 3, 5]]
-    res = audit_randomizer(
-        _encoder_sampler(0, sets, 3),
-        0,
-        1,
-        32,
-        EPS,
-        n_samples=400_000,
-        rng=experiment_rng(7, "gfim-audit", 0),
-    )
+    res = _audit_encoder(0, sets, 3, 32)
     assert res.passed, res
     assert res.eps_lower > 0.75 * EPS  # the audit sees most of the claimed loss
     law0 = exact_output_law((0, 2, 4), 16, 3, EPS)
@@ -97,15 +96,7 @@ def test_black_box_audit_of_the_encoder_round1():
         exact_output_law((0, 2, 4, 6), 8, 8, EPS), exact_output_law((1, 3, 5, 7), 8, 8, EPS)
     )
     assert exact < EPS
-    res = audit_randomizer(
-        _encoder_sampler(1, sets, 4),
-        0,
-        1,
-        16,
-        EPS,
-        n_samples=400_000,
-        rng=experiment_rng(7, "gfim-audit", 1),
-    )
+    res = _audit_encoder(1, sets, 4, 16)
     assert res.passed and res.eps_lower <= exact + 1e-9, res
     assert res.eps_lower > 0.75 * exact
 

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import result_of, sdp_run_to
 
 from protocols.base import simulate
 from protocols.datasets.categorical import default_data_dir
@@ -100,31 +99,8 @@ def test_census_income_item_sets():
 @pytest.mark.slow
 def test_networked_gfim_run(tmp_path: Path):
     out = tmp_path / "run"
-    cmd = [
-        sys.executable,
-        "-m",
-        "parties.cli",
-        "run",
-        "gfim",
-        "--shuffler",
-        "trusted",
-        "--users",
-        "20000",
-        "--param",
-        "k=5",
-        "--epsilon",
-        "2.0",
-        "--seed",
-        "3",
-        "--out",
-        str(out),
-        "--quiet",
-        "--json",
-    ]
-    proc = subprocess.run(
-        cmd, capture_output=True, text=True, timeout=600, cwd=Path(__file__).resolve().parents[1]
-    )
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    res = json.loads((out / "result.json").read_text())
+    args = ("--shuffler", "trusted", "--param", "k=5", "--epsilon", "2.0", "--seed", "3")
+    sdp_run_to(out, "gfim", *args, "--users", "20000", "--json")
+    res = result_of(out)
     est = res["estimate"]
     assert len(est["top_k"]) == 5 and est["n1"] + est["n2"] == 20_000

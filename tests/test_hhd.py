@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_distinct import sdp_run
+from conftest import sdp_run
 
 from protocols.base import simulate
 from protocols.heavy_hitters.hhd import HHD, hhd_parameters

@@ -5,7 +5,6 @@ invalid run directory of ``scripts/make_spec_vectors.py`` fails the same numbere
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import shutil
 import subprocess
@@ -13,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import load_script
 
 from parties.verify.run import verify_run
 
@@ -42,28 +42,8 @@ def _node_modules() -> None:
     assert proc.returncode == 0, f"npm ci in verifier/ failed: {proc.stderr[-2000:]}"
 
 
-def _vectors():  # noqa: ANN202
-    spec = importlib.util.spec_from_file_location(
-        "make_spec_vectors", ROOT / "scripts" / "make_spec_vectors.py"
-    )
-    mod = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-    spec.loader.exec_module(mod)  # type: ignore[union-attr]
-    return mod
-
-
-VECTORS = _vectors()
-
-
-def _privacy_vectors():  # noqa: ANN202
-    spec = importlib.util.spec_from_file_location(
-        "spec_vectors_resigned", ROOT / "scripts" / "spec_vectors_resigned.py"
-    )
-    mod = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-    spec.loader.exec_module(mod)  # type: ignore[union-attr]
-    return mod
-
-
-PRIVACY = _privacy_vectors()
+VECTORS = load_script("make_spec_vectors")
+PRIVACY = load_script("spec_vectors_resigned")
 
 
 def _python_report(run: Path, trust_file: str = "run.trust.json"):  # noqa: ANN202

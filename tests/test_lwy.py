@@ -7,10 +7,11 @@ import math
 
 import numpy as np
 import pytest
+from _helpers import multiset_law
+from conftest import sdp_run
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import binom, multinomial
-from test_distinct import sdp_run
 
 from protocols.almost_single.blanket import blanket_delta, blanket_rate
 from protocols.almost_single.lwy import HistLWY
@@ -69,11 +70,7 @@ def _multiset_law(x: int, other: int, fam, eps: float) -> dict[tuple[int, ...], 
     code = lambda a_, b_, y_: ((a_ - 1) * P + b_) * g + y_  # noqa: E731
     real_x = code(a, b, fam.hash(a, b, x))
     real_o = code(a, b, fam.hash(a, b, other))
-    blank = np.arange((P - 1) * P * g)
-    grid = np.stack(np.meshgrid(real_x, real_o, blank, blank, indexing="ij"), -1).reshape(-1, 4)
-    grid.sort(axis=1)
-    keys, counts = np.unique(grid, axis=0, return_counts=True)
-    return {tuple(k): c / grid.shape[0] for k, c in zip(keys.tolist(), counts, strict=True)}
+    return multiset_law(real_x, real_o, (P - 1) * P * g)
 
 
 def test_hashed_accountant_bounds_the_enumerated_real_output():

@@ -6,6 +6,7 @@ import itertools
 
 import numpy as np
 import pytest
+from _helpers import KS, correlated_records
 
 from protocols.marginals.calm import (
     CalmLDP,
@@ -23,18 +24,9 @@ from protocols.marginals.calm import (
     true_marginals,
 )
 
-KS = (3, 2, 4, 2, 3)
-
 
 def records(n: int = 4000, seed: int = 0) -> np.ndarray:
-    """Correlated categorical records over KS."""
-    rng = np.random.default_rng(seed)
-    a = rng.integers(0, 3, n)
-    b = (a + rng.integers(0, 2, n)) % 2
-    c = (a + b + rng.integers(0, 2, n)) % 4
-    d = rng.integers(0, 2, n)
-    e = (c + d) % 3
-    return np.stack([a, b, c, d, e], axis=1)
+    return correlated_records(n, seed)
 
 
 def test_cells_tables_and_projection_agree() -> None:

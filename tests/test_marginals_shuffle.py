@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from _helpers import KS, correlated_records
 from conftest import DATASETS
 
 from protocols.base import simulate, validate_batches
@@ -25,17 +26,9 @@ from protocols.marginals.sgd_models import (
 )
 from protocols.marginals.synthetic_data import marginal_fit, synthesize, write_csv
 
-KS = (3, 2, 4, 2, 3)
-
 
 def records(n: int = 20000, seed: int = 0) -> np.ndarray:
-    rng = np.random.default_rng(seed)
-    a = rng.integers(0, 3, n)
-    b = (a + rng.integers(0, 2, n)) % 2
-    c = (a + b + rng.integers(0, 2, n)) % 4
-    d = rng.integers(0, 2, n)
-    e = (c + d) % 3
-    return np.stack([a, b, c, d, e], axis=1)
+    return correlated_records(n, seed)
 
 
 @pytest.mark.parametrize("mech", ["psrr-ss", "arr-ss", "srr-ms"])

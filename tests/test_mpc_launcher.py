@@ -4,32 +4,16 @@ from __future__ import annotations
 
 import json
 
-from conftest import sdp
+import pytest
+from conftest import result_of, sdp_run_to
 
 from parties.launcher import evaluation_path
 
 
-def test_grr_over_mpc_shuffler_verifies(tmp_path):
-    out = tmp_path / "run"
-    sdp(
-        "run",
-        "grr",
-        "--shuffler",
-        "mpc",
-        "--servers",
-        "3",
-        "--users",
-        "20000",
-        "--seed",
-        "3",
-        "--out",
-        str(out),
-        "--quiet",
-        check=True,
-        timeout=300,
-    )
-    res = json.loads((out / "result.json").read_text())
-    assert res["verified"] and res["messages"]["reports"] == 20000
+def test_grr_over_mpc_shuffler_verifies(mpc_grr_run):
+    out = mpc_grr_run  # 600 users, 3 servers (the session's shared run)
+    res = result_of(out)
+    assert res["verified"] and res["messages"]["reports"] == 600
     ev = json.loads(evaluation_path(out).read_text())["evaluation"]
     assert ev["mse"] < 10 * ev["expected_mse"]
     costs = json.loads((out / "costs.json").read_text())
@@ -39,26 +23,13 @@ def test_grr_over_mpc_shuffler_verifies(tmp_path):
         for ph in p["phases"]
         if ph["phase"] == "mpc-shuffle"
     ]
-    assert len(shuffle) == 3 and all(b > 20000 * 4 for b in shuffle)  # MPyC mesh traffic counted
+    assert len(shuffle) == 3 and all(b > 600 * 4 for b in shuffle)  # MPyC mesh traffic counted
 
 
 def test_killed_mpc_server_aborts_and_names_it(tmp_path):
     out = tmp_path / "run"
-    proc = sdp(
-        "run",
-        "grr",
-        "--shuffler",
-        "mpc",
-        "--users",
-        "5000",
-        "--out",
-        str(out),
-        "--quiet",
-        "--phase-timeout",
-        "30",
-        env={"SDP_FAULT_KILL": "mpc-2:mpc-shuffle"},
-        timeout=300,
-    )
+    args = ("--shuffler", "mpc", "--users", "5000", "--phase-timeout", "30")
+    proc = sdp_run_to(out, "grr", *args, env={"SDP_FAULT_KILL": "mpc-2:mpc-shuffle"}, check=False)
     assert proc.returncode != 0
     assert not (out / "result.json").exists()
     aborted = json.loads((out / "ABORTED.json").read_text())
@@ -67,22 +38,12 @@ def test_killed_mpc_server_aborts_and_names_it(tmp_path):
     assert others and all("mpc-2" in v or "server2" in v for v in others), aborted
 
 
+@pytest.mark.slow  # fast: test_security_mpc_malicious's splitmix-sum over MPC (malicious
+# mode, its share count checked too) and test_semi_honest_is_an_explicit_option
 def test_splitmix_sum_over_the_mpc_shuffler(tmp_path):
     out = tmp_path / "run"
-    sdp(
-        "run",
-        "splitmix-sum",
-        "--shuffler",
-        "mpc",
-        "--users",
-        "500",
-        "--param",  # shares mod q > 64: no affordable domain check on shares (issue 25)
-        "security=semi-honest",
-        "--out",
-        str(out),
-        "--quiet",
-        check=True,
-        timeout=300,
-    )
-    res = json.loads((out / "result.json").read_text())
+    # shares mod q > 64: no affordable domain check on shares (issue 25)
+    args = ("--shuffler", "mpc", "--users", "500", "--param", "security=semi-honest")
+    sdp_run_to(out, "splitmix-sum", *args)
+    res = result_of(out)
     assert res["verified"] and res["messages"]["shares"] == 500 * res["privacy"]["shares"]

@@ -215,6 +215,19 @@ def _fake_serve_rounds(rts):
     return fake
 
 
+def _mpc_cluster(session: str, protocol: str, params: dict):  # noqa: ANN202
+    """The launcher's MPC layout (3 servers, 2 client parties) as a cluster on made-up local
+    ports, for role code run over a MemoryNetwork: (layout, cluster)."""
+    from parties.runtime.cluster import Cluster, PartySpec
+
+    layout = mpc_run.MpcPlan().layout({"servers": 3, "clients": 2})
+    parties = [PartySpec(n, r, "127.0.0.1", 1000 + i) for i, (n, r) in enumerate(layout)]
+    cluster = Cluster(
+        session=session, protocol=protocol, shuffler="mpc", parties=parties, params=params
+    )
+    return layout, cluster
+
+
 @pytest.mark.parametrize(
     "mode,security",
     [("open", "malicious-abort"), ("histogram", "malicious-abort"), ("open", "semi-honest")],
@@ -222,16 +235,11 @@ def _fake_serve_rounds(rts):
 async def test_roles_run_grr_end_to_end(tmp_path, monkeypatch, mode, security):
     import json
 
-    from parties.runtime.cluster import Cluster, PartySpec
-
     plan = mpc_run.MpcPlan()
-    layout = plan.layout({"servers": 3, "clients": 2})
-    cluster = Cluster(
-        session="ab" * 16,
-        protocol="grr",
-        shuffler="mpc",
-        parties=[PartySpec(n, r, "127.0.0.1", 1000 + i) for i, (n, r) in enumerate(layout)],
-        params={
+    layout, cluster = _mpc_cluster(
+        "ab" * 16,
+        "grr",
+        {
             "users": 3000,
             "domain": 5,
             "epsilon": 1.0,
@@ -302,20 +310,12 @@ class _TwoRounds(__import__("protocols.base", fromlist=["ShuffleProtocol"]).Shuf
 async def test_roles_run_a_two_round_protocol(tmp_path, monkeypatch):
     import json
 
-    from parties.runtime.cluster import Cluster, PartySpec
     from protocols.workloads import WORKLOADS, Workload
 
     records = np.arange(50)
     WORKLOADS["test-two-rounds"] = lambda params: Workload(_TwoRounds(), records)
     plan = mpc_run.MpcPlan()
-    layout = plan.layout({"servers": 3, "clients": 2})
-    cluster = Cluster(
-        session="cd" * 16,
-        protocol="test-two-rounds",
-        shuffler="mpc",
-        parties=[PartySpec(n, r, "127.0.0.1", 1000 + i) for i, (n, r) in enumerate(layout)],
-        params={"seed": 3},
-    )
+    layout, cluster = _mpc_cluster("cd" * 16, "test-two-rounds", {"seed": 3})
     net = MemoryNetwork([n for n, _ in layout], timeout=20)
     monkeypatch.setattr(
         mpc_run, "serve_rounds", _fake_serve_rounds(pr.LocalMPCNetwork(3, 1).runtimes())

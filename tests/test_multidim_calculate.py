@@ -6,6 +6,7 @@ import math
 
 import pytest
 
+from parties.reproduce.seed000.reference import SPEC_12_1
 from protocols.multidim.calculate import (
     balle_x,
     calculate,
@@ -19,18 +20,9 @@ N_KOS, D_KOS = 65_536, 8
 DELTA_KOS = 1 / N_KOS
 
 # spec Sec. 12.1: eps_c -> (X_s, SRR-MS, ARR-SS, PSRR-SS); the paper's printed numbers
-# (closed_form_eps_local), negative entries included
-TABLE_12_1 = {
-    0.2: (1.986, -0.014, -0.116, 2.701),
-    0.3: (4.469, 1.244, 3.033, 3.548),
-    0.4: (7.944, 1.938, 3.883, 4.136),
-    0.5: (12.413, 2.435, 4.435, 4.588),
-    0.6: (17.875, 2.826, 4.852, 4.956),
-    0.7: (24.329, 3.150, 5.191, 5.266),
-    0.8: (31.777, 3.427, 5.477, 5.534),
-    0.9: (40.218, 3.669, 5.726, 5.771),
-    1.0: (49.652, 3.885, 5.946, 5.982),
-}
+# (closed_form_eps_local), negative entries included; written once, in the reproduction's
+# reference values
+TABLE_12_1 = SPEC_12_1
 
 
 def test_log_term():

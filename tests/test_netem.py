@@ -218,7 +218,7 @@ def test_mpc_rounds_on_the_mesh_are_counted_and_delayed(tmp_path):
     from parties.costs.model import run_facts
 
     out = tmp_path / "r"
-    sdp("run", "grr", "--shuffler", "mpc", "--users", "600", "--netem", "rtt=100ms",
+    sdp("run", "grr", "--shuffler", "mpc", "--users", "300", "--netem", "rtt=100ms",
         "--out", str(out), "--quiet", check=True, timeout=600)  # fmt: skip
     costs = json.loads(sdp("costs", str(out), "--json", check=True).stdout)
     rows = [(p["party"], r) for p in costs["parties"] for r in p["rows"]]

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import sdp
+from conftest import sdp, sdp_run_to
 
 from parties.verify.run import verify_run
 
@@ -54,38 +54,18 @@ def test_below_min_users_nothing_is_published(tmp_path):
     assert len(lines) == 1 and "privacy gate refused" in lines[0], proc.stderr
     assert "Traceback" not in proc.stderr
     assert not (out / "result.json").exists() and (out / "ABORTED.json").exists()
+    aborted = json.loads((out / "ABORTED.json").read_text())
+    assert "client-2" in aborted["failed_parties"] and aborted["why"] == "privacy gate"
 
 
 def test_simulated_dropout_is_re_accounted_or_refused(tmp_path):
     out = tmp_path / "half"
-    proc = sdp(
-        "run",
-        "grr",
-        "--users",
-        "8000",
-        "--simulate-dropout",
-        "0.5",
-        "--max-epsilon",
-        "5",
-        "--out",
-        str(out),
-        "--quiet",
-        "--json",
-    )
+    half = ("--users", "8000", "--simulate-dropout", "0.5")
+    proc = sdp_run_to(out, "grr", *half, "--max-epsilon", "5", "--json", check=False)
     assert proc.returncode == 0, proc.stderr
     (rel,) = json.loads(proc.stdout)["privacy"]["releases"]
     assert rel["reaccounted"] and rel["n_received"] == 4000 and rel["eps"] > 1.0
-    refused = sdp(
-        "run",
-        "grr",
-        "--users",
-        "8000",
-        "--simulate-dropout",
-        "0.5",
-        "--out",
-        str(tmp_path / "no"),
-        "--quiet",
-    )
+    refused = sdp_run_to(tmp_path / "no", "grr", *half, check=False)
     assert refused.returncode != 0 and not (tmp_path / "no" / "result.json").exists()
 
 

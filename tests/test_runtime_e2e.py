@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
-from conftest import keys_of, resign_transcript, sdp
+from conftest import copy_run, keys_of, resign_transcript, sdp, sdp_run_to
 
 from parties.launcher import evaluation_path
 from parties.verify.run import verify_run
@@ -16,26 +15,8 @@ from parties.verify.run import verify_run
 @pytest.fixture(scope="module")
 def grr_run(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("grr") / "run"
-    proc = sdp(
-        "run",
-        "grr",
-        "--shuffler",
-        "trusted",
-        "--users",
-        "10000",
-        "--domain",
-        "10",
-        "--epsilon",
-        "1.0",
-        "--seed",
-        "7",
-        "--out",
-        str(out),
-        "--keep-keys",
-        str(keys_of(out)),
-        "--quiet",
-        check=True,
-    )
+    args = ("--shuffler", "trusted", "--domain", "10", "--epsilon", "1.0", "--seed", "7")
+    proc = sdp_run_to(out, "grr", *args, "--users", "10000", keys=True)
     assert "verified" in proc.stdout
     return out
 
@@ -84,12 +65,6 @@ def test_costs_table_and_plot(grr_run, tmp_path):
     assert "shuffler" in proc.stdout and png.stat().st_size > 1000
 
 
-def _copy(run: Path, tmp_path: Path) -> Path:
-    dst = tmp_path / "copy"
-    shutil.copytree(run, dst)
-    return dst
-
-
 def _flip(path: Path, offset: int) -> None:
     data = bytearray(path.read_bytes())
     data[offset] ^= 0x01
@@ -99,7 +74,7 @@ def _flip(path: Path, offset: int) -> None:
 @pytest.mark.parametrize("party", ["analyzer", "shuffler", "client-1"])
 @pytest.mark.parametrize("where", [0.05, 0.3, 0.5, 0.7, 0.99])
 def test_flipping_any_transcript_byte_fails_and_names_entry(grr_run, tmp_path, party, where):
-    run = _copy(grr_run, tmp_path)
+    run = copy_run(grr_run, tmp_path, "copy")
     path = run / "transcripts" / f"{party}.jsonl"
     raw = path.read_bytes()
     offset = int(where * (len(raw) - 2))
@@ -116,7 +91,7 @@ def test_flipping_any_transcript_byte_fails_and_names_entry(grr_run, tmp_path, p
 
 
 def test_flipping_a_public_blob_fails(grr_run, tmp_path):
-    run = _copy(grr_run, tmp_path)
+    run = copy_run(grr_run, tmp_path, "copy")
     blob = next((run / "transcripts" / "analyzer.blobs").iterdir())
     _flip(blob, 10)
     report = verify_run(run, progress=False)
@@ -124,7 +99,7 @@ def test_flipping_a_public_blob_fails(grr_run, tmp_path):
 
 
 def test_truncated_transcript_fails(grr_run, tmp_path):
-    run = _copy(grr_run, tmp_path)
+    run = copy_run(grr_run, tmp_path, "copy")
     path = run / "transcripts" / "shuffler.jsonl"
     lines = path.read_bytes().splitlines(keepends=True)
     path.write_bytes(b"".join(lines[:-1]))  # drop the final signed checkpoint
@@ -135,7 +110,7 @@ def test_truncated_transcript_fails(grr_run, tmp_path):
 
 def test_resigned_forgery_caught_by_cross_party_check(grr_run, tmp_path):
     """A party rewriting its own transcript with its own key still disagrees with its peer."""
-    run = _copy(grr_run, tmp_path)
+    run = copy_run(grr_run, tmp_path, "copy")
     path = run / "transcripts" / "shuffler.jsonl"
     entries = [json.loads(x) for x in path.read_text().splitlines()]
     target = next(e for e in entries if e["dir"] == "recv" and e["ty"] == "submit")
@@ -148,7 +123,7 @@ def test_resigned_forgery_caught_by_cross_party_check(grr_run, tmp_path):
 
 
 def test_changed_published_estimate_is_caught(grr_run, tmp_path):
-    run = _copy(grr_run, tmp_path)
+    run = copy_run(grr_run, tmp_path, "copy")
     res = json.loads((run / "result.json").read_text())
     res["estimate"]["frequencies"][0] += 0.01
     (run / "result.json").write_text(json.dumps(res))

@@ -9,12 +9,11 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import shutil
 from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import keys_of, resign_transcript, sdp
+from conftest import copy_run, keys_of, resign_transcript, sdp
 
 from parties.runtime import codec
 from parties.verify.run import verify_run
@@ -24,25 +23,13 @@ from protocols.defences.fake_removal import add_fakes, fake_counts, fakes_statem
 from protocols.rng import experiment_rng
 from protocols.workloads import get_workload
 
-USERS, FAKES = 3000, 2500
+USERS, FAKES = 3000, 2500  # as in conftest.grr_fakes_run
 
 
-@pytest.fixture(scope="module")
-def fakes_run(tmp_path_factory) -> Path:
-    base = tmp_path_factory.mktemp("fakes")
-    out = base / "run"
-    proc = sdp(
-        "run", "grr", "--users", str(USERS), "--param", f"fakes={FAKES}", "--out", str(out),
-        "--keep-keys", str(keys_of(out)), "--quiet", "--json",
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stderr
-    return out
-
-
-def _copy(run: Path, tmp_path: Path) -> Path:
-    dst = tmp_path / "run"
-    shutil.copytree(run, dst)
-    return dst
+@pytest.fixture
+def fakes_run(grr_fakes_run: Path) -> Path:
+    """GRR with USERS users and FAKES fakes (the session's shared run)."""
+    return grr_fakes_run
 
 
 def test_grr_with_fakes_completes_verifies_and_states_the_fakes(fakes_run):
@@ -83,7 +70,7 @@ def test_shuffler_signed_the_fake_count(fakes_run):
     ],
 )
 def test_result_json_claiming_other_fakes_is_caught(fakes_run, tmp_path, path, value):
-    run = _copy(fakes_run, tmp_path)
+    run = copy_run(fakes_run, tmp_path)
     res = json.loads((run / "result.json").read_text())
     node = res["privacy"]
     for key in path[:-1]:
@@ -97,7 +84,7 @@ def test_result_json_claiming_other_fakes_is_caught(fakes_run, tmp_path, path, v
 def test_analyzer_signing_another_fake_statement_is_caught(fakes_run, tmp_path):
     """An analyzer re-signing its own transcript with a privacy statement claiming fewer fakes
     (and a matching result.json) disagrees with the count the shuffler signed."""
-    run = _copy(fakes_run, tmp_path)
+    run = copy_run(fakes_run, tmp_path)
     path = run / "transcripts" / "analyzer.jsonl"
     entries = [json.loads(x) for x in path.read_text().splitlines()]
     (pub,) = [e for e in entries if e["dir"] == "publish" and e["ty"] == "privacy"]

@@ -6,16 +6,17 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
+import subprocess
 import time
 from pathlib import Path
 
 import pytest
-from conftest import sdp
+from _helpers import data_header, local_cluster, started_pair
+from conftest import sdp, sdp_run_to
 
-from parties.launcher import free_ports
-from parties.runtime.cluster import Cluster, PartySpec, dump_cluster, new_session_id
+from parties.runtime.cluster import Cluster
 from parties.runtime.frames import PREFIX, VERSION, frame_parts
-from parties.runtime.keys import make_party_dirs, make_party_key
+from parties.runtime.keys import make_party_key
 from parties.runtime.link import PeerError
 from parties.runtime.transport import Node
 
@@ -23,26 +24,11 @@ from parties.runtime.transport import Node
 def make_cluster(
     tmp: Path, names: list[str], timeout: float = 10.0
 ) -> tuple[Cluster, dict[str, Path]]:
-    ports = free_ports(len(names))
-    cluster = Cluster(
-        new_session_id(),
-        "test",
-        "trusted",
-        [PartySpec(n, "client", "127.0.0.1", p) for n, p in zip(names, ports)],
-        phase_timeout=timeout,
-        max_frame=1 << 20,
-    )
-    dirs = make_party_dirs(cluster, tmp / "parties")
-    (tmp / "cluster.toml").write_text(dump_cluster(cluster))
-    return cluster, dirs
+    return local_cluster(tmp, names, tmp / "cluster.toml", "client", phase_timeout=timeout)
 
 
 async def connected_pair(tmp: Path, timeout: float = 10.0) -> tuple[Node, Node]:
-    cluster, dirs = make_cluster(tmp, ["a", "b"], timeout)
-    a = Node(cluster, "a", dirs["a"], tmp / "run")
-    b = Node(cluster, "b", dirs["b"], tmp / "run")
-    await asyncio.gather(a.start({"b"}), b.start({"a"}))
-    return a, b
+    return await started_pair(*make_cluster(tmp, ["a", "b"], timeout), tmp / "run")
 
 
 def transcript_entries(tmp: Path, party: str) -> list[dict]:
@@ -73,45 +59,11 @@ def _raw(a: Node) -> asyncio.Transport:
         (lambda a: PREFIX.pack(5, 3) + b"\xff\xff\xff", "malformed frame header"),
         (lambda a: PREFIX.pack(50 << 20, 10), "oversized frame"),
         (
-            lambda a: frame_parts(
-                {
-                    "v": VERSION,
-                    "k": "d",
-                    "sid": b"x" * 16,
-                    "fr": "a",
-                    "to": "b",
-                    "ph": "p",
-                    "rd": 0,
-                    "ty": "t",
-                    "sq": 1,
-                    "ci": 0,
-                    "nc": 1,
-                    "ln": 0,
-                    "dg": bytes(32),
-                    "pb": False,
-                }
-            )[0],
+            lambda a: frame_parts(data_header(sid=b"x" * 16, ln=0, dg=bytes(32)))[0],
             "another session",
         ),
         (
-            lambda a: frame_parts(
-                {
-                    "v": VERSION,
-                    "k": "d",
-                    "sid": a.session,
-                    "fr": "a",
-                    "to": "b",
-                    "ph": "p",
-                    "rd": 0,
-                    "ty": "t",
-                    "sq": 5,
-                    "ci": 0,
-                    "nc": 1,
-                    "ln": 0,
-                    "dg": bytes(32),
-                    "pb": False,
-                }
-            )[0],
+            lambda a: frame_parts(data_header(sid=a.session, sq=5, ln=0, dg=bytes(32)))[0],
             "sequence 5",
         ),
         (
@@ -246,22 +198,16 @@ async def test_unreachable_peer_gives_up_with_message(tmp_path):
     await a.close()
 
 
+def _run_killing(out: Path, kill: str) -> subprocess.CompletedProcess[str]:
+    """``sdp run grr`` (2,000 users, phase timeout 20 s) with ``SDP_FAULT_KILL=kill``."""
+    args = ("--users", "2000", "--phase-timeout", "20")
+    return sdp_run_to(out, "grr", *args, env={"SDP_FAULT_KILL": kill}, timeout=120, check=False)
+
+
 def test_killed_shuffler_aborts_run_without_result(tmp_path):
     out = tmp_path / "run"
     t0 = time.monotonic()
-    proc = sdp(
-        "run",
-        "grr",
-        "--users",
-        "2000",
-        "--out",
-        str(out),
-        "--quiet",
-        "--phase-timeout",
-        "20",
-        env={"SDP_FAULT_KILL": "shuffler:shuffle"},
-        timeout=120,
-    )
+    proc = _run_killing(out, "shuffler:shuffle")
     elapsed = time.monotonic() - t0
     assert proc.returncode != 0
     assert elapsed < 20 + 30
@@ -273,23 +219,13 @@ def test_killed_shuffler_aborts_run_without_result(tmp_path):
     assert "shuffler" in proc.stderr and "Traceback" not in proc.stderr
 
 
+@pytest.mark.slow  # fast: test_runtime_dropout::test_below_min_users_nothing_is_published
+# (client-2 killed at submit, the gate refuses, ABORTED.json names it and the gate)
 def test_killed_client_party_is_a_dropout_the_privacy_gate_refuses(tmp_path):
     """A client party is a data owner that may drop out; by default the protocol is calibrated
     for all users (min_users = n), so the gate refuses what arrived: nothing published."""
     out = tmp_path / "run"
-    proc = sdp(
-        "run",
-        "grr",
-        "--users",
-        "2000",
-        "--out",
-        str(out),
-        "--quiet",
-        "--phase-timeout",
-        "20",
-        env={"SDP_FAULT_KILL": "client-2:submit"},
-        timeout=120,
-    )
+    proc = _run_killing(out, "client-2:submit")
     assert proc.returncode != 0 and not (out / "result.json").exists()
     aborted = json.loads((out / "ABORTED.json").read_text())
     assert "client-2" in aborted["failed_parties"] and aborted["why"] == "privacy gate"

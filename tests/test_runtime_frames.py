@@ -5,31 +5,11 @@ from __future__ import annotations
 import os
 
 import pytest
+from _helpers import data_header
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from parties.runtime.frames import PREFIX, VERSION, FrameDecoder, FrameError, frame_parts
-
-
-def data_header(**over):
-    h = {
-        "v": VERSION,
-        "k": "d",
-        "sid": b"s" * 16,
-        "fr": "a",
-        "to": "b",
-        "ph": "p",
-        "rd": 0,
-        "ty": "t",
-        "sq": 1,
-        "ci": 0,
-        "nc": 1,
-        "ln": 3,
-        "dg": b"d" * 32,
-        "pb": False,
-    }
-    h.update(over)
-    return h
 
 
 def encode(h, body=b""):

@@ -15,17 +15,14 @@ import time
 from pathlib import Path
 
 import pytest
+from _helpers import local_cluster, started_pair
 from conftest import ROOT, sdp
 
-from parties.launcher import free_ports
 from parties.runtime.cluster import (
     Cluster,
     ClusterError,
-    PartySpec,
-    dump_cluster,
-    new_session_id,
 )
-from parties.runtime.keys import cert_path, make_party_dirs
+from parties.runtime.keys import cert_path
 from parties.runtime.link import PeerError
 from parties.runtime.party import incarnation_of
 from parties.runtime.transport import Node
@@ -34,20 +31,8 @@ from parties.verify.transcripts import Report, check_consistency, check_transcri
 
 
 def _cluster(tmp: Path, names: list[str], window: float) -> tuple[Cluster, dict[str, Path]]:
-    ports = free_ports(len(names))
-    cluster = Cluster(
-        new_session_id(),
-        "test",
-        "trusted",
-        [PartySpec(n, "x", "127.0.0.1", p) for n, p in zip(names, ports)],
-        phase_timeout=20.0,
-        max_frame=1 << 20,
-        rejoin_window=window,
-    )
-    dirs = make_party_dirs(cluster, tmp / "parties")
-    (tmp / "run").mkdir(parents=True, exist_ok=True)
-    (tmp / "run" / "cluster.toml").write_text(dump_cluster(cluster))
-    return cluster, dirs
+    toml = tmp / "run" / "cluster.toml"
+    return local_cluster(tmp, names, toml, phase_timeout=20.0, rejoin_window=window)
 
 
 def _crash(node: Node) -> None:
@@ -119,9 +104,7 @@ async def test_a_party_that_had_sent_a_message_cannot_rejoin(tmp_path):
     party is the dialer here, so it learns of the refusal at once."""
     cluster, dirs = _cluster(tmp_path, ["a", "b"], window=20.0)
     run = tmp_path / "run"
-    a = Node(cluster, "a", dirs["a"], run)
-    b = Node(cluster, "b", dirs["b"], run)
-    await asyncio.gather(a.start({"b"}), b.start({"a"}))
+    a, b = await started_pair(cluster, dirs, run)
     await a.send("b", "submit", b"first half")
     assert await b.recv("a", "submit") == b"first half"
     _crash(a)
@@ -151,9 +134,7 @@ async def test_a_party_killed_between_send_and_seal_cannot_rejoin(tmp_path, monk
 
     cluster, dirs = _cluster(tmp_path, ["a", "b"], window=20.0)
     run = tmp_path / "run"
-    a = Node(cluster, "a", dirs["a"], run)
-    b = Node(cluster, "b", dirs["b"], run)
-    await asyncio.gather(a.start({"b"}), b.start({"a"}))
+    a, b = await started_pair(cluster, dirs, run)
     monkeypatch.setattr(Channel, "seal", lambda self: None)  # a dies before sealing
     await a.send("b", "submit", b"my users' reports")
     for _ in range(100):
@@ -187,9 +168,7 @@ async def test_a_peer_sent_more_than_the_replay_buffer_cannot_rejoin(tmp_path, m
     monkeypatch.setattr(T, "REJOIN_BUFFER", 1000)
     cluster, dirs = _cluster(tmp_path, ["a", "b"], window=20.0)
     run = tmp_path / "run"
-    a = Node(cluster, "a", dirs["a"], run)
-    b = Node(cluster, "b", dirs["b"], run)
-    await asyncio.gather(a.start({"b"}), b.start({"a"}))
+    a, b = await started_pair(cluster, dirs, run)
     await a.send("b", "list", bytes(600))
     assert a._outbox["b"]
     await a.send("b", "list", bytes(600))
@@ -203,9 +182,7 @@ async def test_a_peer_sent_more_than_the_replay_buffer_cannot_rejoin(tmp_path, m
 async def test_a_party_that_does_not_come_back_is_gone_after_the_window(tmp_path):
     cluster, dirs = _cluster(tmp_path, ["a", "b"], window=1.0)
     run = tmp_path / "run"
-    a = Node(cluster, "a", dirs["a"], run)
-    b = Node(cluster, "b", dirs["b"], run)
-    await asyncio.gather(a.start({"b"}), b.start({"a"}))
+    a, b = await started_pair(cluster, dirs, run)
     _crash(b)
     t0 = time.monotonic()
     with pytest.raises(PeerError, match="did not rejoin within 1 s"):
@@ -217,9 +194,7 @@ async def test_a_party_that_does_not_come_back_is_gone_after_the_window(tmp_path
 async def test_without_a_window_a_disconnect_is_final(tmp_path):
     cluster, dirs = _cluster(tmp_path, ["a", "b"], window=0.0)
     run = tmp_path / "run"
-    a = Node(cluster, "a", dirs["a"], run)
-    b = Node(cluster, "b", dirs["b"], run)
-    await asyncio.gather(a.start({"b"}), b.start({"a"}))
+    a, b = await started_pair(cluster, dirs, run)
     _crash(b)
     with pytest.raises(PeerError, match="b disconnected"):
         await asyncio.wait_for(a.recv("b", "submit"), 5)
@@ -249,7 +224,14 @@ def _party(d: Path, run: Path, env: dict[str, str] | None = None) -> subprocess.
 
 
 @pytest.mark.parametrize(
-    "kill_at, rejoins", [("encode", True), ("close", False), ("sent:submit", False)]
+    "kill_at, rejoins",
+    [
+        ("encode", True),
+        # slow: the refusals in process are test_a_party_that_had_sent_a_message_cannot_rejoin
+        # and test_a_party_killed_between_send_and_seal_cannot_rejoin
+        pytest.param("close", False, marks=pytest.mark.slow),
+        pytest.param("sent:submit", False, marks=pytest.mark.slow),
+    ],
 )
 def test_restarting_a_crashed_client_party(tmp_path, kill_at, rejoins):
     """``sdp party`` processes from ``sdp cluster init``: client-2 is killed before it sent

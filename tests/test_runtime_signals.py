@@ -75,7 +75,13 @@ def assert_nothing_left(run: Path, tmp: Path) -> None:
     print(f"nothing left {LIVENESS_S - (deadline - time.monotonic()):.1f} s after the stop")
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+@pytest.mark.parametrize(
+    "sig",
+    # one handler for both (parties/runtime/cleanup.py); a party's SIGINT is
+    # test_peer_abort_stops_peers'
+    [pytest.param(signal.SIGINT, marks=pytest.mark.slow), signal.SIGTERM],
+    ids=["SIGINT", "SIGTERM"],
+)
 def test_signal_to_sdp_run_stops_every_party(tmp_path, sig):
     proc, run, tmp = start_run(tmp_path, ["grr", "--shuffler", "mixnet", "--users", "6000"])
     try:

@@ -11,24 +11,13 @@ from __future__ import annotations
 import json
 
 from _mpc_helpers import SERVERS, transcript_entries
-from conftest import sdp
+from conftest import sdp, sdp_run_to
 
 
 def test_a_deviating_server_aborts_the_run_and_verify_reports_it(tmp_path):
     run = tmp_path / "run"
-    proc = sdp(
-        "run",
-        "grr",
-        "--shuffler",
-        "mpc",
-        "--users",
-        "300",
-        "--out",
-        str(run),
-        "--quiet",
-        env={"SDP_FAULT_MPC_OFFSET": "mpc-2:reports:0:1000"},
-        timeout=300,
-    )
+    fault = {"SDP_FAULT_MPC_OFFSET": "mpc-2:reports:0:1000"}
+    proc = sdp_run_to(run, "grr", "--shuffler", "mpc", "--users", "300", env=fault, check=False)
     text = proc.stdout + proc.stderr
     assert proc.returncode != 0, text
     assert "MPC abort: MAC check on batch 'reports'" in text, text

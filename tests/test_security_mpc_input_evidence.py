@@ -212,6 +212,21 @@ async def test_honest_run_has_no_input_faults():
     assert all(r["inconsistent_clients"] == [] for r in results)
 
 
+def _js_v31_says(run: Path, words: str) -> None:
+    """The JavaScript verifier's V-31 checks on ``run`` pass and each says ``words`` (checked
+    where node and the verifier's modules exist)."""
+    node = shutil.which("node")
+    verifier = Path(__file__).resolve().parents[1] / "verifier"
+    if node is None or not (verifier / "node_modules").is_dir():
+        return
+    js = subprocess.run(
+        [node, str(verifier / "verify.mjs"), str(run), "--json"],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    v31 = [c for c in json.loads(js.stdout)["checks"] if c["id"] == "V-31"]
+    assert v31 and all(c["ok"] and words in c["detail"] for c in v31), v31
+
+
 def test_a_deviating_server_in_the_input_check_is_named_by_sdp_run_and_verify(tmp_path):
     run = tmp_path / "run"
     proc = sdp(
@@ -235,16 +250,7 @@ def test_a_deviating_server_in_the_input_check_is_named_by_sdp_run_and_verify(tm
     assert all("server mpc-1 deviated" in c["detail"] for c in evidence), evidence
     blame = ("client-2 signed an opening", "client-2 signed two", "client-2's signed openings")
     assert not any(b in c["detail"] for b in blame for c in evidence)
-    node = shutil.which("node")
-    verifier = Path(__file__).resolve().parents[1] / "verifier"
-    if node is None or not (verifier / "node_modules").is_dir():
-        return  # the JavaScript verifier's V-31 is checked where node and its modules exist
-    js = subprocess.run(
-        [node, str(verifier / "verify.mjs"), str(run), "--json"],
-        capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
-    v31 = [c for c in json.loads(js.stdout)["checks"] if c["id"] == "V-31"]
-    assert v31 and all(c["ok"] and "server mpc-1 deviated" in c["detail"] for c in v31), v31
+    _js_v31_says(run, "server mpc-1 deviated")
 
 
 def test_an_inconsistent_client_is_named_by_sdp_run_and_verify(tmp_path):
@@ -262,13 +268,4 @@ def test_an_inconsistent_client_is_named_by_sdp_run_and_verify(tmp_path):
     assert out.returncode == 0 and report["ok"], report
     (ev,) = [c for c in report["checks"] if c["name"] == "MPC input evidence"]
     assert ev["ok"] and ev["count"] == 1 and "1 client part" in ev["detail"], ev
-    node = shutil.which("node")
-    verifier = Path(__file__).resolve().parents[1] / "verifier"
-    if node is None or not (verifier / "node_modules").is_dir():
-        return
-    js = subprocess.run(
-        [node, str(verifier / "verify.mjs"), str(run), "--json"],
-        capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
-    v31 = [c for c in json.loads(js.stdout)["checks"] if c["id"] == "V-31"]
-    assert v31 and all(c["ok"] and "client-2 refused" in c["detail"] for c in v31), v31
+    _js_v31_says(run, "client-2 refused")

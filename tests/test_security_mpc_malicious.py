@@ -100,16 +100,25 @@ async def test_offset_attack_reads_the_victim_in_semi_honest_mode(monkeypatch):
     assert 5 + OFFSET in values.tolist()  # the tagged victim value: x = 5 read off
 
 
+async def _every_server_aborts(cfg, mounted: list, evil: list, words: str) -> list:
+    """Two honest clients against the deviation mounted by ``evil``: every server aborts
+    naming ``words`` and no output share reaches the analyzer; the servers' exceptions."""
+    clients = {"victim": _honest(cfg, VICTIM), "other": _honest(cfg, OTHER)}
+    results, sent, _ = await _run(cfg, clients)
+    assert mounted == evil
+    for r in results:
+        assert isinstance(r, malicious.MaliciousAbort), r
+        assert words in str(r)
+    assert sent == 0  # no output share reached the analyzer
+    return results
+
+
 async def test_offset_attack_aborts_on_the_mac_check_and_opens_nothing(monkeypatch):
     cfg = _cfg("malicious-abort")
     mounted = _evil_reshares(monkeypatch, "offset")
-    clients = {"victim": _honest(cfg, VICTIM), "other": _honest(cfg, OTHER)}
-    results, sent, _ = await _run(cfg, clients)
-    assert mounted == [EVIL]
-    for r in results:  # every server, honest ones included, aborts naming the MAC check
-        assert isinstance(r, malicious.MaliciousAbort), r
-        assert "MAC check on batch 'x'" in str(r) and "nothing is opened" in str(r)
-    assert sent == 0  # no output share reached the analyzer
+    # every server, honest ones included, aborts naming the MAC check
+    results = await _every_server_aborts(cfg, mounted, [EVIL], "MAC check on batch 'x'")
+    assert all("nothing is opened" in str(r) for r in results)
 
 
 @pytest.mark.parametrize("multiset", [False, True])
@@ -119,14 +128,8 @@ async def test_duplicated_row_aborts_on_the_mac_and_multiset_checks(monkeypatch,
     catches it (the default); with ``mpc_multiset`` the multiset check fails too."""
     cfg = _cfg("malicious-abort", multiset)
     mounted = _evil_reshares(monkeypatch, "duplicate")
-    clients = {"victim": _honest(cfg, VICTIM), "other": _honest(cfg, OTHER)}
-    results, sent, _ = await _run(cfg, clients)
-    assert mounted == [EVIL]
-    for r in results:
-        assert isinstance(r, malicious.MaliciousAbort), r
-        assert "MAC check on batch 'x'" in str(r)
-        assert ("multiset check on batch 'x'" in str(r)) == multiset
-    assert sent == 0
+    results = await _every_server_aborts(cfg, mounted, [EVIL], "MAC check on batch 'x'")
+    assert all(("multiset check on batch 'x'" in str(r)) == multiset for r in results)
 
 
 def _inconsistent_client(cfg):
@@ -200,9 +203,10 @@ def _run_dir(tmp_path_factory, security: str):
     return grr_mpc_run(run, "--param", f"security={security}")
 
 
-@pytest.fixture(scope="module")
-def malicious_run(tmp_path_factory):
-    return _run_dir(tmp_path_factory, "malicious-abort")
+@pytest.fixture
+def malicious_run(mpc_grr_run):
+    """A run in the default mode, malicious-abort (the session's shared GRR run over MPC)."""
+    return mpc_grr_run
 
 
 def test_malicious_run_names_its_mode_and_verify_rechecks_the_opened_values(malicious_run):
@@ -305,13 +309,7 @@ async def test_deviation_in_the_histogram_counting_aborts(monkeypatch):
         mode="histogram",
         timeout=20.0,
     )
-    clients = {"victim": _honest(cfg, VICTIM), "other": _honest(cfg, OTHER)}
-    results, sent, _ = await _run(cfg, clients)
-    assert mounted == [EVIL]
-    for r in results:
-        assert isinstance(r, malicious.MaliciousAbort), r
-        assert "histogram counting on batch 'x'" in str(r)
-    assert sent == 0
+    await _every_server_aborts(cfg, mounted, [EVIL], "histogram counting on batch 'x'")
 
 
 async def test_out_of_domain_rows_are_never_opened_in_open_mode():
@@ -365,6 +363,7 @@ def test_large_bound_in_malicious_open_mode_runs_and_verifies(tmp_path):
         "--quiet", check=True)  # fmt: skip
     res = json.loads((out / "result.json").read_text())
     assert res["verified"] and res["privacy"]["total"]
+    assert res["messages"]["shares"] == 50 * res["privacy"]["shares"]  # all through the MPC
 
 
 @pytest.mark.parametrize("who", ["member", "outside"])
@@ -396,13 +395,8 @@ async def test_deviation_in_the_tag_terms_aborts(monkeypatch, who):
 
         monkeypatch.setattr(malicious, "share_from", evil_share)
     cfg = _cfg("malicious-abort")
-    clients = {"victim": _honest(cfg, VICTIM), "other": _honest(cfg, OTHER)}
-    results, sent, _ = await _run(cfg, clients)
-    assert mounted == [EVIL if who == "member" else 2]
-    for r in results:
-        assert isinstance(r, malicious.MaliciousAbort), r
-        assert "MAC check on batch 'x'" in str(r)
-    assert sent == 0
+    evil = [EVIL if who == "member" else 2]
+    await _every_server_aborts(cfg, mounted, evil, "MAC check on batch 'x'")
 
 
 def test_the_multiset_check_is_an_option_that_verify_rechecks(tmp_path):

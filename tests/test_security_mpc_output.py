@@ -13,7 +13,6 @@ Attacks mounted on the real code paths:
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from pathlib import Path
@@ -21,8 +20,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 import tomllib
-from _mpc_helpers import grr_mpc_run, honest_client, raw_client, run_in_process, transcript_entries
-from conftest import keys_of, resign_transcript, sdp
+from _mpc_helpers import honest_client, raw_client, run_in_process, transcript_entries
+from conftest import keys_of, put_blob, resign_transcript, sdp
 
 from mpc import histogram_arith, shamir
 from parties.mpc_shuffle import wire
@@ -32,15 +31,10 @@ from protocols.base import BatchSpec
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _replace_blob(run: Path, party: str, entry: dict, payload: bytes) -> None:
-    dg = hashlib.sha256(payload).hexdigest()
-    (run / "transcripts" / f"{party}.blobs" / dg).write_bytes(payload)
-    entry["dg"], entry["len"] = dg, len(payload)
-
-
-@pytest.fixture(scope="module")
-def mpc_run(tmp_path_factory):
-    return grr_mpc_run(tmp_path_factory.mktemp("mpcrun") / "run", users=600)
+@pytest.fixture
+def mpc_run(mpc_grr_run):
+    """An honest GRR run over the MPC shuffler (the session's shared run, 600 users)."""
+    return mpc_grr_run
 
 
 def test_servers_output_shares_are_in_their_signed_transcripts(mpc_run):
@@ -71,13 +65,13 @@ def test_analyzer_publishing_another_multiset_fails_verification(mpc_run, tmp_pa
     assert (fake == 0).any()
     fake[fake == 0] = 1
     obj["batches"][name] = codec.array_to_obj(fake)
-    _replace_blob(run, "analyzer", pub, codec.dumps(obj))
+    put_blob(run, "analyzer", pub, codec.dumps(obj))
     # ... and the estimate the analyzer's own algorithm gives on the fake multiset
     cluster = tomllib.loads((run / "cluster.toml").read_text())
     proto = get_workload("grr", dict(cluster["run"]["params"])).protocol
     estimate = to_jsonable(proto.analyze_round(0, {name: fake}, {}))
     est = next(e for e in entries if e["dir"] == "publish" and e["ty"] == "estimate")
-    _replace_blob(run, "analyzer", est, codec.dumps(estimate))
+    put_blob(run, "analyzer", est, codec.dumps(estimate))
     resign_transcript(run, "analyzer", entries, keys_of(mpc_run))
     res = json.loads((run / "result.json").read_text())
     res["estimate"], res["estimate_sha256"] = estimate, est["dg"]

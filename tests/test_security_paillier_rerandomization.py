@@ -21,6 +21,7 @@ import secrets
 import gmpy2
 import numpy as np
 import pytest
+from _helpers import raw_gram_query
 
 from mpc import paillier as P
 from parties.runtime import codec
@@ -205,14 +206,7 @@ def test_key_owner_cannot_read_bs_column_from_the_answers():
             "m1": 1,
         }
         await ctx.send("B", "txpub.req", codec.dumps(gram))
-        w = (int(nsq).bit_length() + 7) // 8
-        blob = b"".join(c.to_bytes(w, "little") for c in cts)
-        query = {"n": N_ROWS, "T": 1, "K": 1, "V": 40, "ct": blob}
-        await ctx.send("B", "gram.enc", codec.dumps(query), public=True)
-        agg = codec.loads(await ctx.recv("B", "gram.agg"))
-        got["answers"] = [
-            int.from_bytes(agg["ct"][k : k + w], "little") for k in range(0, len(agg["ct"]), w)
-        ]
+        got["answers"] = await raw_gram_query(ctx, cts, nsq, N_ROWS)
         await ctx.recv("B", "txpub.resp")
         await ctx.send(
             "B",

@@ -14,6 +14,7 @@ import asyncio
 import gmpy2
 import numpy as np
 import pytest
+from _helpers import raw_gram_query
 
 from mpc import paillier as P
 from parties.runtime import codec
@@ -49,14 +50,7 @@ def test_site_b_refuses_a_non_unit_row_in_the_gram_query(key) -> None:
         await ctx.recv("B", "txpub.resp")
         gram = {"op": "gram", "it": 0, "weights": _arr(np.ones((1, N_ROWS))), "m1": 1}
         await ctx.send("B", "txpub.req", codec.dumps(gram))
-        w = (int(key.nsq).bit_length() + 7) // 8
-        blob = b"".join(c.to_bytes(w, "little") for c in cts)
-        query = {"n": N_ROWS, "T": 1, "K": 1, "V": 40, "ct": blob}
-        await ctx.send("B", "gram.enc", codec.dumps(query), public=True)
-        agg = codec.loads(await ctx.recv("B", "gram.agg"))
-        got["answers"] = [
-            int.from_bytes(agg["ct"][k : k + w], "little") for k in range(0, len(agg["ct"]), w)
-        ]
+        got["answers"] = await raw_gram_query(ctx, cts, key.nsq, N_ROWS)
 
     async def main():
         return await asyncio.gather(

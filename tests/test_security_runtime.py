@@ -13,7 +13,6 @@ the real code path: each must now be refused or caught by ``sdp verify``.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
 import stat
@@ -21,7 +20,16 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import keys_of, resign_transcript, sdp
+from conftest import (
+    copy_run,
+    keys_of,
+    publish_estimate_of,
+    put_blob,
+    resign_transcript,
+    sdp,
+    sdp_run_to,
+    transcript,
+)
 from cryptography import x509
 
 from parties.runtime import codec
@@ -29,42 +37,10 @@ from parties.runtime.cluster import Cluster, PartySpec
 from parties.verify.run import load_trust, verify_run
 
 
-@pytest.fixture(scope="module")
-def trusted_run(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("sec") / "run"
-    sdp(
-        "run",
-        "grr",
-        "--users",
-        "4000",
-        "--domain",
-        "8",
-        "--out",
-        str(out),
-        "--keep-keys",
-        str(keys_of(out)),
-        "--quiet",
-        check=True,
-    )
-    return out
-
-
-def _copy(run: Path, tmp_path: Path) -> Path:
-    dst = tmp_path / "run"
-    shutil.copytree(run, dst)
-    return dst
-
-
-def _entries(run: Path, party: str) -> list[dict]:
-    return [
-        json.loads(x) for x in (run / "transcripts" / f"{party}.jsonl").read_text().splitlines()
-    ]
-
-
-def _put_blob(run: Path, party: str, entry: dict, payload: bytes) -> None:
-    dg = hashlib.sha256(payload).hexdigest()
-    (run / "transcripts" / f"{party}.blobs" / dg).write_bytes(payload)
-    entry["dg"], entry["len"] = dg, len(payload)
+@pytest.fixture
+def trusted_run(trusted_grr_run: Path) -> Path:
+    """GRR over the trusted shuffler, 4,000 users, domain 8 (the session's shared run)."""
+    return trusted_grr_run
 
 
 def _forge_analyzer(run: Path, keys: Path, detach: bool = True) -> dict:
@@ -74,9 +50,7 @@ def _forge_analyzer(run: Path, keys: Path, detach: bool = True) -> dict:
     analyzer closes its transcript as "aborted", so that the shuffler's real message is one
     an unfinished party never logged: on the old verifier (which took the set of failed parties
     from result.json) every mismatch became a warning and the forged run verified."""
-    from protocols.workloads import get_workload
-
-    entries = _entries(run, "analyzer")
+    entries = transcript(run, "analyzer")
     recv = next(e for e in entries if e["dir"] == "recv" and e["ty"] == "shuffled")
     blob = run / "transcripts" / "analyzer.blobs" / recv["dg"]
     obj = codec.loads(blob.read_bytes())
@@ -85,15 +59,11 @@ def _forge_analyzer(run: Path, keys: Path, detach: bool = True) -> dict:
         a = codec.obj_to_array(arr)
         fake[name] = np.zeros_like(a)  # every user "reported" value 0
         obj["batches"][name] = codec.array_to_obj(fake[name])
-    _put_blob(run, "analyzer", recv, codec.dumps(obj))
+    put_blob(run, "analyzer", recv, codec.dumps(obj))
     if detach:
         recv["msg"] = 10**9
         next(e for e in entries if e["dir"] == "close")["status"] = "aborted"
-    cluster = __import__("tomllib").loads((run / "cluster.toml").read_text())
-    proto = get_workload("grr", dict(cluster["run"]["params"])).protocol
-    estimate = codec.to_jsonable(proto.analyze_round(0, fake, {}))
-    pub = next(e for e in entries if e["dir"] == "publish" and e["ty"] == "estimate")
-    _put_blob(run, "analyzer", pub, codec.dumps(estimate))
+    estimate, _ = publish_estimate_of(run, entries, fake)
     resign_transcript(run, "analyzer", entries, keys)
     res = json.loads((run / "result.json").read_text())
     res["estimate"] = estimate
@@ -111,7 +81,7 @@ def test_trusted_run_verifies_with_its_trust_anchor(trusted_run):
 
 @pytest.mark.parametrize("detach", [False, True], ids=["same-message", "detached"])
 def test_item2_fabricated_input_with_declared_failure_is_caught(trusted_run, tmp_path, detach):
-    run = _copy(trusted_run, tmp_path)
+    run = copy_run(trusted_run, tmp_path)
     _forge_analyzer(run, keys_of(trusted_run), detach)
     rep = verify_run(run, progress=False)
     assert not rep.ok
@@ -123,7 +93,7 @@ def test_item2_fabricated_input_with_declared_failure_is_caught(trusted_run, tmp
 
 
 def test_item2_deleting_the_senders_transcript_does_not_help(trusted_run, tmp_path):
-    run = _copy(trusted_run, tmp_path)
+    run = copy_run(trusted_run, tmp_path)
     _forge_analyzer(run, keys_of(trusted_run))
     (run / "transcripts" / "shuffler.jsonl").unlink()
     rep = verify_run(run, progress=False)
@@ -131,8 +101,8 @@ def test_item2_deleting_the_senders_transcript_does_not_help(trusted_run, tmp_pa
 
 
 def test_item2_publisher_that_did_not_close_cleanly_fails(trusted_run, tmp_path):
-    run = _copy(trusted_run, tmp_path)
-    entries = _entries(run, "analyzer")
+    run = copy_run(trusted_run, tmp_path)
+    entries = transcript(run, "analyzer")
     close = next(i for i, e in enumerate(entries) if e["dir"] == "close")
     entries = entries[:close]  # re-signed without its close: it "crashed" but published
     entries.append(dict(entries[-1], dir="checkpoint"))
@@ -182,7 +152,7 @@ def test_item8_replaced_certificates_are_caught_only_with_a_trust_anchor(trusted
     every transcript: the run's own certificates then agree, the trust anchor does not."""
     from parties.runtime.keys import make_party_key
 
-    run = _copy(trusted_run, tmp_path)
+    run = copy_run(trusted_run, tmp_path)
     forged = tmp_path / "forged-keys"
     for crt in (run / "certs").glob("*.crt"):
         name = crt.stem
@@ -191,7 +161,7 @@ def test_item8_replaced_certificates_are_caught_only_with_a_trust_anchor(trusted
         (forged / name / "certs").mkdir()
         shutil.copy(crt, forged / name / "certs" / crt.name)
     for crt in (run / "certs").glob("*.crt"):
-        resign_transcript(run, crt.stem, _entries(run, crt.stem), forged)
+        resign_transcript(run, crt.stem, transcript(run, crt.stem), forged)
     own = verify_run(run, progress=False)
     assert own.ok and own.trust.startswith("run directory")
     assert any("taken from the run directory" in w for w in own.warnings)
@@ -202,7 +172,7 @@ def test_item8_replaced_certificates_are_caught_only_with_a_trust_anchor(trusted
 
 
 def test_item8_edited_cluster_file_is_caught(trusted_run, tmp_path):
-    run = _copy(trusted_run, tmp_path)
+    run = copy_run(trusted_run, tmp_path)
     text = (run / "cluster.toml").read_text().replace("domain = 8", "domain = 9")
     (run / "cluster.toml").write_text(text)
     rep = verify_run(run, progress=False)
@@ -211,19 +181,7 @@ def test_item8_edited_cluster_file_is_caught(trusted_run, tmp_path):
 
 def test_item10_seeded_run_is_marked_as_a_simulation(tmp_path):
     out = tmp_path / "seeded"
-    proc = sdp(
-        "run",
-        "grr",
-        "--users",
-        "500",
-        "--seed",
-        "3",
-        "--out",
-        str(out),
-        "--quiet",
-        "--json",
-        check=True,
-    )
+    proc = sdp_run_to(out, "grr", "--users", "500", "--seed", "3", "--json")
     res = json.loads(proc.stdout)
     assert res["privacy"]["simulation"] is True and "WITHOUT PRIVACY" in res["privacy"]["warning"]
     rep = json.loads(sdp("verify", str(out), "--json").stdout)

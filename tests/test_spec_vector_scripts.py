@@ -6,6 +6,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from conftest import load_script
+
 SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
 ORDER = ["spec_vectors_paths", "spec_vectors_corruptions", "spec_vectors_generate"]
 ORDER += ["make_spec_vectors"]
@@ -24,10 +26,6 @@ def test_each_spec_vector_script_imports_only_those_below_it() -> None:
 
 
 def test_the_cli_serves_the_recipe_tables() -> None:
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("msv", SCRIPTS / "make_spec_vectors.py")
-    mod = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-    spec.loader.exec_module(mod)  # type: ignore[union-attr]
+    mod = load_script("make_spec_vectors")
     assert mod.CORRUPTIONS and mod.MPC_CORRUPTIONS and mod.VARIANTS
     assert mod.main(["nonsense"]) == 2

@@ -4,10 +4,8 @@ shuffler. Real processes: marked slow."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
-from conftest import sdp
+from conftest import check_names, result_of, sdp_run_to, verify_json
 
 RUNS = [
     ("cnt_sgm", "mixnet", ["--users", "300"]),
@@ -22,19 +20,6 @@ RUNS = [
 @pytest.mark.parametrize("name,shuffler,extra", RUNS)
 def test_networked_run_verifies(tmp_path, name, shuffler, extra):
     out = tmp_path / "run"
-    sdp(
-        "run",
-        name,
-        "--shuffler",
-        shuffler,
-        *extra,
-        "--out",
-        str(out),
-        "--quiet",
-        check=True,
-        timeout=1800,
-    )
-    res = json.loads((out / "result.json").read_text())
-    assert res["verified"]
-    report = json.loads(sdp("verify", str(out), "--json", check=True).stdout)
-    assert "recompute estimate" in [c["name"] for c in report["checks"]]
+    sdp_run_to(out, name, "--shuffler", shuffler, *extra, timeout=1800)
+    assert result_of(out)["verified"]
+    assert "recompute estimate" in check_names(verify_json(out))

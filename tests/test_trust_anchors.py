@@ -13,7 +13,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 import shutil
@@ -24,7 +23,17 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import ROOT, keys_of, resign_transcript, sdp
+from conftest import (
+    ROOT,
+    copy_run,
+    gather_hosts,
+    keys_of,
+    publish_estimate_of,
+    put_blob,
+    resign_transcript,
+    sdp,
+    transcript,
+)
 
 from parties.runtime import codec
 from parties.verify.run import verify_run
@@ -32,22 +41,9 @@ from parties.verify.run import verify_run
 NAMES = ["analyzer", "shuffler", "client-1", "client-2"]
 
 
-def _entries(run: Path, party: str) -> list[dict]:
-    return [json.loads(x) for x in (run / "transcripts" / f"{party}.jsonl").read_text().split("\n")
-            if x]  # fmt: skip
-
-
-def _put_blob(run: Path, party: str, entry: dict, payload: bytes) -> None:
-    dg = hashlib.sha256(payload).hexdigest()
-    (run / "transcripts" / f"{party}.blobs" / dg).write_bytes(payload)
-    entry["dg"], entry["len"] = dg, len(payload)
-
-
 def _forge_shuffle(run: Path, keys: Path) -> dict:
     """Whoever holds every key: every user 'reported' 0; shuffler and analyzer agree."""
-    from protocols.workloads import get_workload
-
-    shuffler, analyzer = _entries(run, "shuffler"), _entries(run, "analyzer")
+    shuffler, analyzer = transcript(run, "shuffler"), transcript(run, "analyzer")
     send = next(e for e in shuffler if e["dir"] == "send" and e["ty"] == "shuffled")
     recv = next(e for e in analyzer if e["dir"] == "recv" and e["ty"] == "shuffled")
     obj = codec.loads((run / "transcripts" / "analyzer.blobs" / recv["dg"]).read_bytes())
@@ -56,13 +52,9 @@ def _forge_shuffle(run: Path, keys: Path) -> dict:
         fake[name] = np.zeros_like(codec.obj_to_array(arr))
         obj["batches"][name] = codec.array_to_obj(fake[name])
     payload = codec.dumps(obj)
-    _put_blob(run, "shuffler", send, payload)
-    _put_blob(run, "analyzer", recv, payload)
-    cluster = __import__("tomllib").loads((run / "cluster.toml").read_text())
-    proto = get_workload("grr", dict(cluster["run"]["params"])).protocol
-    estimate = codec.to_jsonable(proto.analyze_round(0, fake, {}))
-    pub = next(e for e in analyzer if e["dir"] == "publish" and e["ty"] == "estimate")
-    _put_blob(run, "analyzer", pub, codec.dumps(estimate))
+    put_blob(run, "shuffler", send, payload)
+    put_blob(run, "analyzer", recv, payload)
+    estimate, pub = publish_estimate_of(run, analyzer, fake)
     resign_transcript(run, "shuffler", shuffler, keys)
     resign_transcript(run, "analyzer", analyzer, keys)
     res = json.loads((run / "result.json").read_text())
@@ -72,13 +64,11 @@ def _forge_shuffle(run: Path, keys: Path) -> dict:
     return estimate
 
 
-def test_forgery_under_a_one_process_anchor_is_flagged(tmp_path):
-    run = tmp_path / "run"
-    sdp("run", "grr", "--users", "2000", "--domain", "8", "--out", str(run),
-        "--keep-keys", str(keys_of(run)), "--quiet", check=True)  # fmt: skip
-    trust = run.with_name(run.name + ".trust.json")
+def test_forgery_under_a_one_process_anchor_is_flagged(trusted_grr_run, tmp_path):
+    run = copy_run(trusted_grr_run, tmp_path)
+    trust = trusted_grr_run.with_name(trusted_grr_run.name + ".trust.json")
     assert json.loads(trust.read_text())["anchor"] == "one-process"
-    estimate = _forge_shuffle(run, keys_of(run))
+    estimate = _forge_shuffle(run, keys_of(trusted_grr_run))
     assert estimate["frequencies"][0] > 0.9  # fabricated: every user reported value 0
     report = verify_run(run, progress=False, trust=json.loads(trust.read_text()))
     # the forgery is consistent and signed with the parties' own keys: nothing catches it...
@@ -160,12 +150,7 @@ def test_per_host_keys_end_to_end(tmp_path):
         )
         for name in NAMES
     }
-    outs = {n: p.communicate(timeout=300) for n, p in procs.items()}
-    for n, p in procs.items():
-        assert p.returncode == 0, f"{n}: {outs[n][1]}"
-    gathered = tmp_path / "gathered"
-    for name in NAMES:
-        shutil.copytree(tmp_path / "out" / name, gathered, dirs_exist_ok=True)
+    gathered = gather_hosts(procs, tmp_path / "out", tmp_path / "gathered")
     proc = sdp("verify", str(gathered), "--trust", str(init / "trust.json"), "--json")
     rep = json.loads(proc.stdout)
     assert proc.returncode == 0 and rep["ok"], rep

@@ -77,17 +77,23 @@ def test_damped_step_loses_accuracy_at_small_damping_but_newton_does_not():
     assert np.abs(np.concatenate([lX, lW]) - lref).max() > 1e-3 * np.abs(lref).max()
 
 
-def test_fimi_5000x50_converges_fast():
-    # previous globalization: 382 iterations here; the fix: about 50
-    d = load_fimi(n=5000, m=50)
-    th = theta(0.336, 0.5)
-    o = lm.PlainOracle(d.D)
+def solves_as_the_reference(D: np.ndarray, log_ratio: float, max_iterations: int) -> lm.LMResult:
+    """The secure-sum GS solve (fb, plaintext oracle) of ``D`` at theta(log_ratio, 1/2):
+    converged within ``max_iterations``, equal to the reference solver, KKT conditions met."""
+    th = theta(log_ratio, 0.5)
+    o = lm.PlainOracle(D)
     res = asyncio.run(gs.gs_solve(o, th, "fb"))
     x = o.to_counts(res.X)
-    x_ref = reference_solve(d.D, th)
-    assert res.converged and res.iterations <= 120
+    x_ref = reference_solve(D, th)
+    assert res.converged and res.iterations <= max_iterations
     assert np.abs(x - x_ref).max() <= 1e-6 * x_ref.max()
-    assert gs.kkt_check(d.D, d.D.sum(0), th, x, res.W).ok
+    assert gs.kkt_check(D, D.sum(0), th, x, res.W).ok
+    return res
+
+
+def test_fimi_5000x50_converges_fast():
+    # previous globalization: 382 iterations here; the fix: about 50
+    res = solves_as_the_reference(load_fimi(n=5000, m=50).D, 0.336, max_iterations=120)
     assert {h["kind"] for h in res.history} <= {"newton", "lm"}
 
 
@@ -127,14 +133,7 @@ def test_full_size_20000x50_equals_reference(dataset, exp_eps):
         if dataset == "t10i4d100k"
         else generate(n=20_000, m=50, avg_a=5.66, avg_b=4.13, seed=0)
     )
-    th = theta(math.log(exp_eps), 0.5)
-    o = lm.PlainOracle(d.D)
-    res = asyncio.run(gs.gs_solve(o, th, "fb"))
-    x = o.to_counts(res.X)
-    x_ref = reference_solve(d.D, th)
-    assert res.converged and res.iterations <= 200
-    assert np.abs(x - x_ref).max() <= 1e-6 * x_ref.max()
-    assert gs.kkt_check(d.D, d.D.sum(0), th, x, res.W).ok
+    solves_as_the_reference(d.D, math.log(exp_eps), max_iterations=200)
 
 
 def test_per_entry_gram_cost_formula():

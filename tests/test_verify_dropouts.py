@@ -116,20 +116,17 @@ def test_late_submission_is_left_out_and_named(tmp_path):
     assert "2,000 of 3,000 users counted" in happened, happened
 
 
-def test_unexplained_missing_message_still_fails(tmp_path):
+def test_unexplained_missing_message_still_fails(trusted_grr_run, tmp_path):
     """The ``missed`` entry is what explains a lost message: a clean receiver that never
     logged a sender's message and signed no such entry still fails verification."""
-    from conftest import keys_of, resign_transcript
+    from conftest import copy_run, keys_of, resign_transcript, transcript
 
-    out = tmp_path / "run"
-    sdp("run", "grr", "--users", "2000", "--out", str(out), "--keep-keys", str(keys_of(out)),
-        "--quiet", check=True)  # fmt: skip
-    path = out / "transcripts" / "shuffler.jsonl"
-    entries = [json.loads(x) for x in path.read_text().splitlines()]
+    out = copy_run(trusted_grr_run, tmp_path)
+    entries = transcript(out, "shuffler")
     kept = [e for e in entries if not (e["dir"] == "recv" and e["ty"] == "submit")]
     for i, e in enumerate(kept):
         e["i"] = i
-    resign_transcript(out, "shuffler", kept, keys_of(out))
+    resign_transcript(out, "shuffler", kept, keys_of(trusted_grr_run))
     report = verify_run(out, progress=False)
     assert not report.ok and "never logged as received" in report.first_failure
 
@@ -184,12 +181,9 @@ def test_murs_run_verifies(tmp_path):
     assert verify_run(out, progress=False).ok
 
 
-def test_trusted_shuffler_fake_count_is_its_own_claim(tmp_path):
+def test_trusted_shuffler_fake_count_is_its_own_claim(grr_fakes_run):
     """H8: the trusted shuffler's fake count cannot be checked; verify says so in one line."""
-    out = tmp_path / "fakes"
-    sdp("run", "grr", "--users", "4000", "--param", "fakes=200", "--out", str(out), "--quiet",
-        check=True)  # fmt: skip
-    proc = sdp("verify", str(out), "--json")
+    proc = sdp("verify", str(grr_fakes_run), "--json")
     rep = json.loads(proc.stdout)
     assert rep["ok"], rep
     lines = [w for w in rep["warnings"] if "fake count" in w]

@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, keys_of, resign_transcript, sdp
+from conftest import ROOT, copy_run, keys_of, resign_transcript, sdp, transcript
 
 from parties.verify.run import load_trust, verify_run
 
@@ -33,16 +33,6 @@ def trusted_run(tmp_path_factory) -> Path:
     return out
 
 
-def _copy(run: Path, tmp_path: Path) -> Path:
-    dst = tmp_path / "run"
-    shutil.copytree(run, dst)
-    return dst
-
-
-def _entries(run: Path, name: str) -> list[dict]:
-    return [json.loads(x) for x in (run / "transcripts" / name).read_text().splitlines()]
-
-
 def _trust(run: Path) -> dict:
     return load_trust(run.with_name(run.name + ".trust.json"))
 
@@ -50,7 +40,7 @@ def _trust(run: Path) -> dict:
 def _claim_incarnation(run: Path, party: str, keys: Path, inc: int, peer_inc: int | None) -> None:
     """``party`` re-signs its transcript claiming incarnation ``inc``, with (``peer_inc``) a
     ``rejoin`` entry giving every peer it talked to that incarnation."""
-    entries = _entries(run, f"{party}.jsonl")
+    entries = transcript(run, party)
     entries[0]["inc"] = inc
     peers = sorted({e["peer"] for e in entries if e["dir"] in ("send", "recv")})
     if peer_inc is not None:
@@ -66,7 +56,7 @@ def _claim_incarnation(run: Path, party: str, keys: Path, inc: int, peer_inc: in
 def _forge_crashed(run: Path, party: str, keys: Path, signer: str | None = None) -> Path:
     """A crashed incarnation 0 of ``party``: its open entry and a checkpoint, chained and
     signed (with ``signer``'s key, default the party's own), renamed ``PARTY.crashed-0``."""
-    entries = _entries(run, f"{party}.jsonl")[:1]
+    entries = transcript(run, party)[:1]
     entries[0].pop("inc", None)
     entries.append({"i": 1, "t": entries[0]["t"], "party": party, "dir": "checkpoint"})
     tmp = run / "transcripts" / f"{party}.jsonl"
@@ -97,7 +87,7 @@ def _forge_crashed(run: Path, party: str, keys: Path, signer: str | None = None)
     "peer_inc", [-1, None, 5], ids=["peers-at-minus-1", "no-rejoin", "peers-at-5"]
 )
 def test_item1_an_incarnation_without_crashed_transcripts_fails(trusted_run, tmp_path, peer_inc):
-    run = _copy(trusted_run, tmp_path)
+    run = copy_run(trusted_run, tmp_path)
     _claim_incarnation(run, "analyzer", keys_of(trusted_run), 1, peer_inc)
     rep = verify_run(run, progress=False, trust=_trust(trusted_run))
     assert not rep.ok
@@ -110,7 +100,7 @@ def test_item1_rejoin_entries_must_name_incarnations_the_peer_proves(
 ):
     """The analyzer backs its own incarnation 1 with a crashed transcript signed with its own
     key; its claims about its peers' incarnations are checked against their transcripts."""
-    run = _copy(trusted_run, tmp_path)
+    run = copy_run(trusted_run, tmp_path)
     keys = keys_of(trusted_run)
     _forge_crashed(run, "analyzer", keys)
     _claim_incarnation(run, "analyzer", keys, 1, peer_inc)
@@ -124,7 +114,7 @@ def test_item1_a_forged_crash_of_the_analyzer_leaves_its_messages_unmatched(trus
     """With a crashed incarnation of its own and no claim about its peers, what the shuffler
     sent to (and the clients received from) the analyzer's incarnation 0 is no longer in the
     analyzer's signed transcript: the shuffler closed cleanly, so this fails."""
-    run = _copy(trusted_run, tmp_path)
+    run = copy_run(trusted_run, tmp_path)
     keys = keys_of(trusted_run)
     _forge_crashed(run, "analyzer", keys)
     _claim_incarnation(run, "analyzer", keys, 1, None)
@@ -138,11 +128,9 @@ def _rejoined(run: Path, party: str, keys: Path) -> None:
     its transcript opens with ``inc: 1`` and each peer it talked to logs its rejoin first.
     The verifier of 27f5c45 accepts this whatever ``PARTY.crashed-0.jsonl`` holds."""
     _claim_incarnation(run, party, keys, 1, None)
-    peers = sorted(
-        {e["peer"] for e in _entries(run, f"{party}.jsonl") if e["dir"] in ("send", "recv")}
-    )
+    peers = sorted({e["peer"] for e in transcript(run, party) if e["dir"] in ("send", "recv")})
     for peer in peers:
-        entries = _entries(run, f"{peer}.jsonl")
+        entries = transcript(run, peer)
         entries.insert(1, {"t": entries[0]["t"], "party": peer, "dir": "rejoin", "peer": party})
         entries[1]["inc"] = 1
         for i, e in enumerate(entries):
@@ -167,10 +155,10 @@ def test_item3_a_forged_crashed_transcript_fails(trusted_run, tmp_path, kind):
     """client-1 rejoined as incarnation 1 (every transcript re-signed with its own party's key,
     as an honest rejoin would have written them): its crashed transcript is verified, and
     only a real one passes."""
-    run = _copy(trusted_run, tmp_path)
+    run = copy_run(trusted_run, tmp_path)
     keys = keys_of(trusted_run)
     _rejoined(run, "client-1", keys)
-    opening = _entries(run, "client-1.jsonl")[0]
+    opening = transcript(run, "client-1")[0]
     opening.pop("inc")
     end = {"t": opening["t"], "party": "client-1", "dir": "checkpoint"}
     if kind == "garbage":
@@ -180,7 +168,7 @@ def test_item3_a_forged_crashed_transcript_fails(trusted_run, tmp_path, kind):
     elif kind == "other-session":
         _crashed_from(run, "client-1", keys, [dict(opening, session="00" * 16), end])
     elif kind == "spoke":  # it sent its submission, then "crashed"
-        sent = [e for e in _entries(run, "client-1.jsonl") if e["dir"] in ("speak", "send")]
+        sent = [e for e in transcript(run, "client-1") if e["dir"] in ("speak", "send")]
         _crashed_from(run, "client-1", keys, [opening, *sent, end])
     elif kind == "closed":
         close = {"t": opening["t"], "party": "client-1", "dir": "close", "status": "aborted"}
@@ -214,7 +202,7 @@ def test_item2_an_entry_with_a_duplicate_key_fails(trusted_run, tmp_path):
     """A line naming ``ty`` twice: json.loads keeps the last (hashed and signed) value, so the
     chain still verifies with a reader that takes the last; another reader would see the
     first. No re-signing is needed, which is why such a line must be refused outright."""
-    run = _copy(trusted_run, tmp_path)
+    run = copy_run(trusted_run, tmp_path)
     path = run / "transcripts" / "analyzer.jsonl"
     lines = path.read_text().splitlines()
     i = next(k for k, x in enumerate(lines) if '"dir":"recv"' in x)
@@ -340,13 +328,11 @@ def test_item1_lying_analyzer_with_forged_incarnations_is_rejected(tmp_path, shu
     got = {
         e["dg"]
         for c in ("client-1", "client-2")
-        for e in _entries(run, f"{c}.jsonl")
+        for e in transcript(run, c)
         if e["dir"] == "recv" and e["ty"] == "state"
     }
     logged = {
-        e["dg"]
-        for e in _entries(run, "analyzer.jsonl")
-        if e["dir"] == "send" and e["ty"] == "state"
+        e["dg"] for e in transcript(run, "analyzer") if e["dir"] == "send" and e["ty"] == "state"
     }
     assert got and logged and not got & logged  # the attack was mounted
     keys = run.parent / "parties"
