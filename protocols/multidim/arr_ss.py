@@ -33,16 +33,8 @@ class ARRSS(MultidimProtocol):
     name = "arr-ss"
     estimators = ("paper",)
 
-    def __init__(
-        self,
-        domain_sizes: tuple[int, ...] | list[int],
-        n: int,
-        eps_c: float,
-        delta: float,
-        **kw: Any,
-    ) -> None:
-        """``domain_sizes`` k_j, ``n`` users, target (eps_c, delta); see MultidimProtocol."""
-        super().__init__(domain_sizes, n, eps_c, delta, **kw)
+    def configure(self) -> None:
+        """Combined domain K = sum k_j, its offsets, and one K-ary RR budget."""
         self.K = int(sum(self.domain_sizes))
         self.offsets = np.concatenate([[0], np.cumsum(self.domain_sizes)[:-1]]).astype(np.int64)
         self.single_rr_budget(self.K, f"K={self.K}")

@@ -61,16 +61,8 @@ class OUESampling(MultidimProtocol):
     name = "oue-ldp"
     estimators = ("paper", "observed")
 
-    def __init__(
-        self,
-        domain_sizes: tuple[int, ...] | list[int],
-        n: int,
-        eps_c: float,
-        delta: float,
-        **kw: Any,
-    ) -> None:
-        """Same arguments as the shuffle protocols; ``accounting``/``policy`` are unused."""
-        super().__init__(domain_sizes, n, eps_c, delta, **kw)
+    def configure(self) -> None:
+        """Pure LDP at eps_c; ``accounting``/``policy`` are unused."""
         self.eps_local = self.eps_c
         self.feasible = True
 
@@ -133,19 +125,9 @@ class SUEMS(SRRMS):
     name = "sue-ms"
     paper_bound = "accountant:decomposition/sue (whole vectors)"
 
-    def __init__(
-        self,
-        domain_sizes: tuple[int, ...] | list[int],
-        n: int,
-        eps_c: float,
-        delta: float,
-        **kw: Any,
-    ) -> None:
-        """Same arguments as :class:`SRRMS`; the local budget uses the SUE bound."""
-        MultidimProtocol.__init__(self, domain_sizes, n, eps_c, delta, **kw)
-        self.group_accounted = self.min_users // self.d
-        if self.group_accounted < 2:
-            raise ValueError(f"{self.name}: floor(min_users/d) users per group is too few")
+    def configure(self) -> None:
+        """Grouping as in :class:`SRRMS`; the local budget uses the SUE bound."""
+        self.group_accounted = self.users_per_group()
         # ``paper``: the decomposition bound for SUE vectors (the spec's candidate, two bits as
         # independent binary RR, is violated: module docstring); ``tight``: the tight_bound
         budget = local_budget(

@@ -213,14 +213,19 @@ class MultidimProtocol(ShuffleProtocol):
         if len(names) != self.d:
             raise ValueError(f"{self.name}: {len(names)} attribute names for d={self.d}")
         self.attributes = names
+        self.configure()
 
-    def single_rr_budget(self, k: int, label: str) -> None:
-        """Budget of the protocols where every user runs one k-ary RR (ARR-SS: k = sum k_j;
-        PSRR-SS: k = k_max); ``label`` names k in error messages."""
-        self.budget = local_budget(
+    def configure(self) -> None:
+        """The protocol's own set-up once the common arguments are checked and stored (budgets,
+        layouts); a subclass overrides this instead of repeating the constructor."""
+
+    def rr_budget(self, n_eff: int, k: int) -> LocalBudget:
+        """Local budget of one k-ary RR among ``n_eff`` shuffled users, with this protocol's
+        accounting, tight bound and policy."""
+        return local_budget(
             self.eps_c,
             self.delta,
-            self.min_users,
+            n_eff,
             k,
             accounting=self.accounting,
             bound=self.tight_bound,
@@ -228,6 +233,21 @@ class MultidimProtocol(ShuffleProtocol):
             mechanism="grr",
             k=k,
         )
+
+    def users_per_group(self) -> int:
+        """floor(min_users / d): the guaranteed size of every group when the users are split
+        over the d attributes (protocols.privacy.grouping); at least 2 or an error."""
+        n_eff = self.min_users // self.d
+        if n_eff < 2:
+            raise ValueError(
+                f"{self.name}: floor(min_users/d) = {n_eff} users per group is too few"
+            )
+        return n_eff
+
+    def single_rr_budget(self, k: int, label: str) -> None:
+        """Budget of the protocols where every user runs one k-ary RR (ARR-SS: k = sum k_j;
+        PSRR-SS: k = k_max); ``label`` names k in error messages."""
+        self.budget = self.rr_budget(self.min_users, k)
         self.eps_local = self.budget.eps_local
         self._budget_label = label
 

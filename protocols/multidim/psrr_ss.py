@@ -34,16 +34,8 @@ class PSRRSS(MultidimProtocol):
     name = "psrr-ss"
     estimators = ("paper", "observed")
 
-    def __init__(
-        self,
-        domain_sizes: tuple[int, ...] | list[int],
-        n: int,
-        eps_c: float,
-        delta: float,
-        **kw: Any,
-    ) -> None:
-        """``domain_sizes`` k_j, ``n`` users, target (eps_c, delta); see MultidimProtocol."""
-        super().__init__(domain_sizes, n, eps_c, delta, **kw)
+    def configure(self) -> None:
+        """One k_max-ary RR budget (values padded to the largest domain)."""
         self.k_max = max(self.domain_sizes)
         self.single_rr_budget(self.k_max, f"k_max={self.k_max}")
 

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from protocols.base import Batches, BatchSpec, grouping_seed, user_ids
-from protocols.multidim.common import MultidimProtocol, grouped_variance, local_budget
+from protocols.multidim.common import MultidimProtocol, grouped_variance
 from protocols.oracles.grr import grr_estimate_from_counts, grr_perturb, grr_probabilities
 from protocols.privacy.grouping import balanced_sizes, public_groups
 from protocols.privacy.ledger import PrivacyRefusal, Release
@@ -38,38 +38,10 @@ class SRRMS(MultidimProtocol):
     estimators = ("paper", "observed")
     paper_bound = "balle19-closed-form (Theorem 1, parallel over groups)"
 
-    def __init__(
-        self,
-        domain_sizes: tuple[int, ...] | list[int],
-        n: int,
-        eps_c: float,
-        delta: float,
-        **kw: Any,
-    ) -> None:
-        """``domain_sizes`` k_j, ``n`` users, target (eps_c, delta); see MultidimProtocol."""
-        super().__init__(domain_sizes, n, eps_c, delta, **kw)
-        n_eff = (
-            self.min_users // self.d
-        )  # guaranteed size of every group (protocols.privacy.grouping)
-        if n_eff < 2:
-            raise ValueError(
-                f"{self.name}: floor(min_users/d) = {n_eff} users per group is too few"
-            )
-        self.group_accounted = n_eff
-        self.budgets = [
-            local_budget(
-                self.eps_c,
-                self.delta,
-                n_eff,
-                k,
-                accounting=self.accounting,
-                bound=self.tight_bound,
-                policy=self.policy,
-                mechanism="grr",
-                k=k,
-            )
-            for k in self.domain_sizes
-        ]
+    def configure(self) -> None:
+        """One k_j-ary RR budget per attribute, each among the users of one group."""
+        self.group_accounted = self.users_per_group()
+        self.budgets = [self.rr_budget(self.group_accounted, k) for k in self.domain_sizes]
         self.eps_local: list[float | None] = [b.eps_local for b in self.budgets]
 
     @property
