@@ -37,7 +37,7 @@ class ARRSS(MultidimProtocol):
         """Combined domain K = sum k_j, its offsets, and one K-ary RR budget."""
         self.K = int(sum(self.domain_sizes))
         self.offsets = np.concatenate([[0], np.cumsum(self.domain_sizes)[:-1]]).astype(np.int64)
-        self.single_rr_budget(self.K, f"K={self.K}")
+        self.single_rr_budget(self.K, "K")
 
     def locate(self, theta: np.ndarray, value: np.ndarray) -> np.ndarray:
         """Combined-domain cell of (attribute, value)."""
@@ -86,17 +86,11 @@ class ARRSS(MultidimProtocol):
         return self.package({"paper": est}, n, int((~ok).sum()))
 
     def privacy(self) -> dict[str, Any]:
-        bound = self.bound_name("balle19-closed-form", "grr(K)")
-        return self.privacy_statement(
-            self.eps_local, bound, K=self.K, n=self.n, reason=self.budget.reason
-        )
+        return self.single_rr_privacy()
 
     def releases(self, round: int, counts: dict[str, int]) -> list[Release]:
         """All 1-way marginals from one batch of K-RR reports among all users (Theorem 4)."""
-        bound = self.bound_name("balle19-closed-form (Theorem 4)", "grr(K)")
-        return self.single_batch_release(
-            counts, "1-way marginals of every attribute", f"K-RR (K={self.K})", self.K, bound
-        )
+        return self.single_batch_release(counts, "Theorem 4", f"K-RR (K={self.K})")
 
     def variance(self, freqs: list[np.ndarray], estimator: str | None = None) -> list[np.ndarray]:
         """Exact per-value variance of each attribute's estimate (``arr_ss_variance``)."""

@@ -152,19 +152,13 @@ class SUEMS(SRRMS):
     def batch_specs(self) -> list[BatchSpec]:
         return [BatchSpec(f"a{j}", k, 2) for j, k in enumerate(self.domain_sizes)]
 
-    def perturb(self, records: np.ndarray, groups: np.ndarray, rng: np.random.Generator) -> Batches:
-        """SUE bit vector of attribute i for the users of group i."""
-        x = self.check(records)
-        g = np.asarray(groups)
-        if g.shape != (x.shape[0],) or (g.size and (g.min() < 0 or g.max() >= self.d)):
-            raise ValueError(f"sue-ms.perturb: groups must be {x.shape[0]} values in [0, {self.d})")
-        out: Batches = {}
-        for j, (k, eps) in enumerate(zip(self.domain_sizes, self.eps_local, strict=True)):
-            if eps is None:
-                out[f"a{j}"] = np.zeros((0, k), dtype=np.int64)
-            else:
-                out[f"a{j}"] = ue_perturb(x[g == j, j], k, eps, rng, "sue").astype(np.int64)
-        return out
+    def randomize(
+        self, values: np.ndarray, k: int, eps: float | None, rng: np.random.Generator
+    ) -> np.ndarray:
+        """SUE bit vector of attribute i for the users of group i (k columns)."""
+        if eps is None:
+            return np.zeros((0, k), dtype=np.int64)
+        return ue_perturb(values, k, eps, rng, "sue").astype(np.int64)
 
     def analyze(self, shuffled: Batches) -> dict[str, Any]:
         """Per-group bit counts and both estimators (as SRR-MS)."""

@@ -244,12 +244,15 @@ class MultidimProtocol(ShuffleProtocol):
             )
         return n_eff
 
-    def single_rr_budget(self, k: int, label: str) -> None:
-        """Budget of the protocols where every user runs one k-ary RR (ARR-SS: k = sum k_j;
-        PSRR-SS: k = k_max); ``label`` names k in error messages."""
+    def single_rr_budget(self, k: int, k_name: str) -> None:
+        """Budget of the protocols where every user runs one k-ary RR (ARR-SS: k = sum k_j,
+        named "K"; PSRR-SS: k = k_max, named "k_max"); ``k_name`` names k in statements and
+        error messages."""
         self.budget = self.rr_budget(self.min_users, k)
         self.eps_local = self.budget.eps_local
-        self._budget_label = label
+        self._rr_k = k
+        self._rr_k_name = k_name
+        self._budget_label = f"{k_name}={k}"
 
     def _require_feasible(self) -> float:
         if self.eps_local is None:
@@ -295,14 +298,28 @@ class MultidimProtocol(ShuffleProtocol):
             return "accountant:fmt21/generic"
         return f"accountant:{self.tight_bound}/{mechanism}"
 
+    def single_rr_privacy(self) -> dict[str, Any]:
+        """privacy() of the one-batch protocols (ARR-SS, PSRR-SS): one k-RR among all users."""
+        bound = self.bound_name("balle19-closed-form", f"grr({self._rr_k_name})")
+        return self.privacy_statement(
+            self.eps_local,
+            bound,
+            **{self._rr_k_name: self._rr_k},
+            n=self.n,
+            reason=self.budget.reason,
+        )
+
     def single_batch_release(
-        self, counts: dict[str, int], what: str, mechanism: str, k: int, bound: str
+        self, counts: dict[str, int], theorem: str, mechanism: str
     ) -> list[Release]:
-        """The release of the one-batch protocols (ARR-SS, PSRR-SS): k-RR among all users."""
+        """The release of the one-batch protocols (ARR-SS, PSRR-SS): all 1-way marginals from
+        one k-RR among all users, under the paper's ``theorem``."""
         eps = self._require_feasible()
+        k = self._rr_k
+        bound = self.bound_name(f"balle19-closed-form ({theorem})", f"grr({self._rr_k_name})")
         return [
             shuffled_release(
-                what,
+                "1-way marginals of every attribute",
                 f"{mechanism}, eps_l = {eps:.4g}, uniform shuffle",
                 eps_local=eps,
                 eps_planned=self.eps_c,

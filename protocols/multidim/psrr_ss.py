@@ -37,7 +37,7 @@ class PSRRSS(MultidimProtocol):
     def configure(self) -> None:
         """One k_max-ary RR budget (values padded to the largest domain)."""
         self.k_max = max(self.domain_sizes)
-        self.single_rr_budget(self.k_max, f"k_max={self.k_max}")
+        self.single_rr_budget(self.k_max, "k_max")
 
     @property
     def feasible(self) -> bool:
@@ -86,20 +86,12 @@ class PSRRSS(MultidimProtocol):
         return self.package(est, n - dummy, malformed + dummy)
 
     def privacy(self) -> dict[str, Any]:
-        bound = self.bound_name("balle19-closed-form", "grr(k_max)")
-        return self.privacy_statement(
-            self.eps_local, bound, k_max=self.k_max, n=self.n, reason=self.budget.reason
-        )
+        return self.single_rr_privacy()
 
     def releases(self, round: int, counts: dict[str, int]) -> list[Release]:
         """All 1-way marginals from one batch of (theta, k_max-RR) reports (Theorem 7)."""
-        bound = self.bound_name("balle19-closed-form (Theorem 7)", "grr(k_max)")
         return self.single_batch_release(
-            counts,
-            "1-way marginals of every attribute",
-            f"attribute sampling + k_max-RR (k_max={self.k_max})",
-            self.k_max,
-            bound,
+            counts, "Theorem 7", f"attribute sampling + k_max-RR (k_max={self.k_max})"
         )
 
     def variance(self, freqs: list[np.ndarray], estimator: str | None = None) -> list[np.ndarray]:

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from protocols.base import Batches, BatchSpec, grouping_seed, user_ids
+from protocols.base import Batches, BatchSpec
 from protocols.multidim.common import MultidimProtocol, grouped_variance
 from protocols.oracles.grr import grr_estimate_from_counts, grr_perturb, grr_probabilities
 from protocols.privacy.grouping import balanced_sizes, public_groups
@@ -69,14 +69,22 @@ class SRRMS(MultidimProtocol):
         x = self.check(records)
         g = np.asarray(groups)
         if g.shape != (x.shape[0],) or (g.size and (g.min() < 0 or g.max() >= self.d)):
-            raise ValueError(f"srr-ms.perturb: groups must be {x.shape[0]} values in [0, {self.d})")
-        out: Batches = {}
-        for j, (k, eps) in enumerate(zip(self.domain_sizes, self.eps_local, strict=True)):
-            if eps is None:
-                out[f"a{j}"] = np.zeros((0, 1), dtype=np.int64)
-                continue
-            out[f"a{j}"] = grr_perturb(x[g == j, j], k, eps, rng).reshape(-1, 1)
-        return out
+            raise ValueError(
+                f"{self.name}.perturb: groups must be {x.shape[0]} values in [0, {self.d})"
+            )
+        return {
+            f"a{j}": self.randomize(x[g == j, j], k, eps, rng)
+            for j, (k, eps) in enumerate(zip(self.domain_sizes, self.eps_local, strict=True))
+        }
+
+    def randomize(
+        self, values: np.ndarray, k: int, eps: float | None, rng: np.random.Generator
+    ) -> np.ndarray:
+        """The messages of one group's users for their attribute (domain ``k``): k-RR, one
+        column; none where the attribute has no feasible local epsilon."""
+        if eps is None:
+            return np.zeros((0, 1), dtype=np.int64)
+        return grr_perturb(values, k, eps, rng).reshape(-1, 1)
 
     def encode(self, records: np.ndarray, rng: np.random.Generator) -> Batches:
         """All n users: public balanced grouping, then k_i-RR of attribute i within group i."""
@@ -92,9 +100,7 @@ class SRRMS(MultidimProtocol):
     ) -> Batches:
         """A block of users (global indices in ``local``, :func:`protocols.base.block_state`)."""
         x = self.check(records)
-        who = f"{self.name}.encode"
-        ids = user_ids(local, x.shape[0], self.n, who)
-        return self.perturb(x, self.assign_groups(ids, grouping_seed(local, rng, who)), rng)
+        return self.perturb(x, self.block_grouping(local, x.shape[0], self.n, rng), rng)
 
     def analyze(self, shuffled: Batches) -> dict[str, Any]:
         """Per-batch counts and both estimators."""
