@@ -24,6 +24,7 @@ import math
 from abc import abstractmethod
 from dataclasses import dataclass
 
+from protocols.accountant.survey import Bound
 from protocols.base import ShuffleProtocol
 from protocols.privacy.ledger import USERS, PrivacyRefusal, Release
 
@@ -39,6 +40,14 @@ class Guarantee:
     bound: str  # theorem or analysis used
     kind: str = "upper"  # "upper" or "exact"
     note: str = ""
+
+
+def certified(b: Bound) -> float:
+    """A survey bound's certified value; ValueError carrying the bound's reason when it
+    certifies none (the catalogue's ``guarantee`` turns that into a privacy refusal)."""
+    if not b.valid or b.value is None:
+        raise ValueError(b.reason)
+    return float(b.value)
 
 
 class CatalogueProtocol(ShuffleProtocol):
@@ -102,3 +111,13 @@ class CatalogueProtocol(ShuffleProtocol):
                 note=g.note,
             )
         ]
+
+
+class OneReportProtocol(CatalogueProtocol):
+    """A catalogue protocol whose every user sends exactly one message, to batch ``reports``."""
+
+    def messages_per_user(self) -> float:
+        return 1.0
+
+    def max_messages(self) -> dict[str, int]:
+        return {"reports": 1}

@@ -31,7 +31,7 @@ import numpy as np
 from protocols.accountant import survey
 from protocols.accountant.balle import blanket_mass_needed
 from protocols.base import Batches, BatchSpec
-from protocols.catalogue.common import CatalogueProtocol, Guarantee
+from protocols.catalogue.common import CatalogueProtocol, Guarantee, certified
 from protocols.catalogue.inputs import label_counts
 from protocols.sums.krr_sum import krr_integers, krr_sum_estimate, krr_sum_variance, theorem4_krr
 from protocols.sums.rounding import check_unit_values, randomized_rounding, rounding_variance
@@ -214,10 +214,7 @@ class RSumRM(CatalogueProtocol):
     def guarantee(self, users: int) -> Guarantee:
         parts = []
         for k, e in zip(self.ks, self.eps_ls):
-            b = survey.theorem4(e, users, self.delta_j, k)
-            if not b.valid or b.value is None:
-                raise ValueError(b.reason)
-            parts.append((float(b.value), self.delta_j))
+            parts.append((certified(survey.theorem4(e, users, self.delta_j, k)), self.delta_j))
         eps, delta = survey.sequential(parts)
         return Guarantee(eps, delta, f"survey-theorem4 per digit, sequential over {self.m}")
 
