@@ -30,7 +30,7 @@ from protocols.catalogue.common import CatalogueProtocol, Guarantee
 from protocols.catalogue.inputs import check_bits, ones_in
 from protocols.distributed_noise.binomial import (
     bc_two_message_gamma,
-    binomial_epsilon,
+    binomial_reaccounted,
     calibrate_binomial_p,
 )
 
@@ -134,10 +134,7 @@ class Cnt2M(CatalogueProtocol):
             bound = "balcer-cheu" if self.accounting == "paper" else "exact-binomial"
             kind = "upper"
             return Guarantee(self.eps_c, self.delta, bound, kind)
-        eps = binomial_epsilon(self.delta, users, self.gamma)
-        if eps is None:
-            raise ValueError(f"binomial noise of {users} users gives no finite epsilon")
-        return Guarantee(eps, self.delta, "exact-binomial", "upper", f"re-accounted at {users}")
+        return binomial_reaccounted(self.delta, users, users, self.gamma)
 
     def privacy(self) -> dict[str, Any]:
         return {

@@ -29,7 +29,7 @@ from protocols.catalogue.common import CatalogueProtocol, Guarantee
 from protocols.catalogue.inputs import check_bits, ones_in
 from protocols.distributed_noise.binomial import (
     bc_smooth_mass,
-    binomial_epsilon,
+    binomial_reaccounted,
     calibrate_binomial_p,
 )
 
@@ -107,10 +107,7 @@ class CntBN(CatalogueProtocol):
         if users >= self.min_users:
             bound = "bc-smoothness" if self.accounting == "paper" else "exact-binomial"
             return Guarantee(self.eps_c, self.delta, bound, "upper", f"robust (gamma={self.gamma})")
-        eps = binomial_epsilon(self.delta, users * self.t, self.p)
-        if eps is None:
-            raise ValueError(f"binomial noise of {users} users gives no finite epsilon")
-        return Guarantee(eps, self.delta, "exact-binomial", "upper", f"re-accounted at {users}")
+        return binomial_reaccounted(self.delta, users, users * self.t, self.p)
 
     def privacy(self) -> dict[str, Any]:
         return {

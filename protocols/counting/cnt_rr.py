@@ -48,10 +48,8 @@ def rr_count_variance(m: int, lam: float) -> float:
 
 def central_from_local(eps_l: float, n: int, delta: float, bound: str) -> survey.Bound:
     """Central epsilon of n shuffled Boolean-RR reports at eps_l by ``bound``."""
-    if bound == "theorem3":
-        return survey.theorem3(eps_l, n, delta)
-    if bound == "theorem4":
-        return survey.theorem4(eps_l, n, delta, 2)
+    if bound in ("theorem3", "theorem4"):
+        return survey.forward(bound, eps_l, n, delta, k=2)
     if bound == "vr":
         from protocols.accountant import amplify
 
@@ -62,10 +60,8 @@ def central_from_local(eps_l: float, n: int, delta: float, bound: str) -> survey
 
 def local_from_central(eps_c: float, n: int, delta: float, bound: str) -> survey.Bound:
     """Largest eps_l the bound certifies for (eps_c, delta) with n users."""
-    if bound == "theorem3":
-        return survey.theorem3_inverse(eps_c, n, delta)
-    if bound == "theorem4":
-        return survey.theorem4_inverse(eps_c, n, delta, 2)
+    if bound in ("theorem3", "theorem4"):
+        return survey.inverse(bound, eps_c, n, delta, k=2)
     if bound == "vr":
         from protocols.accountant import max_local_epsilon
 

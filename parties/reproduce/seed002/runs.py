@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from parties.reproduce.seed002.report import METHODS
 from protocols.base import gate_shuffled, trusted_shuffle
 from protocols.hp_sdp import data as hp_sdp_data
 from protocols.hp_sdp.baselines import laplace_histogram, laplace_mse
@@ -48,17 +49,6 @@ from protocols.rng import experiment_rng
 
 EPS_GRID = tuple(round(0.1 * i, 1) for i in range(1, 11))
 DELTAS = (1e-6, 1e-7, 1e-8, 1e-9)
-METHODS = ("hp-sdp", "hp-sm", "murs", "sh", "aue", "pure-dump", "mix-dump", "laplace")
-LABELS = {
-    "hp-sdp": "HP-SDP",
-    "hp-sm": "HP-SM",
-    "murs": "MURS",
-    "sh": "SH",
-    "aue": "AUE",
-    "pure-dump": "pureDUMP",
-    "mix-dump": "mixDUMP",
-    "laplace": "Laplace",
-}
 
 
 def grid_point(
