@@ -37,6 +37,7 @@ from protocols.hp_sdp import data as hp_sdp_data
 from protocols.hp_sdp.baselines import laplace_histogram, laplace_mse
 from protocols.hp_sdp.protocol import (
     HPSDPProtocol,
+    SRRParams,
     calibrate,
     estimate_paper,
     estimate_unbiased,
@@ -181,13 +182,19 @@ def real_runs(
     return out
 
 
+def _calibrated(
+    ds: hp_sdp_data.HistogramDataset, eps: float, delta: float, seed: int, stream: str
+) -> tuple[SRRParams, HPSDPProtocol, np.random.Generator]:
+    """HP-SDP calibrated for ``ds`` at (eps, delta) and the experiment's ``stream`` of draws."""
+    params = calibrate(eps, delta, ds.n, d=ds.d)
+    return params, HPSDPProtocol(ds.d, params), experiment_rng(seed, stream, ds.name)
+
+
 def paper_estimator_check(
     ds: hp_sdp_data.HistogramDataset, eps: float, delta: float, seed: int
 ) -> dict[str, Any]:
     """Erratum E1: MSE of the paper's printed estimator (Eq. 19) vs the unbiased one, same run."""
-    params = calibrate(eps, delta, ds.n, d=ds.d)
-    proto = HPSDPProtocol(ds.d, params)
-    rng = experiment_rng(seed, "e1", ds.name)
+    params, proto, rng = _calibrated(ds, eps, delta, seed, "e1")
     support, n_ok = srr_support(proto.encode(ds.values, rng)["reports"], proto.family)
     f = ds.frequencies()
     paper = estimate_paper(support, n_ok, params.gamma, params.g)
@@ -209,9 +216,7 @@ def aggregation_timing(
     ds: hp_sdp_data.HistogramDataset, eps: float, delta: float, seed: int
 ) -> dict[str, Any]:
     """Wall time of one HP-SDP analyzer run (support counting + estimate + POP) at full scale."""
-    params = calibrate(eps, delta, ds.n, d=ds.d)
-    proto = HPSDPProtocol(ds.d, params)
-    rng = experiment_rng(seed, "timing", ds.name)
+    params, proto, rng = _calibrated(ds, eps, delta, seed, "timing")
     t0 = time.perf_counter()
     batches = trusted_shuffle(proto.encode(ds.values, rng), rng)
     t1 = time.perf_counter()
