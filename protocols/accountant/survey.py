@@ -102,21 +102,22 @@ def rr_local_epsilon(lam: float, k: int) -> float:
 # -- Theorem 1: Erlingsson et al. -------------------------------------------------------------
 
 
-def _t1_conditions(n: int, delta: float) -> str:
+def _t1_refusal(direction: str, eps: float, name: str, n: int, delta: float) -> Bound | None:
+    """Theorem 1's argument checks and (n, delta) conditions: the invalid bound, or None."""
+    _pos(eps, name)
+    _check(n, delta)
     if n < 1000:
-        return f"Theorem 1 needs n >= 1000, got n = {n}"
+        return _invalid("theorem1", direction, f"Theorem 1 needs n >= 1000, got n = {n}")
     if not delta <= 0.01:
-        return f"Theorem 1 needs delta <= 0.01, got {delta:g}"
-    return ""
+        return _invalid("theorem1", direction, f"Theorem 1 needs delta <= 0.01, got {delta:g}")
+    return None
 
 
 def theorem1(eps_l: float, n: int, delta: float) -> Bound:
     """Forward Theorem 1: eps_c = 12 eps_l sqrt(ln(1/delta)/n)."""
-    _pos(eps_l, "eps_l")
-    _check(n, delta)
-    why = _t1_conditions(n, delta)
-    if why:
-        return _invalid("theorem1", "forward", why)
+    refused = _t1_refusal("forward", eps_l, "eps_l", n, delta)
+    if refused is not None:
+        return refused
     if not eps_l <= 0.5:
         return _invalid("theorem1", "forward", f"Theorem 1 needs eps_l <= 0.5, got {eps_l:g}")
     eps_c = 12.0 * eps_l * math.sqrt(math.log(1 / delta) / n)
@@ -127,11 +128,9 @@ def theorem1(eps_l: float, n: int, delta: float) -> Bound:
 
 def theorem1_inverse(eps_c: float, n: int, delta: float) -> Bound:
     """Largest eps_l with Theorem 1's eps_c <= target (capped by the regime eps_l <= 1/2)."""
-    _pos(eps_c, "eps_c")
-    _check(n, delta)
-    why = _t1_conditions(n, delta)
-    if why:
-        return _invalid("theorem1", "inverse", why)
+    refused = _t1_refusal("inverse", eps_c, "eps_c", n, delta)
+    if refused is not None:
+        return refused
     raw = eps_c / (12.0 * math.sqrt(math.log(1 / delta) / n))
     if raw > 0.5:
         return Bound(

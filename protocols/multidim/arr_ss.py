@@ -58,22 +58,15 @@ class ARRSS(MultidimProtocol):
     def encode(self, records: np.ndarray, rng: np.random.Generator) -> Batches:
         """Each user: uniform attribute, K-RR of its located cell, relocated message."""
         eps = self._require_feasible()
-        x = self.check(records)
-        m = x.shape[0]
-        theta = rng.integers(0, self.d, size=m)
-        cell = grr_perturb(self.locate(theta, x[np.arange(m), theta]), self.K, eps, rng)
+        theta, value = self.sampled_values(records, rng)
+        cell = grr_perturb(self.locate(theta, value), self.K, eps, rng)
         t, y = self.relocate(cell)
         return {BATCH: np.stack([t, y], axis=1).astype(np.int64)}
 
     def analyze(self, shuffled: Batches) -> dict[str, Any]:
         """Counts per combined cell; f~ = d (C - n q) / (n (p - q))."""
         eps = self._require_feasible()
-        if BATCH not in shuffled:
-            raise ValueError(f"arr-ss.analyze: missing batch {BATCH!r}")
-        arr = np.asarray(shuffled[BATCH])
-        if arr.ndim != 2 or arr.shape[1] != 2:
-            raise ValueError(f"arr-ss.analyze: messages must have shape (n, 2), got {arr.shape}")
-        theta, y = arr[:, 0], arr[:, 1]
+        theta, y = self.theta_reports(shuffled, BATCH)
         ok = (theta >= 0) & (theta < self.d) & (y >= 0)
         ok[ok] &= y[ok] < np.asarray(self.domain_sizes)[theta[ok]]
         n = int(ok.sum())

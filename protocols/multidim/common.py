@@ -219,6 +219,27 @@ class MultidimProtocol(ShuffleProtocol):
         """The protocol's own set-up once the common arguments are checked and stored (budgets,
         layouts); a subclass overrides this instead of repeating the constructor."""
 
+    def sampled_values(
+        self, records: np.ndarray, rng: np.random.Generator
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """(theta, value): each user's uniformly sampled attribute and its value there (the
+        one-batch protocols, ARR-SS and PSRR-SS)."""
+        x = self.check(records)
+        m = x.shape[0]
+        theta = rng.integers(0, self.d, size=m)
+        return theta, x[np.arange(m), theta]
+
+    def theta_reports(self, shuffled: Any, batch: str) -> tuple[np.ndarray, np.ndarray]:
+        """(theta, y) columns of the one-batch protocols' width-2 reports in ``batch``."""
+        if batch not in shuffled:
+            raise ValueError(f"{self.name}.analyze: missing batch {batch!r}")
+        arr = np.asarray(shuffled[batch])
+        if arr.ndim != 2 or arr.shape[1] != 2:
+            raise ValueError(
+                f"{self.name}.analyze: messages must have shape (n, 2), got {arr.shape}"
+            )
+        return arr[:, 0], arr[:, 1]
+
     def rr_budget(self, n_eff: int, k: int) -> LocalBudget:
         """Local budget of one k-ary RR among ``n_eff`` shuffled users, with this protocol's
         accounting, tight bound and policy."""

@@ -49,20 +49,13 @@ class PSRRSS(MultidimProtocol):
     def encode(self, records: np.ndarray, rng: np.random.Generator) -> Batches:
         """Each user: uniform attribute theta, k_max-RR of its value, message (theta, y)."""
         eps = self._require_feasible()
-        x = self.check(records)
-        m = x.shape[0]
-        theta = rng.integers(0, self.d, size=m)
-        y = grr_perturb(x[np.arange(m), theta], self.k_max, eps, rng)
+        theta, value = self.sampled_values(records, rng)
+        y = grr_perturb(value, self.k_max, eps, rng)
         return {BATCH: np.stack([theta, y], axis=1).astype(np.int64)}
 
     def counts(self, shuffled: Batches) -> tuple[np.ndarray, int, int]:
         """(d, k_max) report counts, number of well-formed reports, number of malformed ones."""
-        if BATCH not in shuffled:
-            raise ValueError(f"psrr-ss.analyze: missing batch {BATCH!r}")
-        arr = np.asarray(shuffled[BATCH])
-        if arr.ndim != 2 or arr.shape[1] != 2:
-            raise ValueError(f"psrr-ss.analyze: messages must have shape (n, 2), got {arr.shape}")
-        theta, y = arr[:, 0], arr[:, 1]
+        theta, y = self.theta_reports(shuffled, BATCH)
         ok = (theta >= 0) & (theta < self.d) & (y >= 0) & (y < self.k_max)
         cells = theta[ok] * self.k_max + y[ok]
         c = np.bincount(cells, minlength=self.d * self.k_max).reshape(self.d, self.k_max)
