@@ -73,6 +73,13 @@ class CatalogueProtocol(ShuffleProtocol):
     def guarantee(self, users: int) -> Guarantee:
         """(eps, delta) of the release when ``users`` users contributed."""
 
+    def set_target(self, label: str, n: int, eps_c: float, delta: float) -> None:
+        """Check the planned users (an integer >= 2; errors name ``label``) and store n and
+        the target (eps_c, delta): the first step of the one-dimensional protocols."""
+        if int(n) != n or n < 2:
+            raise ValueError(f"{label}: n must be an integer >= 2, got {n}")
+        self.n, self.eps_c, self.delta = int(n), float(eps_c), float(delta)
+
     def mechanism(self) -> str:
         """One line naming the mechanism (for the release record)."""
         return self.name

@@ -6,6 +6,12 @@ from __future__ import annotations
 import numpy as np
 
 
+def check_domain_and_users(label: str, d: int, n: int) -> None:
+    """A domain of d >= 2 values and n >= 2 users, both integers; ValueError naming ``label``."""
+    if int(d) != d or d < 2 or int(n) != n or n < 2:
+        raise ValueError(f"{label}: need d >= 2 and n >= 2, got d={d}, n={n}")
+
+
 def _one_per_user(records: np.ndarray, d: int, where: str, what: str, outside: str) -> np.ndarray:
     """One ``what`` in [0, d) per user as int64 (shape (n,) or (n, 1)); ValueError otherwise,
     ``outside`` saying what a value out of range breaks."""

@@ -88,9 +88,7 @@ class Cnt2M(CatalogueProtocol):
     release_what = "count of ones"
 
     def __init__(self, n: int, eps_c: float, delta: float, accounting: str = "paper") -> None:
-        if int(n) != n or n < 2:
-            raise ValueError(f"Cnt_2M: n must be an integer >= 2, got {n}")
-        self.n, self.eps_c, self.delta = int(n), float(eps_c), float(delta)
+        self.set_target("Cnt_2M", n, eps_c, delta)
         self.accounting = accounting
         self.gamma = two_message_gamma(self.eps_c, self.delta, self.n, accounting)
         self.p = 1.0 - self.gamma

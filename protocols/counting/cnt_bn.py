@@ -62,9 +62,8 @@ class CntBN(CatalogueProtocol):
     def __init__(
         self, n: int, eps_c: float, delta: float, gamma: float = 1.0, accounting: str = "paper"
     ) -> None:
-        if int(n) != n or n < 2:
-            raise ValueError(f"Cnt_BN: n must be an integer >= 2, got {n}")
-        self.n, self.eps_c, self.delta, self.gamma = int(n), float(eps_c), float(delta), gamma
+        self.set_target("Cnt_BN", n, eps_c, delta)
+        self.gamma = gamma
         self.accounting = accounting
         self.min_users = robust_users(self.n, gamma)
         self.t, self.p = binomial_noise_rate(self.eps_c, self.delta, self.min_users, accounting)

@@ -78,9 +78,8 @@ class CntRR(CatalogueProtocol):
     release_what = "count of ones"
 
     def __init__(self, n: int, eps_c: float, delta: float, bound: str = "theorem3") -> None:
-        if int(n) != n or n < 2:
-            raise ValueError(f"Cnt_RR: n must be an integer >= 2, got {n}")
-        self.n, self.eps_c, self.delta, self.bound = int(n), float(eps_c), float(delta), bound
+        self.set_target("Cnt_RR", n, eps_c, delta)
+        self.bound = bound
         inv = local_from_central(self.eps_c, self.n, self.delta, bound)
         if not inv.valid or inv.value is None:
             raise ValueError(f"Cnt_RR: {bound} certifies no local epsilon: {inv.reason}")

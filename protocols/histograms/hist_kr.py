@@ -19,7 +19,7 @@ import numpy as np
 from protocols.accountant import survey
 from protocols.base import Batches, BatchSpec
 from protocols.catalogue.common import Guarantee, OneReportProtocol, certified
-from protocols.catalogue.inputs import check_values, label_counts
+from protocols.catalogue.inputs import check_domain_and_users, check_values, label_counts
 from protocols.defences.fake_removal import UniformFakeReports
 from protocols.oracles.grr import grr_estimate_from_counts, grr_perturb, grr_variance
 
@@ -50,8 +50,7 @@ class HistKR(OneReportProtocol):
     release_what = "histogram of [d]"
 
     def __init__(self, d: int, n: int, eps_c: float, delta: float, bound: str = "theorem4") -> None:
-        if int(d) != d or d < 2 or int(n) != n or n < 2:
-            raise ValueError(f"Hist_KR: need d >= 2 and n >= 2, got d={d}, n={n}")
+        check_domain_and_users("Hist_KR", d, n)
         self.d, self.n, self.eps_c, self.delta, self.bound = int(d), int(n), eps_c, delta, bound
         self.eps_l = krr_local_epsilon(float(eps_c), self.n, float(delta), self.d, bound)
         self.lam = survey.rr_lambda(self.eps_l, self.d)

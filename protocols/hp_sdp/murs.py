@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from protocols.base import Batches, BatchSpec, ShuffleProtocol
+from protocols.catalogue.inputs import check_domain_and_users
 from protocols.hp_sdp.baselines import blanket_mass
 from protocols.hp_sdp.protocol import (
     calibrate,
@@ -101,8 +102,7 @@ class MURSProtocol(ShuffleProtocol):
     def __init__(
         self, d: int, n: int, eps_c: float, delta: float, accounting: str = "paper"
     ) -> None:
-        if int(d) != d or d < 2 or int(n) != n or n < 2:
-            raise ValueError(f"MURS: need d >= 2 and n >= 2, got d={d}, n={n}")
+        check_domain_and_users("MURS", d, n)
         self.d, self.n, self.eps_c, self.delta, self.accounting = (
             int(d),
             int(n),

@@ -44,9 +44,7 @@ class RSumKR(OneReportProtocol):
     release_what = "sum of values in [0, 1]"
 
     def __init__(self, n: int, eps_c: float, delta: float, levels: str | int = "survey") -> None:
-        if int(n) != n or n < 2:
-            raise ValueError(f"RSum_KR: n must be an integer >= 2, got {n}")
-        self.n, self.eps_c, self.delta = int(n), float(eps_c), float(delta)
+        self.set_target("RSum_KR", n, eps_c, delta)
         self.p = single_message_precision(self.n, levels)
         self.k = self.p + 1
         self.lam, self.eps_l = theorem4_krr(self.eps_c, self.n, self.delta, self.k, "RSum_KR")

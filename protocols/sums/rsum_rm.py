@@ -139,9 +139,8 @@ class RSumRM(CatalogueProtocol):
     def __init__(
         self, n: int, eps_c: float, delta: float, m: int = 3, precisions: str = "optimized"
     ) -> None:
-        if int(n) != n or n < 2:
-            raise ValueError(f"RSum_RM: n must be an integer >= 2, got {n}")
-        self.n, self.eps_c, self.delta, self.m = int(n), float(eps_c), float(delta), int(m)
+        self.set_target("RSum_RM", n, eps_c, delta)
+        self.m = int(m)
         self.how = precisions
         self.ps, self.eps_js = rm_parameters(self.n, self.eps_c, self.delta, self.m, precisions)
         self.ks = tuple(self.ps[:-1]) + (self.ps[-1] + 1,)
