@@ -58,8 +58,8 @@ from protocols.accountant.balle import blanket_mass_needed
 from protocols.base import Batches, BatchSpec, ShuffleProtocol
 from protocols.oracles.central import laplace_mechanism, laplace_variance
 from protocols.oracles.grr import grr_estimate_from_counts, grr_variance, rr_report_variance
-from protocols.privacy.ledger import PrivacyRefusal, Release, users_received
-from protocols.privacy.statements import refused_below, shuffled_release
+from protocols.privacy.ledger import Release, users_received
+from protocols.privacy.statements import refuse_below, shuffled_release
 
 LAPLACE_SENSITIVITY = 2.0  # replace-one neighbours: one unit moves between two bins
 
@@ -163,13 +163,10 @@ class _Baseline(ShuffleProtocol):
         if not self.feasible:
             return [self.uniform_release()]
         got = users_received(counts, self.name)
-        if got < self.n:
-            raise PrivacyRefusal(
-                refused_below(
-                    f"{self.name}: users", self.n, got, "the blanket of the other users' "
-                    "noise messages, dummies or fakes shrinks with them",
-                )
-            )  # fmt: skip
+        refuse_below(
+            f"{self.name}: users", self.n, got,
+            "the blanket of the other users' noise messages, dummies or fakes shrinks with them",
+        )  # fmt: skip
         return [
             Release(
                 f"histogram over {self.d} values", mechanism, float(self.eps_c),
