@@ -147,6 +147,11 @@ class _Baseline(ShuffleProtocol):
                 f"{self.name}: the paper blanket needs eps <= 1 (got {eps_c}); use accounting=tight"
             )
 
+    def pure_dummies(self) -> int:
+        """pureDUMP's dummies per user: the least s >= 1 with s (n - 1)/d >= B (each bin's
+        blanket from the other users' uniform dummies)."""
+        return max(1, math.ceil(self.B * self.d / (self.n - 1)))
+
     def batch_specs(self) -> list[BatchSpec]:
         return [BatchSpec("reports", 1, self.d)]
 
@@ -347,7 +352,7 @@ class PureDUMPProtocol(_Baseline):
         self, d: int, n: int, eps_c: float, delta: float, accounting: str = "paper"
     ) -> None:
         super().__init__(d, n, eps_c, delta, accounting)
-        self.s = max(1, math.ceil(self.B * d / (n - 1)))
+        self.s = self.pure_dummies()
 
     def messages_per_user(self) -> float:
         return 1.0 + self.s
@@ -401,7 +406,7 @@ class MixDUMPProtocol(_Baseline):
         self, d: int, n: int, eps_c: float, delta: float, accounting: str = "paper"
     ) -> None:
         super().__init__(d, n, eps_c, delta, accounting)
-        s_pure = max(1, math.ceil(self.B * d / (n - 1)))
+        s_pure = self.pure_dummies()
         best = min(range(1, s_pure + 1), key=lambda s: self._mean_var(s, self._gamma_for(s)))
         self.s, self.gamma, self.certificate = best, self._gamma_for(best), "blanket"
         if accounting == "tight":  # the better of the two certificates (both valid)
