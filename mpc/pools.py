@@ -21,6 +21,7 @@ from concurrent.futures import ProcessPoolExecutor
 
 _POOLS: weakref.WeakSet[ProcessPoolExecutor] = weakref.WeakSet()
 _FINAL: dict[int, float] = {}  # CPU of workers read just before their pool shut down
+_PEAK_RSS: dict[int, int] = {}  # workers' peak resident bytes (VmHWM), last read
 _TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
@@ -32,6 +33,7 @@ class _Pool(ProcessPoolExecutor):
             cpu = _process_cpu(pid)
             if cpu is not None:
                 _FINAL[pid] = cpu
+            _note_peak_rss(pid)
         super().shutdown(wait, cancel_futures=cancel_futures)
 
 
@@ -130,5 +132,34 @@ class WorkerCpu:
                 if cpu is not None:
                     seen[pid] = cpu
                     total += cpu - self._last.get(pid, 0.0)
+                _note_peak_rss(pid)
         self._last.update(seen)
         return max(total, 0.0)
+
+
+def peak_rss(pid: int | str = "self") -> int | None:
+    """Peak resident bytes of a live process (``VmHWM`` in ``/proc/PID/status``; unlike
+    ``ru_maxrss`` not inherited over exec), None where unreadable."""
+    try:
+        with open(f"/proc/{pid}/status", "rb") as fh:
+            for line in fh:
+                if line.startswith(b"VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def _note_peak_rss(pid: int) -> None:
+    rss = peak_rss(pid)
+    if rss is not None:
+        _PEAK_RSS[pid] = max(rss, _PEAK_RSS.get(pid, 0))
+
+
+def workers_peak_rss() -> dict[int, int]:
+    """Peak resident bytes of every process-pool worker this process has had, as last read
+    (each CPU reading and each pool shutdown reads them): per worker pid."""
+    for pool in list(_POOLS):
+        for pid in list(getattr(pool, "_processes", None) or {}):
+            _note_peak_rss(pid)
+    return dict(_PEAK_RSS)

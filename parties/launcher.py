@@ -256,8 +256,9 @@ def print_summary(
 
 
 def _memory_refusal(
-    protocol: str, params: dict[str, Any], layout: dict[str, Any], n_parties: int, plan: Any
-) -> str | None:
+    protocol: str, params: dict[str, Any], layout: dict[str, Any], n_parties: int, plan: Any,
+    shuffler: str = "trusted",
+) -> str | None:  # fmt: skip
     """Why the run would not fit in memory (``parties.runtime.memory``), or None."""
     if hasattr(plan, "validate") or not params.get("users"):
         return None
@@ -267,7 +268,10 @@ def _memory_refusal(
 
     protocol_obj = get_workload(protocol, dict(params)).protocol
     clients = int(layout.get("clients", 1))
-    return memory_refusal(protocol_obj, int(params["users"]), clients, n_parties, BLOCK_USERS)
+    mix = int(layout.get("mix_servers") or 3) if shuffler == "mixnet" else 0
+    return memory_refusal(
+        protocol_obj, int(params["users"]), clients, n_parties, BLOCK_USERS, mix_servers=mix
+    )
 
 
 def main(argv: list[str]) -> int:
@@ -312,7 +316,7 @@ def main(argv: list[str]) -> int:
         except ClusterError as exc:
             print(f"sdp run: {exc}", file=sys.stderr)
             return 2
-    why = _memory_refusal(protocol, params, layout_options, n_parties, plan)
+    why = _memory_refusal(protocol, params, layout_options, n_parties, plan, shuffler)
     if why:
         print(f"sdp run: {why}", file=sys.stderr)
         return 2

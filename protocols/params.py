@@ -1,11 +1,20 @@
-"""The declared parameters of every runnable protocol: name, type, range and meaning.
+"""Protocol parameters: the catalogue (name, type, range, meaning, each written once) and a
+workload's declaration of the ones it takes, with its defaults.
 
-``sdp run NAME --param KEY=VALUE`` is checked against these declarations before anything is
-built: an unknown key is refused with the closest known names ("did you mean"), a bad value with
-the parameter's name, its range and what it means, and ``sdp run NAME --help`` lists them.
-A test (``tests/test_protocol_params.py``) builds every workload with a dictionary that records
-the keys it reads and fails when one is not declared here, so the declarations cannot drift
-from the code.
+Each workload declares its parameters where it is registered
+(``@register("prhr", params=declare(domain=64, rho="paper", ...))``): the names are entries of
+:data:`CATALOGUE`, the values this workload's defaults (``None``: absent unless given; the code
+then derives it, e.g. delta from n). The parameters every protocol takes
+(:data:`COMMON_DEFAULTS`, read by the parties and the launcher too) join every declaration,
+with the one project default for epsilon (:data:`EPSILON_DEFAULT`).
+
+The registry reads a run's parameters through :meth:`Declared.read` before the factory sees
+them: a key of another protocol is refused naming the workload and the names it takes, a bad
+value with the parameter's range and meaning, and the factory gets typed :class:`Values` with
+the declared defaults filled in. Keys outside the catalogue (the shufflers' runtime options,
+the client seed) pass through untouched: the parties read them. ``sdp run NAME --param
+KEY=VALUE`` is checked against the same declaration (:meth:`Declared.check`, "did you mean")
+before anything is built, and ``sdp run NAME --help`` lists it.
 """
 
 from __future__ import annotations
@@ -13,7 +22,7 @@ from __future__ import annotations
 import difflib
 import math
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 
@@ -314,52 +323,6 @@ CATALOGUE: dict[str, Param] = {
     )
 }
 
-# Parameters every protocol takes (read by the parties or the launcher, not by the workload).
-COMMON = ("users", "epsilon", "delta", "data_seed", "min_users", "max_epsilon")
-
-_SEED000 = (
-    "accounting",
-    "bound",
-    "tight_bound",
-    "policy",
-    "estimator",
-    "dataset",
-    "data_dir",
-    "domain",
-    "schema",
-    "data",
-)
-_CALM = (
-    "accounting",
-    "tight_bound",
-    "policy",
-    "estimator",
-    "dataset",
-    "data_dir",
-    "k",
-    "max_cells",
-    "w_max",
-    "r0",
-    "synthetic",
-    "synthetic_n",
-    "synthetic_seed",
-    "bound",
-)
-_GFIM = (
-    "dataset",
-    "data_dir",
-    "k",
-    "k_max",
-    "ell",
-    "shuffle",
-    "local_epsilon",
-    "combination",
-    "bound",
-    "method",
-    "schema",
-    "data",
-)
-
 # The protocols that run on their owners' own data (``sdp run NAME --data FILE --schema S``),
 # with the kind of schema each takes (docs/data.md; tests/test_data_docs.py checks the docs).
 OWN_DATA: dict[str, str] = {
@@ -369,103 +332,236 @@ OWN_DATA: dict[str, str] = {
     "splitmix-sum": "numeric",
 }
 
-PROTOCOL_PARAMS: dict[str, tuple[str, ...]] = {
-    **{name: _SEED000 for name in ("psrr-ss", "srr-ms", "arr-ss", "sue-ms", "oue-ldp")},
-    **{name: _CALM for name in ("calm-psrr-ss", "calm-srr-ms", "calm-arr-ss")},
-    "gfim": _GFIM,
-    "ldpminer": _GFIM,
-    "hp-sdp": ("accounting", "dataset", "data_dir", "g", "method"),
-    "splitmix-sum": ("dataset", "data_dir", "precision", "sigma", "variant", "schema", "data"),
-    "grr": ("bound", "domain", "local_epsilon", "zipf"),
-    "cnt_rr": ("bound", "gamma", "q"),
-    "cnt_2m": ("accounting", "gamma", "q"),
-    "cnt_bn": ("accounting", "gamma", "q"),
-    "cnt_sgm": ("delta_split", "gamma", "q"),
-    "hist_kr": ("bound", "domain"),
-    "hist_mm": ("accounting", "domain"),
-    "slh": ("domain",),
-    "murs": ("domain", "fake_rate"),
-    "prhr": ("domain", "rho", "tau"),
-    "pucm": ("buckets", "domain", "hash_seed", "noise_rate"),
-    "range": ("bound", "branching", "domain", "oracle", "queries"),
-    "rsum_rr": ("precision",),
-    "rsum_kr": ("levels",),
-    "rsum_rm": ("m", "precisions"),
-    "rsum_dsg": ("delta_split", "gamma", "precision"),
-    "put": ("alpha", "bins", "domain", "gamma", "size"),
-    "aut": ("alpha", "bins", "domain", "gamma", "size"),
-    "distinct": ("delta_split", "domain", "gamma", "support", "word_bits"),
-    "hist_lwy": ("domain", "gamma", "hash_exponent"),
-    "fe1": ("blanket", "domain", "gamma", "hash_exponent", "items", "zipf"),
-    "hhd": ("domain", "gamma", "items", "phi", "zipf"),
-}
 
-# Defaults written into a run's parameters, so that its record names the model that ran even if a
-# later version changed the default (the verifier rebuilds the protocol from these parameters).
-PINNED_DEFAULTS: dict[str, dict[str, Any]] = {
-    "gfim": {"shuffle": True},
-    "ldpminer": {"shuffle": True},
-}
-
-
-def declared(protocol: str) -> dict[str, Param]:
-    """The parameters ``protocol`` takes (its own and the common ones); {} when undeclared."""
-    if protocol not in PROTOCOL_PARAMS:
-        return {}
-    names = (*COMMON, *PROTOCOL_PARAMS[protocol])
-    return {n: CATALOGUE[n] for n in names}
-
-
-def check_params(
-    protocol: str,
-    params: Mapping[str, Any],
-    runtime: Mapping[str, Param] | None = None,
-    options: Iterable[str] = (),
-) -> None:
-    """Refuse unknown keys (with the closest names) and bad values of ``protocol``'s parameters.
-
-    ``runtime`` holds the parameters the parties themselves read (shuffler options), which any
-    protocol accepts; ``options`` names the keys that have a command-line option of their own.
-    A protocol without declarations is not checked here (txpub validates its own plan)."""
-    own = declared(protocol)
-    if not own:
-        return
-    known = {**own, **(runtime or {})}
-    options = set(options)
-    for key, value in params.items():
-        if key not in known:
-            if key in ("schema", "data"):
-                raise ParamError(
-                    f"{protocol} does not run on your own data (--data/--schema); the protocols "
-                    f"that do: {', '.join(sorted(OWN_DATA))} (docs/data.md; sdp protocols)"
-                )
-            raise ParamError(unknown_message(protocol, key, known))
-        if value is not None:
-            known[key].check(value, protocol, option=key in options)
-
-
-def unknown_message(protocol: str, key: str, known: Iterable[str]) -> str:
+def unknown_message(
+    protocol: str, key: str, known: Iterable[str], takes: Iterable[str] = ()
+) -> str:
+    """One line refusing ``key``: the closest of ``known`` ("did you mean"), then the names
+    ``protocol`` itself takes (``takes``) and where the rest are listed."""
     known = sorted(known)
     close = difflib.get_close_matches(key, known, n=3, cutoff=0.6)
     if ALIASES.get(key) in known:
         close = [ALIASES[key]] + [c for c in close if c != ALIASES[key]][:1]
     hint = f"; did you mean {' or '.join(close)}?" if close else ""
+    own = f"; {protocol} takes {', '.join(sorted(takes))}" if takes else ""
     return (
-        f"{protocol}: unknown parameter {key!r}{hint} (sdp run {protocol} --help lists the "
-        "parameters it takes)"
+        f"{protocol}: unknown parameter {key!r}{hint}{own} (sdp run {protocol} --help lists "
+        "the parameters it takes)"
     )
 
 
-def help_table(protocol: str, runtime: Mapping[str, Param] | None = None) -> str:
-    """The parameters of ``protocol`` as text lines for ``sdp run NAME --help``."""
-    own = declared(protocol)
-    if not own:
-        return ""
-    lines = [f"parameters of {protocol} (--param KEY=VALUE, or the option of the same name):"]
-    for p in own.values():
-        lines.append(f"  {p.name:<15} {p.describe_range()}: {p.meaning}")
-    if runtime:
-        lines.append("parameters of the shufflers and the run (any protocol):")
-        for p in runtime.values():
-            lines.append(f"  {p.name:<15} {p.describe_range()}: {p.meaning}")
-    return "\n".join(lines)
+# ---- a workload's declaration: the catalogue names it takes, with its defaults ----
+# The project's default central target (docs/spec/07-privacy.md P-2): every workload takes it
+# unless its declaration gives another value with a reason.
+EPSILON_DEFAULT = 1.0
+
+# The epsilon of a run recorded before epsilon was pinned into every run's record (issue 39)
+# that gave none: the seed-004 catalogue's workloads defaulted to 0.9, hp-sdp to 0.5. Declared
+# as ``legacy`` by those workloads; only :meth:`Declared.recorded` reads it.
+SURVEY_LEGACY = {"epsilon": 0.9}
+HP_SDP_LEGACY = {"epsilon": 0.5}
+
+# Parameters every protocol takes (read by the parties or the launcher as well as the workload),
+# with their defaults: None means "derived": users from the workload or its dataset, delta =
+# min(1e-6, 0.01/n), min_users = n, max_epsilon = the target.
+COMMON_DEFAULTS: dict[str, Any] = {
+    "users": None,
+    "epsilon": EPSILON_DEFAULT,
+    "delta": None,
+    "data_seed": 0,
+    "min_users": None,
+    "max_epsilon": None,
+}
+
+_TRUE = ("1", "true", "yes", "on")
+_FALSE = ("0", "false", "no", "off")
+
+
+def _number_text(p: Param, value: Any) -> Any:
+    """A number written as text (a cluster file's or a caller's string: ``"1.0"``) as the
+    number, so that it is checked and converted as one; other values unchanged."""
+    if p.kind not in ("int", "float") or not isinstance(value, str) or value in p.also:
+        return value
+    try:
+        number = float(value)
+    except ValueError:
+        return value
+    return int(number) if p.kind == "int" and number.is_integer() else number
+
+
+def convert(p: Param, value: Any) -> Any:
+    """``value`` (already checked by ``p.check``) as ``p``'s type: int, float, bool or str; a
+    word of ``p.also`` stays a word; None stays None."""
+    if value is None:
+        return None
+    if p.kind in ("str", "choice"):
+        return str(value)
+    if p.kind == "bool":
+        if isinstance(value, bool):
+            return value
+        text = str(value).lower()
+        if text in _TRUE or text in _FALSE:
+            return text in _TRUE
+        return bool(value)
+    if isinstance(value, str):
+        if value in p.also:
+            return value
+        value = float(value)
+    return int(value) if p.kind == "int" else float(value)
+
+
+class Values:
+    """A workload's parameters after :meth:`Declared.read`: ``p.NAME`` is the given value
+    converted to the declared type, else the declared default; ``p.raw`` is the run's whole
+    parameter mapping (for the readers of own data and the privacy helpers)."""
+
+    def __init__(self, workload: str, values: Mapping[str, Any], raw: Mapping[str, Any]) -> None:
+        object.__setattr__(self, "_workload", workload)
+        object.__setattr__(self, "_values", dict(values))
+        object.__setattr__(self, "raw", raw)
+
+    def __getattr__(self, key: str) -> Any:
+        values = object.__getattribute__(self, "_values")
+        if key in values:
+            return values[key]
+        workload = object.__getattribute__(self, "_workload")
+        raise AttributeError(
+            f"{workload} does not declare parameter {key!r} (declared: {', '.join(sorted(values))})"
+        )
+
+    def __setattr__(self, key: str, value: Any) -> None:
+        raise AttributeError("workload parameters are read-only")
+
+    def given(self, key: str) -> bool:
+        """Whether the run gave ``key`` (not None), as opposed to its default applying."""
+        self.__getattr__(key)  # refuse undeclared names
+        return self.raw.get(key) is not None
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(object.__getattribute__(self, "_values"))
+
+
+@dataclass(frozen=True)
+class Declared:
+    """The parameters of one workload: ``defaults`` maps each catalogue name it takes to its
+    default; ``pinned`` names the defaults written into a run's parameters so that its record
+    names the model that ran; ``reasons`` says why a default departs from the project's;
+    ``legacy`` holds the defaults of runs recorded before a parameter was pinned (a record
+    without it ran the default of its time: :meth:`recorded`)."""
+
+    defaults: Mapping[str, Any]
+    pinned: tuple[str, ...] = ()
+    reasons: Mapping[str, str] = field(default_factory=dict)
+    workload: str = ""
+    legacy: Mapping[str, Any] = field(default_factory=dict)
+
+    def named(self, workload: str) -> Declared:
+        """This declaration registered as ``workload`` (used in its error messages)."""
+        return replace(self, workload=workload)
+
+    @property
+    def params(self) -> dict[str, Param]:
+        return {n: CATALOGUE[n] for n in self.defaults}
+
+    def pinned_defaults(self) -> dict[str, Any]:
+        return {k: self.defaults[k] for k in self.pinned}
+
+    def recorded(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        """The parameters a run's record stands for: every run records its pinned parameters
+        (``sdp run``, ``sdp cluster init``), so a record without one was made before it was
+        pinned and ran that version's default (``legacy``; e.g. epsilon 0.9 in the seed-004
+        catalogue before issue 39 made 1.0 the one default)."""
+        missing = {k: v for k, v in self.legacy.items() if params.get(k) is None}
+        return {**params, **missing}
+
+    def check(
+        self,
+        params: Mapping[str, Any],
+        runtime: Mapping[str, Param] | None = None,
+        options: Iterable[str] = (),
+    ) -> None:
+        """Refuse unknown keys (the closest names, the names this workload takes) and bad
+        values. ``runtime`` holds the parameters the parties read (any protocol takes them);
+        ``options`` the keys that have a command-line option of their own."""
+        own = self.params
+        known = {**own, **(runtime or {})}
+        options = set(options)
+        for key, value in params.items():
+            if key not in known:
+                raise self._unknown(key, known)
+            if value is not None:
+                known[key].check(value, self.workload, option=key in options)
+
+    def read(self, params: Mapping[str, Any]) -> Values:
+        """The typed values of a run's ``params``: a catalogue key this workload does not take
+        is refused, a bad value too; keys outside the catalogue (runtime options) pass."""
+        for key in params:
+            if key in CATALOGUE and key not in self.defaults:
+                raise self._unknown(key, self.defaults)
+        values = {}
+        for key, default in self.defaults.items():
+            p, given = CATALOGUE[key], params.get(key)
+            if given is None:
+                values[key] = convert(p, default)
+                continue
+            given = _number_text(p, given)
+            p.check(given, self.workload)
+            values[key] = convert(p, given)
+        return Values(self.workload, values, params)
+
+    def help(self, runtime: Mapping[str, Param] | None = None) -> str:
+        """The parameters as text lines for ``sdp run NAME --help`` (with their defaults)."""
+        lines = [
+            f"parameters of {self.workload} (--param KEY=VALUE, or the option of the same name):"
+        ]
+        for p in self.params.values():
+            default = self.defaults[p.name]
+            shown = "" if default is None else f" [default {_show(default)}]"
+            lines.append(f"  {p.name:<15} {p.describe_range()}: {p.meaning}{shown}")
+        if runtime:
+            lines.append("parameters of the shufflers and the run (any protocol):")
+            for p in runtime.values():
+                lines.append(f"  {p.name:<15} {p.describe_range()}: {p.meaning}")
+        return "\n".join(lines)
+
+    def _unknown(self, key: str, known: Iterable[str]) -> ParamError:
+        if key in ("schema", "data"):
+            return ParamError(
+                f"{self.workload} does not run on your own data (--data/--schema); the protocols "
+                f"that do: {', '.join(sorted(OWN_DATA))} (docs/data.md; sdp protocols)"
+            )
+        return ParamError(unknown_message(self.workload, key, known, takes=self.defaults))
+
+
+def declare(
+    *,
+    pin: Iterable[str] = (),
+    why: Mapping[str, str] | None = None,
+    legacy: Mapping[str, Any] | None = None,
+    **defaults: Any,
+) -> Declared:
+    """The declaration of a workload taking the common parameters and ``defaults`` (catalogue
+    name -> default, None: derived or absent). ``pin`` names defaults recorded into every run
+    (always ``epsilon``: a run's record names its target even if a later version changes the
+    default); ``why`` gives the reason of each default that differs from the project's;
+    ``legacy`` the defaults that runs recorded before pinning ran (:meth:`Declared.recorded`)."""
+    unknown = sorted(set(defaults) - set(CATALOGUE))
+    if unknown:
+        raise ValueError(f"declare: {unknown} are not in protocols.params.CATALOGUE")
+    merged = {**COMMON_DEFAULTS, **defaults}
+    why = dict(why or {})
+    if merged["epsilon"] != EPSILON_DEFAULT and "epsilon" not in why:
+        raise ValueError(
+            f"declare: epsilon default {merged['epsilon']} differs from the project's "
+            f"{EPSILON_DEFAULT}: give the reason (why={{'epsilon': ...}})"
+        )
+    for name in pin:
+        if merged.get(name) is None:
+            raise ValueError(f"declare: pinned parameter {name!r} has no default")
+    for name, default in merged.items():
+        if default is not None:
+            CATALOGUE[name].check(default, "declare")
+    pinned = tuple(dict.fromkeys(("epsilon", *pin)))
+    if set(legacy or {}) - set(pinned):
+        raise ValueError(f"declare: legacy defaults {sorted(legacy or {})} must be pinned")
+    return Declared(merged, pinned, why, legacy=dict(legacy or {}))

@@ -8,14 +8,16 @@ the launcher, never by a party of the protocol.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from protocols.base import ShuffleProtocol
+from protocols.params import Declared, Param, Values
 
 
 @dataclass
@@ -44,40 +46,61 @@ class Workload:
 
 
 WorkloadFactory = Callable[[dict[str, Any]], Workload]
+ValuesFactory = Callable[[Values], Workload]
+# Every workload by name: a callable of the run's raw parameters (it reads them through the
+# workload's declaration, then calls the factory with typed values).
 WORKLOADS: dict[str, WorkloadFactory] = {}
+# The declared parameters of every workload, by name (``register(NAME, params=...)``).
+DECLARED: dict[str, Declared] = {}
 
 
-def register(name: str) -> Callable[[WorkloadFactory], WorkloadFactory]:
-    """Decorator registering a workload factory under ``name``."""
+def register(name: str, *, params: Declared) -> Callable[[ValuesFactory], ValuesFactory]:
+    """Decorator registering a workload factory under ``name`` with its declared parameters:
+    the factory is called with ``params.read(run parameters)`` (typed values, the declared
+    defaults filled in; a parameter of another protocol or a bad value is refused first)."""
+    declared = params.named(name)
 
-    def deco(fn: WorkloadFactory) -> WorkloadFactory:
-        WORKLOADS[name] = fn
+    def deco(fn: ValuesFactory) -> ValuesFactory:
+        inner = getattr(fn, "func", fn)  # a functools.partial: the function it calls
+        other = WORKLOADS.get(name)
+        if other is not None and other.__module__ != inner.__module__:
+            raise ValueError(f"workload {name!r} is registered twice ({inner.__module__})")
+        DECLARED[name] = declared
+
+        def build(run_params: dict[str, Any]) -> Workload:
+            return fn(declared.read(run_params))
+
+        build.__doc__, build.__module__ = inner.__doc__, inner.__module__
+        WORKLOADS[name] = build
         return fn
 
     return deco
 
 
-# Modules that register workloads; imported lazily by ``get_workload``.
-WORKLOAD_MODULES = [
-    "protocols.grr.workload",
-    "protocols.multidim.workloads",
-    "protocols.summation.workload",
-    "protocols.marginals.workload",
-    "protocols.gfim.workload",
-    "protocols.hp_sdp.workload",
-    # the seed-004 catalogue: one workload module per family (each family imports the shared
-    # base protocols.catalogue.common; the base never imports its users)
-    "protocols.counting.workload",  # cnt_rr, cnt_2m, cnt_sgm, cnt_bn
-    "protocols.histograms.workload",  # hist_kr, hist_mm, slh, murs
-    "protocols.ranges.workload",  # range
-    "protocols.sums.workload",  # rsum_rr, rsum_kr, rsum_rm, rsum_dsg
-    "protocols.uniformity.workload",  # put, aut
-    "protocols.distinct.workload",  # distinct
-    "protocols.almost_single.workload",  # hist_lwy
-    "protocols.almost_single.fe1_workload",  # fe1
-    "protocols.heavy_hitters.workload",  # hhd
-    "protocols.multi_freq.workload",  # prhr, pucm
-]
+def register_family(
+    declared: Mapping[str, Declared], factory: Callable[[str, Values], Workload]
+) -> None:
+    """Register ``factory(name, values)`` under every name of ``declared`` (a family of
+    workloads built by one factory), each with its own declaration."""
+    for name, d in declared.items():
+        register(name, params=d)(partial(factory, name))
+
+
+def protocol_facts(protocol: Any) -> dict[str, Any]:
+    """The report lines every catalogue workload gives: messages per user and the statement."""
+    return {"messages_per_user": protocol.messages_per_user(), "privacy": protocol.privacy()}
+
+
+def scalar_error(estimate: float, truth: float) -> dict[str, float]:
+    """Error and absolute error of a one-number estimate (evaluation only)."""
+    err = float(estimate) - float(truth)
+    return {"error": err, "abs_error": abs(err)}
+
+
+def count_errors(estimate: Any, truth: np.ndarray) -> dict[str, float]:
+    """RMSE and largest absolute error of estimated counts against the true ones."""
+    err = np.asarray(estimate, dtype=np.float64) - truth
+    return {"rmse": float(np.sqrt(np.mean(err**2))), "max_abs_error": float(np.max(np.abs(err)))}
 
 
 # One line per protocol for ``sdp protocols``; a protocol registered without one is described by
@@ -118,15 +141,29 @@ SUMMARIES: dict[str, str] = {
 }
 
 
+def workload_modules() -> list[str]:
+    """The modules that register workloads: every ``workload*`` (or ``*_workload``) module of a
+    sub-package of :mod:`protocols`, found by scanning the package (no list to keep)."""
+    import pkgutil
+
+    import protocols
+
+    found = []
+    for pkg in pkgutil.iter_modules(protocols.__path__):
+        if not pkg.ispkg:
+            continue
+        path = [str(Path(protocols.__path__[0]) / pkg.name)]
+        for mod in pkgutil.iter_modules(path):
+            if not mod.ispkg and "workload" in mod.name:
+                found.append(f"protocols.{pkg.name}.{mod.name}")
+    return sorted(found)
+
+
 def _load_all() -> None:
     import importlib
 
-    for mod in WORKLOAD_MODULES:
-        try:
-            importlib.import_module(mod)
-        except ModuleNotFoundError as exc:
-            if exc.name != mod:
-                raise
+    for mod in workload_modules():
+        importlib.import_module(mod)
 
 
 def registered() -> dict[str, WorkloadFactory]:
@@ -158,3 +195,44 @@ def get_workload(name: str, params: dict[str, Any]) -> Workload:
     if name not in WORKLOADS:
         raise KeyError(f"unknown protocol {name!r}; known: {', '.join(sorted(WORKLOADS))}")
     return WORKLOADS[name](params)
+
+
+def recorded_workload(name: str, params: dict[str, Any]) -> Workload:
+    """Build workload ``name`` from a run's record (its cluster file's parameters), reading a
+    record made before a parameter was pinned with the default of its time
+    (:meth:`Declared.recorded`): what the parties and the verifier rebuild."""
+    d = declaration(name)
+    return get_workload(name, params if d is None else d.recorded(params))
+
+
+def declaration(name: str) -> Declared | None:
+    """The declared parameters of workload ``name`` (None: not a workload, e.g. txpub's plan)."""
+    _load_all()
+    return DECLARED.get(name)
+
+
+def check_params(
+    protocol: str,
+    params: Mapping[str, Any],
+    runtime: Mapping[str, Param] | None = None,
+    options: Iterable[str] = (),
+) -> None:
+    """Refuse unknown keys (with the closest names and the names ``protocol`` takes) and bad
+    values (:meth:`Declared.check`); ``runtime`` holds the parameters the parties read (any
+    protocol takes them). A protocol that is not a workload (txpub) validates its own plan."""
+    d = declaration(protocol)
+    if d is not None:
+        d.check(params, runtime, options)
+
+
+def help_table(protocol: str, runtime: Mapping[str, Param] | None = None) -> str:
+    """The parameters of ``protocol`` as text lines for ``sdp run NAME --help``."""
+    d = declaration(protocol)
+    return "" if d is None else d.help(runtime)
+
+
+def pinned_defaults(protocol: str) -> dict[str, Any]:
+    """Defaults written into a run's parameters, so that its record names the model that ran
+    even if a later version changed the default (the verifier rebuilds from the parameters)."""
+    d = declaration(protocol)
+    return {} if d is None else d.pinned_defaults()

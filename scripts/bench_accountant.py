@@ -21,6 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import protocols.accountant.decomposition as _dec  # noqa: E402
+from parties.runtime.cost_ledger import bench_peak_rss  # noqa: E402
 from protocols.accountant import _amplify, amplify  # noqa: E402
 
 PER_EVAL = [("hadamard", {}), ("oue", {}), ("sue", {}), ("grr", {"k": 10})]
@@ -122,6 +123,7 @@ def main(argv: list[str]) -> int:
         out = {"eps_local": a.eps_local, "delta": a.delta, "results": rows}
         out["decomposition_per_eval"] = per_eval
         out["loadavg"] = load + [list(os.getloadavg())]
+        out["peak_rss_per_party"] = bench_peak_rss()
         print(json.dumps(out, indent=1))
     return 0
 

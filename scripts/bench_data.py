@@ -31,6 +31,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from parties.runtime.cost_ledger import bench_peak_rss  # noqa: E402
+
 SCHEMA = """
 schema = 1
 kind = "categorical"
@@ -235,6 +237,7 @@ def main() -> None:
     res["speedup_vs_csv_module"] = round(
         res["stream"]["rows_per_s"] / res["baseline_csv_module"]["rows_per_s"], 1
     )
+    res["peak_rss_per_party"] = bench_peak_rss()
     print(json.dumps(res, indent=2))
 
 

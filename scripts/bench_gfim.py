@@ -18,6 +18,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from parties.runtime.cost_ledger import bench_peak_rss  # noqa: E402
 from protocols.base import simulate
 from protocols.gfim.ldpminer import LDPMiner, OnePhase
 from protocols.gfim.protocol import GFIM
@@ -58,7 +59,7 @@ def main() -> None:
             row[f"{label}_s"] = round(best, 3)
             row[f"{label}_us_per_user"] = round(1e6 * best / data.n, 3)
         out.append(row)
-    print(json.dumps(out, indent=1))
+    print(json.dumps({"rows": out, "peak_rss_per_party": bench_peak_rss()}, indent=1))
 
 
 if __name__ == "__main__":

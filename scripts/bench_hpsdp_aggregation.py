@@ -20,6 +20,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from parties.runtime.cost_ledger import bench_peak_rss  # noqa: E402
 from protocols.base import trusted_shuffle
 from protocols.hp_sdp.data import load
 from protocols.hp_sdp.protocol import HPSDPProtocol, calibrate, srr_reports
@@ -64,7 +65,8 @@ def main() -> None:
             }
         )
         print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
-    print(json.dumps({"benchmark": "hp-sdp aggregation", "cases": rows}, indent=1))
+    print(json.dumps({"benchmark": "hp-sdp aggregation", "cases": rows,
+                      "peak_rss_per_party": bench_peak_rss()}, indent=1))  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -116,6 +116,9 @@ def main() -> None:
         "python": py,
         "ratio_cpu_js_over_python": round(js["cpu_s"] / py["cpu_s"], 2) if py["cpu_s"] else None,
     }
+    from parties.runtime.cost_ledger import bench_peak_rss
+
+    out["peak_rss_per_party"] = bench_peak_rss("python verifier (this process)")
     text = json.dumps(out, indent=1)
     print(text)
     if a.out:

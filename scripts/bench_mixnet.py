@@ -42,6 +42,7 @@ from mpc.mixnet.shuffle_verifier import (  # noqa: E402
 )
 from mpc.pools import process_pool  # noqa: E402
 from mpc.shuffle_proof import prover_op_counts, shuffle_and_prove  # noqa: E402
+from parties.runtime.cost_ledger import bench_peak_rss  # noqa: E402
 
 
 def _timed(fn):
@@ -299,6 +300,7 @@ def main() -> None:
     }
     if a.e2e:
         out["end_to_end"] = bench_e2e(a.e2e_n or a.n, a.workers, not a.fast_servers)
+    out["peak_rss_per_party"] = bench_peak_rss()
     print(json.dumps(out, indent=None if a.json else 2))
 
 

@@ -27,7 +27,6 @@ import argparse
 import hashlib
 import json
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -36,6 +35,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from mpc.pools import peak_rss  # noqa: E402
 
 
 class _BenchNode:
@@ -210,7 +211,7 @@ async def _worker(args: argparse.Namespace) -> None:
     base_ok = sorted(int(v) for v in opened) == list(range(nb))
     ours = await one_run(nb, b"bench-baseline-n")
     base_per = await mpc.transfer({"seconds": base_s, "bytes_sent": base_b}, receivers=0)
-    rss = await mpc.transfer(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, receivers=0)
+    rss = await mpc.transfer(peak_rss(), receivers=0)
     await mpc.shutdown()
     if me == 0:
         ours_s = max(s["seconds"] for s in ours["servers"])
@@ -242,7 +243,7 @@ async def _worker(args: argparse.Namespace) -> None:
                 "n=1e6_seconds": 10.0,
                 "malicious_over_semi_honest": 3.0,
             },
-            "max_rss_kb_per_server": rss,
+            "peak_rss_per_party": {f"mpc-{i + 1}": {"peak_rss_bytes": b} for i, b in enumerate(rss)},
             "python": sys.version.split()[0],
             "cpu_count": os.cpu_count(),
         }

@@ -26,6 +26,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from parties.runtime.cost_ledger import bench_peak_rss  # noqa: E402
 from protocols.accountant import amplify  # noqa: E402
 from protocols.oracles.grr import grr_estimate, grr_perturb  # noqa: E402
 from protocols.oracles.olh import (  # noqa: E402
@@ -143,6 +144,7 @@ def main(argv: list[str] | None = None) -> int:
         "olh_n1e6_d42178_seconds": 60,
         "accountant_seconds_n1e6": 0.5,
     }
+    res["peak_rss_per_party"] = bench_peak_rss()
     print(json.dumps(res, indent=2, default=lambda x: None if x is None else float(x)))
     return 0
 

@@ -36,6 +36,7 @@ from mpc.scalar_product import (  # noqa: E402
     per_entry_cost,
     per_entry_gram_cost,
 )
+from parties.runtime.cost_ledger import bench_peak_rss  # noqa: E402
 from parties.runtime.memlink import MemoryNetwork  # noqa: E402
 from parties.txpub.paillier_exchange import ssp_alice, ssp_bob  # noqa: E402
 
@@ -173,6 +174,7 @@ def main(argv: list[str] | None = None) -> int:
             "per_entry_estimate": per_entry_cost(n, m, unit, ct_bytes),
         },
     }
+    out["peak_rss_per_party"] = bench_peak_rss()
     print(json.dumps(out, indent=None if args.json else 2))
     return 0
 

@@ -36,6 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np  # noqa: E402
 
+from parties.runtime.cost_ledger import bench_peak_rss  # noqa: E402
 from protocols.catalogue.data import normal_categorical  # noqa: E402
 from protocols.multi_freq.hadamard import hadamard_order  # noqa: E402
 from protocols.multi_freq.prhr import PRHR  # noqa: E402
@@ -198,6 +199,7 @@ def main(argv: list[str]) -> int:
         "verdict": verdict(x),
         "cpu": "time.process_time (one core)",
     }
+    out["peak_rss_per_party"] = bench_peak_rss()
     text = json.dumps(out, indent=1)
     if a.out:
         Path(a.out).write_text(text + "\n")

@@ -37,6 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from mpc import ct_scalar  # noqa: E402
 from mpc import ristretto as r  # noqa: E402
 from mpc.ristretto import L  # noqa: E402
+from parties.runtime.cost_ledger import bench_peak_rss  # noqa: E402
 
 THRESHOLD = 4.5
 CROPS = (None, 50, 75, 90, 95, 99)
@@ -176,6 +177,7 @@ def main() -> None:
         "load_average": os.getloadavg(),
         "results": results,
     }
+    out["peak_rss_per_party"] = bench_peak_rss()
     print(json.dumps(out, indent=2))
 
 

@@ -23,8 +23,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from mpc.pools import peak_rss  # noqa: E402
 from parties.launcher import free_ports  # noqa: E402
 from parties.runtime.cluster import Cluster, PartySpec, dump_cluster, load_cluster, new_session_id  # noqa: E402
+from parties.runtime.cost_ledger import memory_peaks  # noqa: E402
 from parties.runtime.keys import make_party_dirs  # noqa: E402
 
 
@@ -73,6 +75,7 @@ async def party_main(args: argparse.Namespace) -> None:
             got = await node.recv(a, "bulk")
             await node.send(a, "ack", str(len(got)).encode())
     out["cpu_s"] = time.process_time() - cpu0
+    out["peak_rss_bytes"] = peak_rss()
     await node.close()
     Path(f"{args.result}.{args.name}").write_text(json.dumps(out))
 
@@ -125,6 +128,7 @@ def run_ours(mode: str, n_parties: int, messages: int, bulk_mb: int) -> dict[str
         main_party = names[-1] if mode == "small" else names[0]
         out = dict(per[main_party])
         out["cpu_s_by_party"] = {n: round(v["cpu_s"], 3) for n, v in per.items()}
+        out["peak_rss_bytes_by_party"] = {n: v["peak_rss_bytes"] for n, v in per.items()}
         return out
 
 
@@ -208,6 +212,7 @@ def main() -> None:
             "ours_cpu_us_per_message": {
                 n: round(c / small["messages"] * 1e6, 1) for n, c in small["cpu_s_by_party"].items()
             },
+            "ours_peak_rss_bytes_by_party": small["peak_rss_bytes_by_party"],
             "baseline_bare_tls_messages_per_s": round(args.messages / base_small["seconds"]),
             "target_messages_per_s": 20_000,
             "meets_target": rate >= 20_000,
@@ -217,6 +222,7 @@ def main() -> None:
             "megabytes": args.bulk_mb,
             "ours_MB_per_s": round(thr, 1),
             "ours_cpu_s_by_party": bulk["cpu_s_by_party"],
+            "ours_peak_rss_bytes_by_party": bulk["peak_rss_bytes_by_party"],
             "baseline_bare_tls_MB_per_s": round(args.bulk_mb / base_bulk["seconds"], 1),
             "target_MB_per_s": 100,
             "meets_target": thr >= 100,
@@ -225,6 +231,7 @@ def main() -> None:
         "transcripts + cost ledger, each party its own process; baseline = one "
         "asyncio TLS stream with length prefixes only, in one process",
         "cpu_count": os.cpu_count(),
+        "peak_rss_per_party": {"baseline (this process)": memory_peaks()},
     }
     if args.json:
         print(json.dumps(report, indent=1))

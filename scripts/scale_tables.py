@@ -6,12 +6,17 @@ held-out runs and its projection to 10^6-10^8 users (``parties/costs/model.py``)
 RUNS_DIR holds the run directories named as in ``docs/scale.md`` (t-N, t-N-rtt100, m-N-k3,
 m-400-k5, m-N-k3-rtt100, mpc-N, mpc-N-rtt100), made with
 ``sdp run grr --users N --domain 10 --epsilon 1 --shuffler S [--netem rtt=100ms] --out RUNS_DIR/NAME``.
+The memory table reads ``RUNS_DIR/m-N-k3*/peak_rss.json``, written during the run by
+``python scripts/sample_peak_rss.py RUNS_DIR/NAME/peak_rss.json PID_OF_SDP_RUN``.
 """
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
+
+import numpy as np
 
 from parties.costs.model import CostModel, run_facts, validate
 
@@ -75,13 +80,62 @@ def projection(runs: Path) -> None:
         )
 
 
+ROLES = {"mix server": "mix-", "client party": "client-", "analyzer": "analyzer",
+         "sdp run (launcher, verifier)": "sdp run"}  # fmt: skip
+
+
+def role_peaks(path: Path) -> dict[str, float]:
+    """Per role, the largest peak RSS of one party of that role (its pool workers added)."""
+    parties = json.loads(path.read_text())["parties"]
+    out: dict[str, float] = {}
+    for role, prefix in ROLES.items():
+        got = [v["peak_rss_bytes"] + v["workers_peak_rss_sum_bytes"]
+               for name, v in parties.items() if name.startswith(prefix)]  # fmt: skip
+        if got:
+            out[role] = float(max(got))
+    return out
+
+
+def memory(runs: Path) -> None:
+    """Peak RSS per party, fitted as base + slope x n per role like the CPU (k = 3, t = 2)."""
+    pts = []
+    for d in sorted(runs.glob("m-*-k3*/peak_rss.json")):
+        n = int(d.parent.name.split("-")[1])
+        pts.append((n, d.parent.name, role_peaks(d)))
+    pts.sort()
+    if len(pts) < 2:
+        return
+    print(f"\nmix-net memory, peak RSS per party (GB), fitted on {len(pts)} runs (k = 3)\n")
+    print("| users | " + " | ".join(ROLES) + " | the 6 parties at once (GB) |")
+    print("|---|" + "---|" * (len(ROLES) + 1))
+    fits = {}
+    for role in ROLES:
+        xy = [(n, p[role]) for n, _, p in pts if role in p]
+        slope, base = np.polyfit([x for x, _ in xy], [y for _, y in xy], 1)
+        fits[role] = (base, slope)
+    for n, name, p in pts:
+        cells = [f"{p.get(r, float('nan')) / 1e9:.3g} / {(b + s * n) / 1e9:.3g}"
+                 for r, (b, s) in fits.items()]  # fmt: skip
+        print(f"| {name} (measured / fitted) | " + " | ".join(cells) + " | |")
+    # the launcher verifies after the parties have exited: not at once with them
+    count = {"mix server": 3, "client party": 2, "analyzer": 1, "sdp run (launcher, verifier)": 0}
+    for n in (10**6, 10**7, 10**8):
+        est = {r: b + s * n for r, (b, s) in fits.items()}
+        total = sum(count[r] * v for r, v in est.items())
+        cells = [f"{v / 1e9:.3g}" for v in est.values()]
+        print(f"| 10^{len(str(n)) - 1} | " + " | ".join(cells) + f" | {total / 1e9:.3g} |")
+    print("\nslope per user (kB): " + ", ".join(f"{r} {s / 1e3:.3g}" for r, (_, s) in fits.items()))
+
+
 def main() -> int:
     if len(sys.argv) != 2 or not Path(sys.argv[1]).is_dir():
         print("usage: python scripts/scale_tables.py RUNS_DIR", file=sys.stderr)
         return 2
     runs = Path(sys.argv[1])
-    validation(runs)
-    projection(runs)
+    if (runs / "m-200-k3").is_dir():
+        validation(runs)
+        projection(runs)
+    memory(runs)
     return 0
 
 

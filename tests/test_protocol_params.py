@@ -1,6 +1,7 @@
 """Every protocol declares its parameters (issue 30 items 1, 2, 4).
 
-The declarations (``protocols/params.py``) are checked against the code: every workload is built
+The declarations (``register(NAME, params=declare(...))`` over ``protocols/params.py``'s
+catalogue) are checked against the code: every workload is built
 with a dictionary that records the keys it reads, and each key read must be declared. ``sdp run``
 refuses unknown keys with "did you mean", bad values with the parameter's name and range, an
 epsilon outside the accountant's range with that range, and ``sdp run NAME --help`` lists them.
@@ -14,8 +15,8 @@ import sys
 import pytest
 
 from parties.runtime.run_options import RUNTIME_PARAMS
-from protocols.params import CATALOGUE, EPS_MAX, PROTOCOL_PARAMS, ParamError, check_params, declared
-from protocols.workloads import WORKLOADS, get_workload
+from protocols.params import CATALOGUE, EPS_MAX, ParamError
+from protocols.workloads import DECLARED, WORKLOADS, check_params, get_workload
 
 get_workload("grr", {"users": 100})  # import every registering module
 
@@ -57,16 +58,16 @@ BUILD["range"] = {"users": 200_000, "domain": 16, "bound": "vr"}
 
 
 def test_every_runnable_protocol_is_declared():
-    assert set(WORKLOADS) <= set(PROTOCOL_PARAMS), set(WORKLOADS) - set(PROTOCOL_PARAMS)
-    for names in PROTOCOL_PARAMS.values():
-        assert set(names) <= set(CATALOGUE)
+    assert set(WORKLOADS) <= set(DECLARED), set(WORKLOADS) - set(DECLARED)
+    for d in DECLARED.values():
+        assert set(d.defaults) <= set(CATALOGUE)
 
 
 @pytest.mark.parametrize("name", sorted(WORKLOADS))
 def test_every_key_a_workload_reads_is_declared(name):
     params = Recording(BUILD[name])
     WORKLOADS[name](params)
-    undeclared = params.read - set(declared(name)) - set(RUNTIME_PARAMS)
+    undeclared = params.read - set(DECLARED[name].defaults) - set(RUNTIME_PARAMS)
     assert not undeclared, f"{name} reads undeclared parameters {sorted(undeclared)}"
 
 

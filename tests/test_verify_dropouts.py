@@ -141,13 +141,9 @@ FAST = ["hp-sdp", "gfim"]
 
 
 def _all_protocols() -> list[str]:
-    import importlib
+    from protocols.workloads import registered
 
-    from protocols.workloads import WORKLOAD_MODULES, WORKLOADS
-
-    for mod in WORKLOAD_MODULES:
-        importlib.import_module(mod)
-    return sorted(WORKLOADS)
+    return sorted(registered())
 
 
 def _simulated_dropout(tmp_path: Path, protocol: str) -> None:

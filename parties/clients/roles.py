@@ -24,7 +24,7 @@ from protocols.base import GROUPING_SEED, USER_IDS, Batches, received_counts
 from protocols.datasets.source import DATA_PARAM
 from protocols.privacy.ledger import PrivacyRefusal, Release, gate, ledger_json
 from protocols.rng import secure_rng
-from protocols.workloads import Workload, get_workload
+from protocols.workloads import Workload, recorded_workload
 
 BLOCK_USERS = 200_000
 
@@ -37,7 +37,7 @@ def load_workload(cluster: Cluster, name: str | None = None) -> Workload:
     params = dict(cluster.params)
     if name is not None and cluster.data_of(name):
         params[DATA_PARAM] = cluster.data_of(name)
-    return get_workload(cluster.protocol, params)
+    return recorded_workload(cluster.protocol, params)
 
 
 def own_data(cluster: Cluster) -> bool:

@@ -51,6 +51,7 @@ from parties.runtime.run_options import (
     netem_table,
     resolve_job,
 )
+from protocols.workloads import pinned_defaults
 
 
 def layout_cluster(
@@ -202,6 +203,7 @@ def main(argv: list[str]) -> int:
         if args.source.endswith(".toml"):
             cluster = load_cluster(args.source, session_optional=True)
             check_cluster_params(cluster)
+            cluster.params = {**pinned_defaults(cluster.protocol), **cluster.params}
         else:
             client_data = _parse_client_data(args.client_data)
             if client_data and args.schema is None:

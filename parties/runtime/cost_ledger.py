@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mpc.pools import WorkerCpu
+from mpc.pools import WorkerCpu, peak_rss, workers_peak_rss
 from parties.runtime.host_load import host_identity, host_sample
 
 # phases whose ``round`` argument is a sub-step of the current protocol round
@@ -134,6 +134,24 @@ def tcp_counts(sock: Any) -> tuple[int, int] | None:
     acked, received = struct.unpack_from("<QQ", info, 120)
     sent = struct.unpack_from("<Q", info, 200)[0] if len(info) >= 208 else acked
     return max(sent, acked), received
+
+
+def memory_peaks() -> dict[str, Any]:
+    """This party's peak resident bytes (``VmHWM``) and its process-pool workers' (each, and
+    their sum: an upper bound on what they held at once); None where /proc is unreadable."""
+    workers = workers_peak_rss()
+    return {
+        "peak_rss_bytes": peak_rss(),
+        "pool_workers": len(workers),
+        "pool_workers_peak_rss_bytes": sorted(workers.values(), reverse=True),
+        "pool_workers_peak_rss_sum_bytes": sum(workers.values()),
+    }
+
+
+def bench_peak_rss(party: str = "bench (every party in this process)") -> dict[str, Any]:
+    """``{party: memory_peaks()}``: a benchmark's peak RSS per party where its parties share
+    its process (the benchmarks that start party processes report each from its ledger)."""
+    return {party: memory_peaks()}
 
 
 class CostLedger:
@@ -340,6 +358,7 @@ class CostLedger:
             "host_cores": os.cpu_count() or 1,
             "host": self.host,
             "tcp": self.tcp,
+            "memory": memory_peaks(),
             "rows": rows,
             "phases": out,
         }

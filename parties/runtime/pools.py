@@ -28,7 +28,7 @@ from concurrent.futures import Executor
 from dataclasses import dataclass
 from typing import Any
 
-from mpc.pools import process_pool
+from mpc.pools import peak_rss, process_pool, workers_peak_rss
 
 DASK_RE = re.compile(r"dask://(?P<host>\[[0-9a-fA-F:]+\]|[A-Za-z0-9.\-]+):(?P<port>\d{1,5})")
 CONNECT_TIMEOUT_S = 30.0
@@ -67,6 +67,13 @@ class OpenPool:
         elif self.executor is not None:
             self.executor.shutdown()
         self.executor = None
+
+    def workers_peak_rss(self) -> dict[str, int | None]:
+        """Peak resident bytes (``VmHWM``, over each worker's life) per worker: the local
+        pool's by pid, a Dask cluster's by worker address (read on each worker)."""
+        if self._client is not None:
+            return dict(self._client.run(peak_rss))
+        return {str(pid): b for pid, b in workers_peak_rss().items()}
 
     def __enter__(self) -> OpenPool:
         return self

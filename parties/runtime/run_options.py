@@ -14,14 +14,15 @@ from typing import Any
 from parties.runtime.backend import backends, default_shuffler, shuffler_names
 from parties.runtime.cluster import ClusterError
 from parties.runtime.plans import backend_of, plan_for
-from protocols.params import PINNED_DEFAULTS, Param, ParamError, check_params
+from protocols.params import EPSILON_DEFAULT, Param, ParamError
+from protocols.workloads import check_params, pinned_defaults
 
 # The main job (plain ``sdp run``): PSRR-SS on the bundled Adult data through the verifiable
 # mix-net with 3 servers (threshold 2), then the full verification.
 MAIN_JOB: dict[str, Any] = {
     "protocol": "psrr-ss",
     "shuffler": "mixnet",
-    "params": {"dataset": "adult", "epsilon": 1.0},
+    "params": {"dataset": "adult", "epsilon": EPSILON_DEFAULT},
 }
 PARAM_OPTIONS = (
     "min_users",
@@ -177,8 +178,7 @@ def protocol_help(argv: list[str]) -> str | None:
     """``sdp run NAME --help``: the parameters NAME takes (None without --help or a protocol)."""
     if not any(a in ("-h", "--help") for a in argv):
         return None
-    from protocols.params import help_table
-    from protocols.workloads import WORKLOADS, get_workload
+    from protocols.workloads import WORKLOADS, get_workload, help_table
 
     try:
         get_workload("?", {})  # imports every registering module
@@ -274,7 +274,7 @@ def resolve_job(
             check_params(protocol, params, RUNTIME_PARAMS, options=PARAM_OPTIONS)
         except ParamError as exc:
             raise ClusterError(str(exc)) from None
-        for key, value in PINNED_DEFAULTS.get(protocol, {}).items():
+        for key, value in pinned_defaults(protocol).items():
             params.setdefault(key, value)
         workload = get_workload(protocol, dict(params))
         b.check_defences(params, protocol, workload)

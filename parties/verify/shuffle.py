@@ -53,7 +53,7 @@ def recompute_estimate(
     from protocols.defences.fake_removal import analyze_with_fakes, announced_fakes
     from protocols.defences.noisy_threshold import threshold_release_entry
     from protocols.privacy.ledger import PrivacyRefusal, gate, ledger_json
-    from protocols.workloads import get_workload
+    from protocols.workloads import recorded_workload
 
     pubs = [e for e in analyzer.entries if e["dir"] == "publish" and e["ty"] == "estimate"]
     if len(pubs) != 1:
@@ -68,7 +68,7 @@ def recompute_estimate(
         return
     published = codec.loads(_blob(run_dir, analyzer.party, pubs[0]["dg"]))
     run = cluster["run"]
-    protocol = get_workload(run["protocol"], dict(run.get("params", {}))).protocol
+    protocol = recorded_workload(run["protocol"], dict(run.get("params", {}))).protocol
     if not _statement_checked(run_dir, analyzer, protocol, dict(run.get("params", {})), report):
         return
     metas: list[dict[str, Any]] = []  # the inputs' public fields (trusted shuffler)
@@ -331,7 +331,7 @@ def check_mpc_run(
     (``mpc_outputs.check_mpc_outputs``), and the estimate is recomputed from it. The
     semi-honest shuffle itself (that the servers permuted correctly) is not provable."""
     from parties.verify.mpc_outputs import check_mpc_outputs
-    from protocols.workloads import get_workload
+    from protocols.workloads import recorded_workload
 
     analyzer = transcripts[[p["name"] for p in cluster["party"] if p["role"] == "analyzer"][0]]
     inputs, published = [], []
@@ -341,7 +341,7 @@ def check_mpc_run(
             published.append(obj)
             inputs.append({k: codec.obj_to_array(v) for k, v in obj["batches"].items()})
     run = cluster["run"]
-    protocol = get_workload(run["protocol"], dict(run.get("params", {}))).protocol
+    protocol = recorded_workload(run["protocol"], dict(run.get("params", {}))).protocol
     states = {
         e["rd"]: codec.loads(_blob(run_dir, analyzer.party, e["dg"]))
         for e in analyzer.entries

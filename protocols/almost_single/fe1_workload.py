@@ -16,6 +16,7 @@ import numpy as np
 
 from protocols.almost_single.data import zipf_items
 from protocols.almost_single.fe1 import FE1
+from protocols.params import Values, declare
 from protocols.workloads import Workload, register
 
 
@@ -26,25 +27,20 @@ def error_quantiles(est: np.ndarray, truth: np.ndarray) -> dict[str, float]:
     return {"p50": at(0.50), "p90": at(0.90), "p99": at(0.99), "linf": float(err[-1])}
 
 
-@register("fe1")
-def fe1_workload(params: dict[str, Any]) -> Workload:
+@register(
+    "fe1",
+    params=declare(
+        users=10_000, domain=1 << 16, hash_exponent=1.0, blanket="authors", gamma=1.0, items=None,
+        zipf=1.1,
+    ),
+)  # fmt: skip
+def fe1_workload(p: Values) -> Workload:
     """Workload of ``sdp run fe1`` (module docstring)."""
-    n = int(params.get("users", 10_000))
-    B = int(params.get("domain", 1 << 16))
-    delta = params.get("delta")
-    protocol = FE1(
-        B,
-        n,
-        float(params.get("epsilon", 1.0)),
-        1.0 / n**2 if delta is None else float(delta),
-        c=float(params.get("hash_exponent", 1.0)),
-        blanket=str(params.get("blanket", "authors")),
-        gamma=float(params.get("gamma", 1.0)),
-    )
-    support = int(params.get("items", max(1, min(B, n // 2))))
-    values = zipf_items(
-        n, B, support, float(params.get("zipf", 1.1)), int(params.get("data_seed", 0))
-    )
+    n, B = p.users, p.domain
+    delta = 1.0 / n**2 if p.delta is None else p.delta
+    protocol = FE1(B, n, p.epsilon, delta, c=p.hash_exponent, blanket=p.blanket, gamma=p.gamma)
+    support = max(1, min(B, n // 2)) if p.items is None else p.items
+    values = zipf_items(n, B, support, p.zipf, p.data_seed)
     truth = np.bincount(values, minlength=B)
 
     def report(est: dict[str, Any]) -> dict[str, Any]:

@@ -127,17 +127,24 @@ def analyze_with_fakes(
     if set(fakes) != {desc.batch}:
         raise ValueError(f"fakes announced for {sorted(fakes)}, expected [{desc.batch!r}]")
     f = int(fakes[desc.batch])
-    arr = shuffled.get(desc.batch)
+    hist, well_formed, invalid = report_histogram(desc, shuffled.get(desc.batch))
+    counts = hist - f / desc.k
+    reports = well_formed - f
+    if reports < 1:
+        raise ValueError(f"{well_formed} well-formed reports for {f} fakes: no user's report")
+    est = protocol.estimate_from_counts(counts, reports, invalid)
+    return {**est, "fakes": f}
+
+
+def report_histogram(desc: UniformFakeReports, arr: Any) -> tuple[np.ndarray, int, int]:
+    """(float counts per category in [0, k), well-formed reports, malformed rows) of the
+    ``desc.batch`` batch ``arr``; ValueError when the batch is missing."""
     if arr is None:
         raise ValueError(f"no {desc.batch!r} batch received")
     v = np.asarray(arr).reshape(-1)
     ok = (v >= 0) & (v < desc.k)
-    counts = np.bincount(v[ok], minlength=desc.k).astype(np.float64) - f / desc.k
-    reports = int(ok.sum()) - f
-    if reports < 1:
-        raise ValueError(f"{int(ok.sum())} well-formed reports for {f} fakes: no user's report")
-    est = protocol.estimate_from_counts(counts, reports, int((~ok).sum()))
-    return {**est, "fakes": f}
+    counts = np.bincount(v[ok], minlength=desc.k).astype(np.float64)
+    return counts, int(ok.sum()), int((~ok).sum())
 
 
 def _blanket(eps_l: float, k: int, n: int, f: int, delta: float, who: str) -> dict[str, Any]:

@@ -3,7 +3,7 @@
 The column: every user's value is drawn uniformly from a seeded random subset of [k] holding
 ``support`` k of its values (so the true count is at most support k, and below it when users are
 few). Parameters: ``users`` (default 10,000), ``domain`` (k, default 256), ``support`` (0.5),
-``epsilon`` (0.9), ``gamma`` (fraction of honest users, 1), ``delta_split`` (the XOR Split-Mix
+``epsilon`` (the project default 1.0), ``gamma`` (fraction of honest users, 1), ``delta_split`` (the XOR Split-Mix
 statistical delta, 1e-12), ``word_bits`` (bits of [k] per message, 30), ``data_seed`` (0).
 """
 
@@ -14,8 +14,9 @@ from typing import Any
 import numpy as np
 
 from protocols.distinct.parity import RobustDistinct
+from protocols.params import SURVEY_LEGACY, Values, declare
 from protocols.rng import experiment_rng
-from protocols.workloads import Workload, register
+from protocols.workloads import Workload, protocol_facts, register, scalar_error
 
 
 def distinct_column(n: int, k: int, support: float, seed: int) -> np.ndarray:
@@ -29,38 +30,39 @@ def distinct_column(n: int, k: int, support: float, seed: int) -> np.ndarray:
     return held[rng.integers(0, held.size, size=int(n))].astype(np.int64)
 
 
-def build_distinct(n: int, params: dict[str, Any]) -> RobustDistinct:
+def build_distinct(n: int, p: Values) -> RobustDistinct:
     """The protocol for n users from workload parameters."""
     return RobustDistinct(
-        n,
-        int(params.get("domain", 256)),
-        float(params.get("epsilon", 0.9)),
-        gamma=float(params.get("gamma", 1.0)),
-        delta_split=float(params.get("delta_split", 1e-12)),
-        word_bits=int(params.get("word_bits", 30)),
+        n, p.domain, p.epsilon, gamma=p.gamma, delta_split=p.delta_split, word_bits=p.word_bits
     )
 
 
-@register("distinct")
-def distinct_workload(params: dict[str, Any]) -> Workload:
+@register(
+    "distinct",
+    params=declare(
+        users=10_000,
+        domain=256,
+        gamma=1.0,
+        delta_split=1e-12,
+        word_bits=30,
+        support=0.5,
+        legacy=SURVEY_LEGACY,
+    ),
+)
+def distinct_workload(p: Values) -> Workload:
     """Workload of ``sdp run distinct`` (module docstring)."""
-    n = int(params.get("users", 10_000))
-    protocol = build_distinct(n, params)
-    values = distinct_column(
-        n, protocol.k, float(params.get("support", 0.5)), int(params.get("data_seed", 0))
-    )
+    n = p.users
+    protocol = build_distinct(n, p)
+    values = distinct_column(n, protocol.k, p.support, p.data_seed)
     true_d = int(np.unique(values).size)
 
     def report(est: dict[str, Any]) -> dict[str, Any]:
-        err = float(est["distinct"]) - true_d
         return {
             "true_distinct": true_d,
-            "error": err,
-            "abs_error": abs(err),
+            **scalar_error(est["distinct"], true_d),
             "expected_rmse": float(np.sqrt(protocol.variance(true_d))),
             "sqrt_k": float(np.sqrt(protocol.k)),
-            "messages_per_user": protocol.messages_per_user(),
-            "privacy": protocol.privacy(),
+            **protocol_facts(protocol),
         }
 
     return Workload(

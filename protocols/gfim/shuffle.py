@@ -37,6 +37,7 @@ from typing import Any
 from protocols.accountant import amplify, max_local_epsilon
 from protocols.gfim.ldpminer import LDPMiner
 from protocols.gfim.protocol import GFIM
+from protocols.privacy.record import PrivacyStatement
 
 MECHANISM = "hadamard"
 
@@ -58,22 +59,62 @@ def calibrate_round(
         raise ValueError(f"gfim-shuffle: local_epsilon must be finite and > 0, got {eps_local}")
     amp = amplify(eps_local, n_round, delta, bound=bound, mechanism=MECHANISM)
     ok = amp.valid and amp.eps_central is not None and amp.eps_central < eps_local
-    return float(eps_local), {
-        "eps_local": float(eps_local),
-        "eps_central": float(amp.eps_central) if ok else float(eps_local),
-        "eps_central_lower": amp.lower,
-        "delta": delta,
-        "n_shuffled": int(n_round),
-        "bound": bound if ok else "pure LDP (no amplification at this count)",
-        "mechanism": MECHANISM,
-        "note": amp.reason,
-    }
+    return float(eps_local), PrivacyStatement(
+        local_epsilon=float(eps_local),
+        certified_epsilon=float(amp.eps_central) if ok else float(eps_local),
+        certified_epsilon_lower=amp.lower,
+        delta=delta,
+        bound=bound if ok else "pure LDP (no amplification at this count)",
+        mechanism=MECHANISM,
+        note=amp.reason,
+        extra={"n_shuffled": int(n_round)},
+    ).wire()
 
 
 def _missed(target: float, got: float, eps_local: float | None) -> str:
     if eps_local is None or got <= target * (1 + 1e-12):
         return ""
     return f"target eps_c = {target:g} missed: local_epsilon {eps_local:g} gives {got:.4g}"
+
+
+def _statement(
+    eps_c: float,
+    certified: float,
+    note: str,
+    delta: float,
+    eps_local: float,
+    composition: str,
+    round_statement: dict[str, Any],
+) -> dict[str, Any]:
+    """The published statement of a shuffled two-round miner (docs/spec/07-privacy.md P-3)."""
+    return PrivacyStatement(
+        target_epsilon=eps_c,
+        certified_epsilon=certified,
+        target_missed=bool(note),
+        delta=delta,
+        local_epsilon=eps_local,
+        extra={"model": "shuffle", "composition": composition, "round": round_statement},
+    ).wire()
+
+
+def _shuffled(
+    p: Any,
+    name: str,
+    min_reports: int,
+    round_statement: dict[str, Any],
+    round_delta: float,
+    note: str,
+    eps_c: float,
+    max_epsilon: float | None,
+) -> Any:
+    """``p`` set up as the shuffled variant: per-round reports, guarantee and gate cap."""
+    p.name = name
+    p.min_reports = min_reports
+    p.round_eps = (round_statement["eps_central"], round_statement["eps_central"])
+    p.round_delta = round_delta
+    p.target_note = note
+    p.max_epsilon = eps_c if max_epsilon is None else float(max_epsilon)
+    return p
 
 
 def gfim_shuffle(
@@ -97,24 +138,10 @@ def gfim_shuffle(
     n_round = m // 2
     eps_l, acct = calibrate_round(eps_c, n_round, delta, bound, eps_local)
     note = _missed(eps_c, acct["eps_central"], eps_local)
-    privacy = {
-        "model": "shuffle",
-        "eps_central_target": eps_c,
-        "eps_central": acct["eps_central"],
-        "target_missed": bool(note),
-        "delta": delta,
-        "eps_local": eps_l,
-        "composition": "parallel (disjoint groups), per round as below",
-        "round": acct,
-    }
+    composition = "parallel (disjoint groups), per round as below"
+    privacy = _statement(eps_c, acct["eps_central"], note, delta, eps_l, composition, acct)
     p = GFIM(d, k, ell, eps_l, k_max=k_max, combination=combination, privacy=privacy, n=n)
-    p.name = "gfim-shuffle"
-    p.min_reports = n_round
-    p.round_eps = (acct["eps_central"], acct["eps_central"])
-    p.round_delta = delta
-    p.target_note = note
-    p.max_epsilon = eps_c if max_epsilon is None else float(max_epsilon)
-    return p
+    return _shuffled(p, "gfim-shuffle", n_round, acct, delta, note, eps_c, max_epsilon)
 
 
 def ldpminer_shuffle(
@@ -138,21 +165,9 @@ def ldpminer_shuffle(
     half = None if eps_local is None else float(eps_local) / 2
     eps_round, acct = calibrate_round(eps_c / 2, m, delta / 2, bound, half)
     note = _missed(eps_c, 2 * acct["eps_central"], eps_local)
-    privacy = {
-        "model": "shuffle",
-        "eps_central_target": eps_c,
-        "eps_central": 2 * acct["eps_central"],
-        "target_missed": bool(note),
-        "delta": delta,
-        "eps_local": 2 * eps_round,
-        "composition": "sequential (two rounds, each as below)",
-        "round": acct,
-    }
+    composition = "sequential (two rounds, each as below)"
+    privacy = _statement(
+        eps_c, 2 * acct["eps_central"], note, delta, 2 * eps_round, composition, acct
+    )
     p = LDPMiner(d, k, ell, 2 * eps_round, k_max=k_max, combination=combination, privacy=privacy)
-    p.name = "ldpminer-shuffle"
-    p.min_reports = m
-    p.round_eps = (acct["eps_central"], acct["eps_central"])
-    p.round_delta = delta / 2
-    p.target_note = note
-    p.max_epsilon = eps_c if max_epsilon is None else float(max_epsilon)
-    return p
+    return _shuffled(p, "ldpminer-shuffle", m, acct, delta / 2, note, eps_c, max_epsilon)

@@ -39,29 +39,39 @@ from protocols.gfim.ldpminer import LDPMiner, OnePhase
 from protocols.gfim.protocol import GFIM, TwoPhaseMiner, topk_metrics, true_top
 from protocols.gfim.setvalued_data import SET_DATASETS, SetData, load_set_dataset
 from protocols.gfim.shuffle import gfim_shuffle, ldpminer_shuffle
+from protocols.params import Values, declare
 from protocols.privacy.statements import max_epsilon_param, min_users_param, run_delta
 from protocols.workloads import Workload, register
 
 METHODS = ("gfim", "ldpminer", "one-phase")
 
 
-def _flag(v: Any) -> bool:
-    if isinstance(v, bool):
-        return v
-    if str(v).lower() in ("1", "true", "yes", "on"):
-        return True
-    if str(v).lower() in ("0", "false", "no", "off"):
-        return False
-    raise ValueError(f"gfim: shuffle must be true or false, got {v!r}")
+_DEFAULTS: dict[str, Any] = {
+    "dataset": "laplace-50k",
+    "data_dir": None,
+    "k": 10,
+    "k_max": None,
+    "ell": None,
+    "shuffle": True,  # pinned: a run's record names the model that ran
+    "local_epsilon": None,
+    "combination": "thesis",
+    "bound": "vr",
+    "schema": None,
+    "data": None,
+}
+PARAMS = {
+    "gfim": declare(**_DEFAULTS, method="gfim", pin=("shuffle",)).named("gfim"),
+    "ldpminer": declare(**_DEFAULTS, pin=("shuffle",)).named("ldpminer"),
+}
 
 
-def dataset_of(params: dict[str, Any]) -> tuple[SetData, int, dict[str, Any] | None]:
+def dataset_of(p: Values) -> tuple[SetData, int, dict[str, Any] | None]:
     """(the set-valued records this party holds, the public number of users, its data report):
     from a run's own data under a public set-valued schema (``ell`` defaults to the schema's
     ``max_items``), or the bundled ``dataset``/``users``/``data_seed``/``data_dir``."""
-    schema = schema_of(params, "setvalued", "gfim")
+    schema = schema_of(p.raw, "setvalued", "gfim")
     if schema is not None:
-        own = records_for(params, schema)
+        own = records_for(p.raw, schema)
         records = np.full((0, 1), -1, dtype=np.int32)
         if own.data is not None and own.data.n:
             # storage layout only (local, never released): the party's largest set
@@ -75,36 +85,31 @@ def dataset_of(params: dict[str, Any]) -> tuple[SetData, int, dict[str, Any] | N
             public_ell=None if schema.max_items is None else int(schema.max_items),
         )
         report = None if own.report is None else own.report.public()
-        return data, declared_users(params, "gfim"), report
-    return _bundled(params), 0, None
+        return data, declared_users(p.raw, "gfim"), report
+    return _bundled(p), 0, None
 
 
-def _bundled(params: dict[str, Any]) -> SetData:
-    name = str(params.get("dataset", "laplace-50k"))
-    if name not in SET_DATASETS:
-        raise ValueError(f"gfim: unknown dataset {name!r}; known: {', '.join(SET_DATASETS)}")
-    users = params.get("users")
-    return load_set_dataset(
-        name,
-        params.get("data_dir"),
-        seed=int(params.get("data_seed", 0)),
-        n=None if users is None else int(users),
-    )
+def _bundled(p: Values) -> SetData:
+    if p.dataset not in SET_DATASETS:
+        raise ValueError(f"gfim: unknown dataset {p.dataset!r}; known: {', '.join(SET_DATASETS)}")
+    return load_set_dataset(p.dataset, p.data_dir, seed=p.data_seed, n=p.users)
 
 
-def build_protocol(params: dict[str, Any], data: SetData, method: str, n: int | None = None) -> Any:
-    """The protocol object for ``method`` with the privacy mode of ``params``; ``n`` is the
-    public number of users (default: ``data``'s, for bundled data)."""
+def build_protocol(
+    params: Values | dict[str, Any], data: SetData, method: str, n: int | None = None
+) -> Any:
+    """The protocol object for ``method`` with the privacy mode of ``params`` (a run's
+    parameters, read as gfim's declaration reads them); ``n`` is the public number of users
+    (default: ``data``'s, for bundled data)."""
+    p = params if isinstance(params, Values) else PARAMS["gfim"].read(params)
     n = data.n if n is None else int(n)
     if method not in METHODS:
         raise ValueError(f"gfim: unknown method {method!r}; expected one of {METHODS}")
-    k = int(params.get("k", 10))
+    k, k_max = p.k, p.k_max
     if not 1 <= k <= data.d // 2:
         raise ValueError(f"gfim: k must lie in [1, {data.d // 2}] for {data.name}, got {k}")
-    k_max = params.get("k_max")
-    k_max = None if k_max is None else int(k_max)
-    if params.get("ell") is not None:
-        ell = int(params["ell"])
+    if p.ell is not None:
+        ell = p.ell
     elif data.public_ell is not None:
         ell = data.public_ell
     else:
@@ -119,54 +124,36 @@ def build_protocol(params: dict[str, Any], data: SetData, method: str, n: int | 
             f"gfim: ell must lie in [1, {data.d}] (the {data.d} items of {data.name}'s universe: "
             f"a set holds at most that many), got {ell}"
         )
-    eps = float(params.get("epsilon", 1.0))
-    comb = str(params.get("combination", "thesis"))
-    if not _flag(params.get("shuffle", True)):
-        if params.get("local_epsilon") is not None:
-            eps = float(params["local_epsilon"])
+    eps, comb, eps_l = p.epsilon, p.combination, p.local_epsilon
+    if not p.shuffle:
+        if eps_l is not None:
+            eps = eps_l
         if method == "gfim":
             return GFIM(data.d, k, ell, eps, k_max=k_max, combination=comb, n=n)
         if method == "ldpminer":
             return LDPMiner(data.d, k, ell, eps, k_max=k_max, combination=comb)
         return OnePhase(data.d, k, ell, eps)
-    bound = str(params.get("bound", "vr"))
+    bound = p.bound
     if bound not in ("vr", "fmt21"):
         raise ValueError(f"gfim: shuffle accounting supports bound vr or fmt21, got {bound!r}")
-    delta = run_delta(params, n, "gfim")
-    eps_l = params.get("local_epsilon")
-    run = dict(
-        min_users=min_users_param(params, n, "gfim"),
-        max_epsilon=max_epsilon_param(params, eps, "gfim"),
+    delta = run_delta(p.raw, n, "gfim")
+    shuffled = {"gfim": gfim_shuffle, "ldpminer": ldpminer_shuffle}.get(method)
+    if shuffled is None:
+        raise ValueError("gfim: the one-phase baseline has no shuffle variant here")
+    return shuffled(
+        data.d,
+        k,
+        ell,
+        eps,
+        n,
+        delta,
+        bound=bound,
+        k_max=k_max,
+        combination=comb,
+        eps_local=eps_l,
+        min_users=min_users_param(p.raw, n, "gfim"),
+        max_epsilon=max_epsilon_param(p.raw, eps, "gfim"),
     )
-    if method == "gfim":
-        return gfim_shuffle(
-            data.d,
-            k,
-            ell,
-            eps,
-            n,
-            delta,
-            bound=bound,
-            k_max=k_max,
-            combination=comb,
-            eps_local=None if eps_l is None else float(eps_l),
-            **run,
-        )
-    if method == "ldpminer":
-        return ldpminer_shuffle(
-            data.d,
-            k,
-            ell,
-            eps,
-            n,
-            delta,
-            bound=bound,
-            k_max=k_max,
-            combination=comb,
-            eps_local=None if eps_l is None else float(eps_l),
-            **run,
-        )
-    raise ValueError("gfim: the one-phase baseline has no shuffle variant here")
 
 
 def report_table(
@@ -216,9 +203,9 @@ def report_table(
     }
 
 
-def build_workload(params: dict[str, Any], method: str) -> Workload:
-    data, n, data_report = dataset_of(params)
-    protocol = build_protocol(params, data, method, n or None)
+def build_workload(p: Values, method: str) -> Workload:
+    data, n, data_report = dataset_of(p)
+    protocol = build_protocol(p, data, method, n or None)
 
     def truth() -> dict[str, Any]:
         true_f = data.frequencies()
@@ -250,13 +237,13 @@ def build_workload(params: dict[str, Any], method: str) -> Workload:
     return Workload(protocol, data.records, truth=truth, report=report, data_report=data_report)
 
 
-@register("gfim")
-def gfim_workload(params: dict[str, Any]) -> Workload:
+@register("gfim", params=PARAMS["gfim"])
+def gfim_workload(p: Values) -> Workload:
     """GFIM (or ``method=ldpminer|one-phase``) on a set-valued dataset (module docstring)."""
-    return build_workload(params, str(params.get("method", "gfim")))
+    return build_workload(p, p.method)
 
 
-@register("ldpminer")
-def ldpminer_workload(params: dict[str, Any]) -> Workload:
+@register("ldpminer", params=PARAMS["ldpminer"])
+def ldpminer_workload(p: Values) -> Workload:
     """LDPMiner-SH (eps/2 per round, all users in both rounds) on a set-valued dataset."""
-    return build_workload(params, "ldpminer")
+    return build_workload(p, "ldpminer")

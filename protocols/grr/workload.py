@@ -20,7 +20,9 @@ import numpy as np
 from protocols.base import Batches, BatchSpec, ShuffleProtocol
 from protocols.defences.fake_removal import UniformFakeReports
 from protocols.oracles.grr import grr_estimate_from_counts, grr_perturb, grr_variance
+from protocols.params import Values, declare
 from protocols.privacy.ledger import Release
+from protocols.privacy.record import PrivacyStatement
 from protocols.privacy.statements import (
     max_epsilon_param,
     min_users_param,
@@ -40,7 +42,7 @@ class GRRProtocol(ShuffleProtocol):
         k: int,
         eps_local: float,
         n: int,
-        privacy: dict[str, Any],
+        privacy: PrivacyStatement,
         min_users: int | None = None,
         max_epsilon: float | None = None,
     ) -> None:
@@ -79,10 +81,10 @@ class GRRProtocol(ShuffleProtocol):
         return {"frequencies": freqs.tolist(), "reports": int(reports)}
 
     def uniform_fake_reports(self) -> UniformFakeReports:
-        return UniformFakeReports("reports", self.k, self.eps_local, float(self._privacy["delta"]))
+        return UniformFakeReports("reports", self.k, self.eps_local, float(self._privacy.delta))
 
     def privacy(self) -> dict[str, Any]:
-        return self._privacy
+        return self._privacy.wire()
 
     def releases(self, round: int, counts: dict[str, int]) -> list[Release]:
         """The frequency estimate: shuffled k-RR reports, re-accounted below ``min_users``."""
@@ -92,13 +94,13 @@ class GRRProtocol(ShuffleProtocol):
                 f"frequencies of the {self.k} values",
                 f"{self.k}-RR, eps_l = {self.eps_local:.4g}, uniform shuffle",
                 eps_local=self.eps_local,
-                eps_planned=p["eps_central"],
-                delta=p["delta"],
+                eps_planned=p.certified_epsilon,
+                delta=p.delta,
                 n_accounted=self.min_users,
                 n_received=counts.get("reports", 0),
-                bound=p["bound"],
+                bound=p.bound,
                 accountant={"mechanism": "grr", "k": self.k},
-                note=p.get("target_note", ""),
+                note=p.target_note,
             )
         ]
 
@@ -112,7 +114,7 @@ def zipf_values(n: int, k: int, exponent: float, seed: int) -> np.ndarray:
 
 def calibrate(
     eps_c: float | None, eps_l: float | None, n: int, delta: float, k: int, bound: str
-) -> tuple[float, dict[str, Any]]:
+) -> tuple[float, PrivacyStatement]:
     """(local epsilon, privacy statement) for GRR over a shuffle of n users."""
     from protocols.accountant import amplify, max_local_epsilon
 
@@ -132,48 +134,37 @@ def calibrate(
     valid = amp.valid and amp.eps_central is not None and amp.eps_central < eps_l
     eps_central = float(amp.eps_central) if valid else float(eps_l)
     missed = eps_c is not None and eps_central > eps_c * (1 + 1e-12)
-    return eps_l, {
-        "eps_central": eps_central,
-        "eps_central_lower": amp.lower,
-        "eps_central_target": eps_c,
-        "target_missed": missed,
-        "target_note": (
+    return eps_l, PrivacyStatement(
+        certified_epsilon=eps_central,
+        certified_epsilon_lower=amp.lower,
+        target_epsilon=eps_c,
+        target_missed=missed,
+        target_note=(
             f"target eps_c = {eps_c:g} missed: local_epsilon {eps_l:g} gives {eps_central:.4g}"
             if missed
             else ""
         ),
-        "delta": delta,
-        "eps_local": eps_l,
-        "n_accounted": n,
-        "bound": bound if valid else "pure LDP (no amplification at this count)",
-        "mechanism": f"grr(k={k})",
-        "note": amp.reason,
-    }
+        delta=delta,
+        local_epsilon=eps_l,
+        users_accounted=n,
+        bound=bound if valid else "pure LDP (no amplification at this count)",
+        mechanism=f"grr(k={k})",
+        note=amp.reason,
+    )
 
 
-@register("grr")
-def grr_workload(params: dict[str, Any]) -> Workload:
+@register("grr", params=declare(users=10_000, domain=10, local_epsilon=None, bound="vr", zipf=1.1))
+def grr_workload(p: Values) -> Workload:
     """GRR over synthetic Zipf data: params users, domain, epsilon, local_epsilon, delta, bound."""
-    n = int(params.get("users", 10_000))
-    k = int(params.get("domain", 10))
+    n, k = p.users, p.domain
     if n < 2 or k < 2:
         raise ValueError(f"grr needs users >= 2 and domain >= 2 (got {n}, {k})")
-    delta = run_delta(params, n, "grr")
-    eps_c = params.get("epsilon", 1.0)
-    eps_l = params.get("local_epsilon")
-    min_users = min_users_param(params, n, "grr")
-    eps_l, privacy = calibrate(
-        None if eps_c is None else float(eps_c),
-        None if eps_l is None else float(eps_l),
-        min_users,
-        delta,
-        k,
-        str(params.get("bound", "vr")),
-    )
-    values = zipf_values(n, k, float(params.get("zipf", 1.1)), int(params.get("data_seed", 0)))
-    target = None if eps_c is None else float(eps_c)
+    delta = run_delta(p.raw, n, "grr")
+    min_users = min_users_param(p.raw, n, "grr")
+    eps_l, privacy = calibrate(p.epsilon, p.local_epsilon, min_users, delta, k, p.bound)
+    values = zipf_values(n, k, p.zipf, p.data_seed)
     protocol = GRRProtocol(
-        k, eps_l, n, privacy, min_users, max_epsilon_param(params, target, "grr")
+        k, eps_l, n, privacy, min_users, max_epsilon_param(p.raw, p.epsilon, "grr")
     )
     true_f = np.bincount(values, minlength=k) / n
 

@@ -17,6 +17,7 @@ import numpy as np
 
 from protocols.almost_single.data import zipf_items
 from protocols.heavy_hitters.hhd import HHD
+from protocols.params import Values, declare
 from protocols.workloads import Workload, register
 
 
@@ -35,25 +36,15 @@ def recall_precision(found: list[int], truth: np.ndarray) -> dict[str, float]:
     }
 
 
-@register("hhd")
-def hhd_workload(params: dict[str, Any]) -> Workload:
+@register(
+    "hhd", params=declare(users=20_000, domain=1 << 32, phi=0.01, gamma=1.0, items=None, zipf=0.9)
+)
+def hhd_workload(p: Values) -> Workload:
     """Workload of ``sdp run hhd`` (module docstring)."""
-    n = int(params.get("users", 20_000))
-    B = int(params.get("domain", 1 << 32))
-    phi = float(params.get("phi", 0.01))
-    delta = params.get("delta")
-    protocol = HHD(
-        B,
-        n,
-        float(params.get("epsilon", 1.0)),
-        1.0 / n**2 if delta is None else float(delta),
-        phi,
-        gamma=float(params.get("gamma", 1.0)),
-    )
-    support = int(params.get("items", max(1, min(B, n // 10))))
-    values = zipf_items(
-        n, B, support, float(params.get("zipf", 0.9)), int(params.get("data_seed", 0))
-    )
+    n, B, phi = p.users, p.domain, p.phi
+    protocol = HHD(B, n, p.epsilon, 1.0 / n**2 if p.delta is None else p.delta, phi, gamma=p.gamma)
+    support = max(1, min(B, n // 10)) if p.items is None else p.items
+    values = zipf_items(n, B, support, p.zipf, p.data_seed)
     truth = true_heavy_hitters(values, phi)
 
     def report(est: dict[str, Any]) -> dict[str, Any]:

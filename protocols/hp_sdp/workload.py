@@ -6,7 +6,7 @@ Parameters (strings from the command line are converted):
   (:mod:`protocols.hp_sdp.data`); ``users``: number of users (default the dataset's paper size);
   ``data_seed``: seed of the data (default 0; ``seed`` stays the launcher's client seed);
   ``data_dir``: folder of the raw datasets;
-* ``epsilon``: the central eps_c (default 0.5); ``delta`` (default min(1e-6, 0.01/n), must lie
+* ``epsilon``: the central eps_c (the project default 1.0); ``delta`` (default min(1e-6, 0.01/n), must lie
   below 1/n); ``min_users`` (default n: HP-SDP/HP-SM are calibrated at it and re-account below
   it; the multi-message baselines are calibrated at n and refuse below it); ``max_epsilon``
   (default eps_c);
@@ -27,6 +27,7 @@ import numpy as np
 
 from protocols.hp_sdp import data as hp_sdp_data
 from protocols.hp_sdp.protocol import HPSDPProtocol, calibrate, mse
+from protocols.params import HP_SDP_LEGACY, Values, declare
 from protocols.privacy.statements import max_epsilon_param, min_users_param, run_delta
 from protocols.workloads import Workload, register
 
@@ -66,31 +67,32 @@ def build_protocol(
     return proto
 
 
-def _opt_int(v: Any) -> int | None:
-    return None if v is None else int(v)
-
-
-@register("hp-sdp")
-def hp_sdp_workload(params: dict[str, Any]) -> Workload:
+@register(
+    "hp-sdp",
+    params=declare(
+        dataset="zipf",
+        data_dir=None,
+        accounting="paper",
+        g=None,
+        method="hp-sdp",
+        legacy=HP_SDP_LEGACY,
+    ),
+)
+def hp_sdp_workload(p: Values) -> Workload:
     """HP-SDP (or ``method``) over a seed-002 dataset; see the module docstring."""
-    name = str(params.get("dataset", "zipf"))
-    ds = hp_sdp_data.load(
-        name, _opt_int(params.get("users")), int(params.get("data_seed", 0)), params.get("data_dir")
-    )
-    eps_c = float(params.get("epsilon", 0.5))
-    delta = run_delta(params, ds.n, "hp-sdp")
-    accounting = str(params.get("accounting", "paper"))
-    method = str(params.get("method", "hp-sdp"))
+    ds = hp_sdp_data.load(p.dataset, p.users, p.data_seed, p.data_dir)
+    eps_c, accounting = p.epsilon, p.accounting
+    delta = run_delta(p.raw, ds.n, "hp-sdp")
     protocol = build_protocol(
-        method,
+        p.method,
         ds.d,
         ds.n,
         eps_c,
         delta,
         accounting,
-        _opt_int(params.get("g")),
-        min_users_param(params, ds.n, "hp-sdp"),
-        max_epsilon_param(params, eps_c, "hp-sdp"),
+        p.g,
+        min_users_param(p.raw, ds.n, "hp-sdp"),
+        max_epsilon_param(p.raw, eps_c, "hp-sdp"),
     )
     truth = ds.frequencies()
     expected = float(np.mean(protocol.variance(truth)))

@@ -35,18 +35,35 @@ from protocols.datasets import categorical as datasets
 from protocols.marginals.calm import answer_marginal, kway_queries, marginal_table, true_marginals
 from protocols.marginals.calm_shuffle import CalmShuffle, published_tables
 from protocols.marginals.synthetic_data import METHODS, synthesize, write_csv
+from protocols.params import Values, declare
 from protocols.privacy.statements import max_epsilon_param, min_users_param, run_delta
 from protocols.rng import experiment_rng
-from protocols.workloads import Workload, register
+from protocols.workloads import Workload, register_family
 
 LEARNING = "census-income-learning"
 
 
-def _dataset(params: dict[str, Any]) -> tuple[datasets.CategoricalDataset, Any]:
+PARAMS = declare(
+    accounting="tight",
+    tight_bound="vr",
+    policy="strict",
+    estimator="paper",
+    dataset="census-income",
+    data_dir=None,
+    k=3,
+    max_cells=None,
+    w_max=None,
+    r0=None,
+    synthetic="auto",
+    synthetic_n=None,
+    synthetic_seed=0,
+    bound=None,
+)
+
+
+def _dataset(p: Values) -> tuple[datasets.CategoricalDataset, Any]:
     """(dataset whose records the users hold, learning split or None)."""
-    name = str(params.get("dataset", "census-income"))
-    data_dir = params.get("data_dir")
-    seed = int(params.get("data_seed", 0))
+    name, data_dir, seed = p.dataset, p.data_dir, p.data_seed
     if name == LEARNING:
         from protocols.marginals.sgd_models import load_census_learning
 
@@ -62,18 +79,14 @@ def _dataset(params: dict[str, Any]) -> tuple[datasets.CategoricalDataset, Any]:
     return datasets.load_dataset(name, data_dir), None
 
 
-def build_calm_workload(mechanism: str, params: dict[str, Any]) -> Workload:
+def build_calm_workload(mechanism: str, p: Values) -> Workload:
     """Workload for Calm over ``mechanism`` (module docstring for params)."""
-    ds, learn = _dataset(params)
-    if params.get("users") is not None and int(params["users"]) < ds.n:
-        users = int(params["users"])
+    ds, learn = _dataset(p)
+    if p.users is not None and p.users < ds.n:
+        users = p.users
         if users < 2:
             raise ValueError(f"calm-{mechanism}: users must be >= 2, got {users}")
-        pick = np.sort(
-            np.random.default_rng(int(params.get("data_seed", 0))).choice(
-                ds.n, users, replace=False
-            )
-        )
+        pick = np.sort(np.random.default_rng(p.data_seed).choice(ds.n, users, replace=False))
         ds = datasets.CategoricalDataset(
             ds.name,
             ds.records[pick],
@@ -81,27 +94,25 @@ def build_calm_workload(mechanism: str, params: dict[str, Any]) -> Workload:
             ds.attributes,
             ds.source + f", {users} users",
         )
-    delta = run_delta(params, ds.n, f"calm-{mechanism}")
-    eps_c = float(params.get("epsilon", 1.0))
-    choose = {
-        key: conv(params[key])
-        for key, conv in (("w_max", int), ("max_cells", int), ("r0", float))
-        if key in params
-    }
+    delta = run_delta(p.raw, ds.n, f"calm-{mechanism}")
+    eps_c = p.epsilon
+    # the (w, m) choice's constants: CalmShuffle's own defaults unless given
+    given = {"w_max": p.w_max, "max_cells": p.max_cells, "r0": p.r0}
+    choose = {key: v for key, v in given.items() if v is not None}
     protocol = CalmShuffle(
         ds.domain_sizes,
         ds.n,
         eps_c,
         delta,
         mechanism,
-        k=int(params.get("k", 3)),
+        k=p.k,
         attributes=ds.attributes,
-        accounting=str(params.get("accounting", "tight")),
-        policy=str(params.get("policy", "strict")),
-        estimator=str(params.get("estimator", "paper")),
-        tight_bound=str(params.get("tight_bound", "vr")),
-        min_users=min_users_param(params, ds.n, f"calm-{mechanism}"),
-        max_epsilon=max_epsilon_param(params, eps_c, f"calm-{mechanism}"),
+        accounting=p.accounting,
+        policy=p.policy,
+        estimator=p.estimator,
+        tight_bound=p.tight_bound,
+        min_users=min_users_param(p.raw, ds.n, f"calm-{mechanism}"),
+        max_epsilon=max_epsilon_param(p.raw, eps_c, f"calm-{mechanism}"),
         **choose,
     )
     if not protocol.feasible:
@@ -109,13 +120,13 @@ def build_calm_workload(mechanism: str, params: dict[str, Any]) -> Workload:
             f"{protocol.name}: no feasible local epsilon on {ds.name} at eps_c={protocol.eps_c}; "
             "raise epsilon, or use accounting=tight or policy=fallback"
         )
-    method = str(params.get("synthetic", "auto"))
+    method = p.synthetic
     if method not in METHODS + ("none",):
         raise ValueError(
             f"{protocol.name}: synthetic must be one of {METHODS + ('none',)}, got {method!r}"
         )
-    synth_n = int(params.get("synthetic_n", ds.n))
-    synth_seed = int(params.get("synthetic_seed", 0))
+    synth_n = ds.n if p.synthetic_n is None else p.synthetic_n
+    synth_seed = p.synthetic_seed
     k = protocol.k
     queries = kway_queries(ds.d, k)
 
@@ -201,19 +212,8 @@ def build_calm_workload(mechanism: str, params: dict[str, Any]) -> Workload:
     return Workload(protocol, ds.records, truth=truth_fn, report=report, artifacts=artifacts)
 
 
-@register("calm-psrr-ss")
-def calm_psrr_ss_workload(params: dict[str, Any]) -> Workload:
-    """Calm_PSRR-SS: marginal cells padded to the largest, one shuffle batch."""
-    return build_calm_workload("psrr-ss", params)
-
-
-@register("calm-srr-ms")
-def calm_srr_ms_workload(params: dict[str, Any]) -> Workload:
-    """Calm_SRR-MS: m groups, one shuffle batch per published marginal."""
-    return build_calm_workload("srr-ms", params)
-
-
-@register("calm-arr-ss")
-def calm_arr_ss_workload(params: dict[str, Any]) -> Workload:
-    """Calm_ARR-SS: RR over the union of the marginal cell domains, one shuffle batch."""
-    return build_calm_workload("arr-ss", params)
+# Calm over each seed-000 mechanism (``sdp protocols``: protocols.workloads.SUMMARIES).
+register_family(
+    {f"calm-{m}": PARAMS for m in ("psrr-ss", "srr-ms", "arr-ss")},
+    lambda name, p: build_calm_workload(name.removeprefix("calm-"), p),
+)

@@ -7,6 +7,7 @@ import math
 from typing import Any
 
 from protocols.catalogue.common import Guarantee
+from protocols.privacy.record import PrivacyStatement
 
 
 def check_setting(name: str, d: int, n: int, eps: float, delta: float) -> None:
@@ -26,12 +27,12 @@ def certified(eps: float | None, delta: float, users: int, noise: str, theorem: 
 
 def blanket_privacy(proto: Any, bound: str, **params: Any) -> dict[str, Any]:
     """The privacy statement of a blanket protocol at its planned users (``proto.n``)."""
-    return {
-        "eps_central": proto.guarantee(proto.n).eps,
-        "eps_central_target": proto.eps_c,
-        "delta": proto.delta,
-        "eps_local": None,
-        **params,
-        "bound": bound,
-        "mechanism": proto.mechanism(),
-    }
+    return PrivacyStatement(
+        certified_epsilon=proto.guarantee(proto.n).eps,
+        target_epsilon=proto.eps_c,
+        delta=proto.delta,
+        local_epsilon=None,
+        bound=bound,
+        mechanism=proto.mechanism(),
+        extra=params,
+    ).wire()

@@ -28,6 +28,7 @@ from protocols.base import ShuffleProtocol
 from protocols.multidim.calculate import POLICIES, LocalBudget, calculate
 from protocols.oracles.grr import rr_report_variance
 from protocols.privacy.ledger import Release
+from protocols.privacy.record import SEED000, PrivacyStatement
 from protocols.privacy.statements import shuffled_release
 
 ACCOUNTING = ("paper", "tight")
@@ -353,19 +354,23 @@ class MultidimProtocol(ShuffleProtocol):
         ]
 
     def privacy_statement(self, eps_local: Any, bound: str, **extra: Any) -> dict[str, Any]:
-        """Common privacy() fields."""
-        return {
-            "protocol": self.name,
-            "eps_c": self.eps_c,
-            "delta": self.delta,
-            "eps_l": eps_local,
-            "accounting": self.accounting,
-            "policy": self.policy,
-            "bound": bound,
-            "min_users": self.min_users,
-            "max_epsilon": self.max_epsilon,
-            **extra,
-        }
+        """Common privacy() fields (seed 000 publishes the target as ``eps_c``, the local
+        epsilon as ``eps_l``: :data:`protocols.privacy.record.SEED000`)."""
+        return PrivacyStatement(
+            target_epsilon=self.eps_c,
+            delta=self.delta,
+            local_epsilon=eps_local,
+            bound=bound,
+            extra={
+                "protocol": self.name,
+                "accounting": self.accounting,
+                "policy": self.policy,
+                "min_users": self.min_users,
+                "max_epsilon": self.max_epsilon,
+                **extra,
+            },
+            names=SEED000,
+        ).wire()
 
 
 def expected_inverse_binomial(n: int, p: float) -> float:

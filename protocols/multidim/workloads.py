@@ -36,17 +36,32 @@ from protocols.multidim.baselines import SUEMS, OUESampling
 from protocols.multidim.common import MultidimProtocol, sse
 from protocols.multidim.psrr_ss import PSRRSS
 from protocols.multidim.srr_ms import SRRMS
+from protocols.params import Values, declare
 from protocols.privacy.statements import max_epsilon_param, min_users_param, run_delta
-from protocols.workloads import Workload, register
+from protocols.workloads import Workload, register_family
+
+# Every seed-000 protocol takes these (``domain`` only to refuse it with the reason).
+PARAMS = declare(
+    accounting=None,
+    bound=None,
+    tight_bound=None,
+    policy="strict",
+    estimator="paper",
+    dataset="adult",
+    data_dir=None,
+    domain=None,
+    schema=None,
+    data=None,
+)
 
 
 def _dataset(
-    params: dict[str, Any], who: str = ""
+    p: Values, who: str = ""
 ) -> tuple[datasets.CategoricalDataset, int, dict[str, Any] | None]:
     """(the records this party holds, the public number of users n, its data report)."""
-    schema = schema_of(params, "categorical", who)
+    schema = schema_of(p.raw, "categorical", who)
     if schema is not None:  # the user's own data: every parameter from the schema
-        own = records_for(params, schema)
+        own = records_for(p.raw, schema)
         ds = datasets.CategoricalDataset(
             schema.name or "your data",
             categorical_records(own, schema),
@@ -55,24 +70,22 @@ def _dataset(
             f"bring-your-own data under schema {schema_digest(schema)[:12]}",
         )
         report = None if own.report is None else own.report.public()
-        return ds, declared_users(params, who), report
-    ds = _bundled(params)
+        return ds, declared_users(p.raw, who), report
+    ds = _bundled(p)
     return ds, ds.n, None
 
 
-def _bundled(params: dict[str, Any]) -> datasets.CategoricalDataset:
-    name = str(params.get("dataset", "adult"))
-    data_dir = params.get("data_dir")
-    seed = int(params.get("data_seed", 0))
+def _bundled(p: Values) -> datasets.CategoricalDataset:
+    name, data_dir, seed = p.dataset, p.data_dir, p.data_seed
     if name == "census-income":
         ds = datasets.load_census_income(data_dir, seed=seed)
     elif name == "kosarak-synthetic":
         ds = datasets.load_kosarak_synthetic(data_dir, seed=seed)
     else:
         ds = datasets.load_dataset(name, data_dir)
-    if params.get("users") is None:
+    if p.users is None:
         return ds
-    n = int(params["users"])
+    n = p.users
     if not 2 <= n <= ds.n:
         raise ValueError(f"users must lie in [2, {ds.n}] for dataset {ds.name}, got {n}")
     rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(7,)))
@@ -80,11 +93,9 @@ def _bundled(params: dict[str, Any]) -> datasets.CategoricalDataset:
     return replace(ds, records=ds.records[pick], source=f"{ds.source}; {n} users sampled")
 
 
-def _accounting(params: dict[str, Any]) -> tuple[str, str]:
+def _accounting(p: Values) -> tuple[str, str]:
     """(accounting, tight_bound) from ``accounting``/``tight_bound`` or the launcher's ``bound``."""
-    bound = params.get("bound")
-    accounting = params.get("accounting")
-    tight_bound = params.get("tight_bound")
+    bound, accounting, tight_bound = p.bound, p.accounting, p.tight_bound
     if bound is not None:
         b = str(bound)
         known = ("paper", "balle", "tight", "vr", "fmt21", "exact", "decomposition")
@@ -104,28 +115,28 @@ def expected_sse(protocol: MultidimProtocol, truth: list[np.ndarray]) -> float |
     return float(sum(v.sum() for v in parts if v is not None))
 
 
-def build_workload(cls: type[MultidimProtocol], params: dict[str, Any]) -> Workload:
+def build_workload(cls: type[MultidimProtocol], p: Values) -> Workload:
     """Workload for one multidimensional protocol class (module docstring for params)."""
-    if params.get("domain") is not None:
+    if p.domain is not None:
         raise ValueError(
             "domain does not apply to seed-000 protocols: the dataset fixes the domains"
         )
-    ds, n, data_report = _dataset(params, cls.name)
-    delta = run_delta(params, n, cls.name)
-    accounting, tight_bound = _accounting(params)
-    eps_c = float(params.get("epsilon", 1.0))
+    ds, n, data_report = _dataset(p, cls.name)
+    delta = run_delta(p.raw, n, cls.name)
+    accounting, tight_bound = _accounting(p)
+    eps_c = p.epsilon
     protocol = cls(
         ds.domain_sizes,
         n,
         eps_c,
         delta,
         accounting=accounting,
-        policy=str(params.get("policy", "strict")),
-        estimator=str(params.get("estimator", "paper")),
+        policy=p.policy,
+        estimator=p.estimator,
         attributes=ds.attributes,
         tight_bound=tight_bound,
-        min_users=min_users_param(params, n, cls.name),
-        max_epsilon=max_epsilon_param(params, eps_c, cls.name),
+        min_users=min_users_param(p.raw, n, cls.name),
+        max_epsilon=max_epsilon_param(p.raw, eps_c, cls.name),
     )
     if not getattr(protocol, "feasible", True):
         raise ValueError(
@@ -175,31 +186,14 @@ def build_workload(cls: type[MultidimProtocol], params: dict[str, Any]) -> Workl
     return Workload(protocol, ds.records, truth=truth_fn, report=report, data_report=data_report)
 
 
-@register("srr-ms")
-def srr_ms_workload(params: dict[str, Any]) -> Workload:
-    """SRR-MS: d groups, k_i-RR, one shuffle batch per attribute."""
-    return build_workload(SRRMS, params)
-
-
-@register("arr-ss")
-def arr_ss_workload(params: dict[str, Any]) -> Workload:
-    """ARR-SS: RR over the union of the attribute domains, one shuffle batch."""
-    return build_workload(ARRSS, params)
-
-
-@register("psrr-ss")
-def psrr_ss_workload(params: dict[str, Any]) -> Workload:
-    """PSRR-SS: domains padded to k_max, (attribute, value) messages, one shuffle batch."""
-    return build_workload(PSRRSS, params)
-
-
-@register("sue-ms")
-def sue_ms_workload(params: dict[str, Any]) -> Workload:
-    """Baseline SUE-MS: SUE in the SRR-MS framework (candidate SUE shuffle bound)."""
-    return build_workload(SUEMS, params)
-
-
-@register("oue-ldp")
-def oue_ldp_workload(params: dict[str, Any]) -> Workload:
-    """Baseline: attribute sampling + OUE at eps_c, pure LDP (no amplification)."""
-    return build_workload(OUESampling, params)
+# The seed-000 protocols (``sdp protocols`` describes each: protocols.workloads.SUMMARIES).
+PROTOCOLS: dict[str, type[MultidimProtocol]] = {
+    "srr-ms": SRRMS,
+    "arr-ss": ARRSS,
+    "psrr-ss": PSRRSS,
+    "sue-ms": SUEMS,
+    "oue-ldp": OUESampling,
+}
+register_family(
+    dict.fromkeys(PROTOCOLS, PARAMS), lambda name, p: build_workload(PROTOCOLS[name], p)
+)

@@ -20,11 +20,13 @@ from typing import Any
 import numpy as np
 
 from protocols.datasets.source import declared_users, records_for, schema_of
+from protocols.params import Values, declare
 from protocols.privacy.statements import max_epsilon_param, min_users_param, run_delta
 from protocols.summation.split_mix import SingleMessageSum, SplitMixSum, splitmix_parameters
 from protocols.workloads import Workload, register
 
 ADULT_TRAIN_ROWS = 32_561
+BETA_USERS = 10_000  # users of the generated Beta(2, 5) data when ``users`` is not given
 
 
 def load_adult_ages(data_dir: str | Path | None = None) -> np.ndarray:
@@ -62,54 +64,49 @@ def splitmix_mean_std(protocol: SplitMixSum, values: np.ndarray) -> float:
     return float(np.sqrt(var))
 
 
-@register("splitmix-sum")
-def splitmix_workload(params: dict[str, Any]) -> Workload:
+@register(
+    "splitmix-sum",
+    params=declare(
+        dataset="beta", data_dir=None, precision=None, sigma=None, variant="splitmix",
+        bound="vr", schema=None, data=None,
+    ),
+)  # fmt: skip
+def splitmix_workload(p: Values) -> Workload:
     """Split-Mix (or single-message) summation workload; see the module docstring."""
-    data = str(params.get("dataset", "beta"))
-    schema = schema_of(params, "numeric", "splitmix-sum")
+    data = p.dataset
+    schema = schema_of(p.raw, "numeric", "splitmix-sum")
     data_report = None
     if schema is not None:  # the user's own values, clipped to the schema's public range
-        own = records_for(params, schema)
+        own = records_for(p.raw, schema)
         values = np.zeros(0) if own.data is None else np.asarray(own.data.values, dtype=np.float64)
-        n = declared_users(params, "splitmix-sum")
+        n = declared_users(p.raw, "splitmix-sum")
         data_report = None if own.report is None else own.report.public()
     elif data == "adult":
-        values = adult_age_values(params.get("data_dir"))
-        n = int(params.get("users", values.size))
+        values = adult_age_values(p.data_dir)
+        n = values.size if p.users is None else p.users
         if not 3 <= n <= values.size:
             raise ValueError(f"splitmix-sum: users must lie in [3, {values.size}] for adult")
         values = values[:n]
     elif data == "beta":
-        n = int(params.get("users", 10_000))
+        n = BETA_USERS if p.users is None else p.users
         if n < 3:
             raise ValueError(f"splitmix-sum: users must be >= 3, got {n}")
-        rng = np.random.default_rng(np.random.SeedSequence(int(params.get("data_seed", 0))))
+        rng = np.random.default_rng(np.random.SeedSequence(p.data_seed))
         values = rng.beta(2.0, 5.0, size=n)
     else:
         raise ValueError(f"splitmix-sum: dataset must be 'beta' or 'adult', got {data!r}")
-    eps = float(params.get("epsilon", 1.0))
-    delta = run_delta(params, n, "splitmix-sum")
-    min_users = min_users_param(params, n, "splitmix-sum")
-    variant = str(params.get("variant", "splitmix"))
-    if variant == "splitmix":
-        sigma, prec = params.get("sigma"), params.get("precision")
+    eps = p.epsilon
+    delta = run_delta(p.raw, n, "splitmix-sum")
+    min_users = min_users_param(p.raw, n, "splitmix-sum")
+    if p.variant == "splitmix":
         protocol: SplitMixSum | SingleMessageSum = SplitMixSum(
             splitmix_parameters(
-                n,
-                eps,
-                delta,
-                sigma=None if sigma is None else int(sigma),
-                precision=None if prec is None else int(prec),
-                min_users=min_users,
+                n, eps, delta, sigma=p.sigma, precision=p.precision, min_users=min_users
             )
         )
-    elif variant == "single":
-        protocol = SingleMessageSum(
-            n, eps, delta, bound=str(params.get("bound", "vr")), min_users=min_users
-        )
     else:
-        raise ValueError(f"splitmix-sum: variant must be 'splitmix' or 'single', got {variant!r}")
-    protocol.max_epsilon = max_epsilon_param(params, eps, "splitmix-sum")
+        protocol = SingleMessageSum(n, eps, delta, bound=p.bound, min_users=min_users)
+    protocol.max_epsilon = max_epsilon_param(p.raw, eps, "splitmix-sum")
 
     def report(est: dict[str, Any]) -> dict[str, Any]:
         if values.size == 0:

@@ -1,0 +1,2 @@
+"""Simulations at scale: in process, without networked parties (``chunked``: memory-bounded,
+on any executor)."""
