@@ -89,7 +89,7 @@ def ct_scan(rhat: Sequence[int], up: Sequence[int]) -> tuple[int, int]:
 def ct_chain(
     rhat: Sequence[int], what: Sequence[int], wp: Sequence[int], up: Sequence[int], r0: int, u0: int
 ) -> tuple[list[int], list[int], list[int], list[int]]:
-    """The proof of shuffle's commitment chain (``shuffle_proof._phase_b``) from (R, U) =
+    """The proof of shuffle's commitment chain (``proofs.shuffle.prover._phase_b``) from (R, U) =
     (r0, u0): x2_i = what_i + wp_i R_{i-1}, y2_i = wp_i U_{i-1}, x1_i = R_i = rhat_i + up_i
     R_{i-1}, y1_i = U_i = up_i U_{i-1}. R, x2 and y2 are secret (constant time); U is public."""
     m = len(up)

@@ -33,15 +33,15 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from mpc import ristretto as R  # noqa: E402
 from mpc.elgamal import encode_rows, encrypt_points, keygen  # noqa: E402
-from mpc.mixnet.record_verifier import verify_record  # noqa: E402
-from mpc.mixnet.schema import shuffle_generators  # noqa: E402
-from mpc.mixnet.shuffle_verifier import (  # noqa: E402
+from mpc.mixnet.proofs.shuffle.prover import prover_op_counts, shuffle_and_prove  # noqa: E402
+from mpc.mixnet.proofs.shuffle.verifier import (  # noqa: E402
     verifier_op_counts,
     verify_mix_chain,
     verify_shuffle,
 )
+from mpc.mixnet.record_verifier import verify_record  # noqa: E402
+from mpc.mixnet.schema import shuffle_generators  # noqa: E402
 from mpc.pools import process_pool  # noqa: E402
-from mpc.shuffle_proof import prover_op_counts, shuffle_and_prove  # noqa: E402
 from parties.runtime.cost_ledger import bench_peak_rss  # noqa: E402
 
 

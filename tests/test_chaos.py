@@ -56,6 +56,42 @@ def test_no_outcome_and_an_outcome_beside_an_abort_are_defects(tmp_path):
     assert chaos.classify(run, tmp)[1] == ["no outcome (neither result.json nor ABORTED.json)"]
 
 
+def test_an_abort_that_does_not_name_the_faulted_party_is_a_defect():
+    assert chaos.misnamed("aborted", "mix-2", "analyzer, mix-2") == ""
+    assert chaos.misnamed("aborted", "", "analyzer") == ""  # no fault was applied
+    assert chaos.misnamed("published", "mix-2", "") == ""
+    assert "without naming mix-2" in chaos.misnamed("aborted", "mix-2", "mix-1, mix-3")
+    assert "without naming mix-2" in chaos.misnamed("aborted", "mix-2", "mix-20")
+
+
+def test_the_culprits_of_an_abort_include_whom_the_failed_parties_waited_for():
+    reasons = {
+        "client-1": "[client-1] error: timed out after 10 s waiting for 'state' from shuffler",
+        "analyzer": "[analyzer] run aborted by client-1: ...",
+        "mpc-1": "MPC step 'agree': timed out after 10 s waiting for server mpc-2 (MPyC party 1)",
+    }
+    assert chaos.culprits(reasons) == "client-1, mpc-1, mpc-2, shuffler"
+    assert chaos.culprits({}, "interrupted by SIGTERM") == "interrupted by SIGTERM"
+
+
+def test_the_table_is_built_from_run_logs_with_every_run(tmp_path, capsys):
+    log = tmp_path / "runs.jsonl"
+    recs = [
+        {"shuffler": "mpc", "protocol": "gfim", "outcome": "aborted", "defects": []},
+        {"shuffler": "mpc", "protocol": "gfim", "outcome": "defect", "defects": ["hang: x"]},
+        {"shuffler": "trusted", "protocol": "grr", "outcome": "published", "defects": []},
+    ]
+    log.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    assert chaos.main(["--from-log", str(log), "--json", "--note", "n"]) == 1
+    table = json.loads(capsys.readouterr().out)
+    assert table["note"] == "n" and table["runs"] == recs
+    assert table["cells"]["mpc/two-round"] == {
+        "shuffler": "mpc", "protocol": "gfim", "runs": 2, "published": 0, "aborted": 1,
+        "defects": 1, "defect_runs": [recs[1]],
+    }  # fmt: skip
+    assert table["cells"]["trusted/one-round"]["published"] == 1
+
+
 @pytest.mark.slow
 def test_a_run_that_does_not_verify_is_a_defect_and_an_honest_one_is_not(tmp_path):
     run, tmp = tmp_path / "run", tmp_path / "tmp"

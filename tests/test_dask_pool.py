@@ -20,9 +20,9 @@ from conftest import sdp
 pytest.importorskip("distributed")
 
 from mpc.elgamal import encode_rows, encrypt_points, keygen  # noqa: E402
+from mpc.mixnet.proofs.shuffle.prover import shuffle_and_prove  # noqa: E402
+from mpc.mixnet.proofs.shuffle.verifier import verify_shuffle  # noqa: E402
 from mpc.mixnet.schema import shuffle_generators  # noqa: E402
-from mpc.mixnet.shuffle_verifier import verify_shuffle  # noqa: E402
-from mpc.shuffle_proof import shuffle_and_prove  # noqa: E402
 from parties.runtime.pools import PoolSpecError, check_pool_spec, open_pool  # noqa: E402
 
 DASK = [sys.executable, "-m", "distributed.cli.dask_scheduler"]
@@ -121,14 +121,14 @@ def _prove_twice(pools: list, workers: int, monkeypatch) -> list:  # noqa: ANN00
     ct, _ = encrypt_points(pk, encode_rows(rows, 16))
     gens = shuffle_generators(sess, "b", 40)
     perm = [int(i) for i in np.random.default_rng(3).permutation(40)]
+    import mpc.mixnet.proofs.shuffle.prover
     import mpc.ristretto
-    import mpc.shuffle_proof
 
     results = []
     for pool in pools:
         fixed = _FixedOs(np.random.default_rng(7))
         # the prover's own draws only: Dask's client threads keep the real os.urandom
-        monkeypatch.setattr(mpc.shuffle_proof, "os", fixed)
+        monkeypatch.setattr(mpc.mixnet.proofs.shuffle.prover, "os", fixed)
         monkeypatch.setattr(mpc.ristretto, "os", fixed)
         out, proof = shuffle_and_prove(sess, 1, "b", pk, ct, gens, workers, pool, perm=perm)
         monkeypatch.undo()
@@ -158,7 +158,9 @@ def test_mixnet_run_on_a_dask_cluster_verifies(dask_cluster, tmp_path):
     log = (dask_cluster.logs / "scheduler.log").read_text()
     assert log.count("Receive client connection") >= 3  # one client per mix server
     with dask_cluster.client() as c:
-        done = c.run(lambda dask_worker: len(dask_worker.state.tasks) + dask_worker.state.executed_count)
+        done = c.run(
+            lambda dask_worker: len(dask_worker.state.tasks) + dask_worker.state.executed_count
+        )
     assert all(v > 0 for v in done.values()), done  # both workers ran chunks
     proc = sdp("verify", str(out), "--trust", f"{out}.trust.json", "--pool", dask_cluster.spec,
                timeout=1200)  # fmt: skip

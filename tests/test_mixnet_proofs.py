@@ -11,6 +11,8 @@ from mpc import ristretto as R
 from mpc.elgamal import decode_rows, decrypt, decryption_shares, encode_rows, encrypt_points, keygen
 from mpc.mixnet.proofs.client_pok import client_prove, verify_client_proof
 from mpc.mixnet.proofs.dleq import dec_share_prove, verify_dec_shares
+from mpc.mixnet.proofs.shuffle.prover import shuffle_and_prove
+from mpc.mixnet.proofs.shuffle.verifier import verify_shuffle
 from mpc.mixnet.schema import (
     Ciphertexts,
     VerifyError,
@@ -18,8 +20,6 @@ from mpc.mixnet.schema import (
     scalars_blob,
     shuffle_generators,
 )
-from mpc.mixnet.shuffle_verifier import verify_shuffle
-from mpc.shuffle_proof import shuffle_and_prove
 
 SESS = b"\x07" * 64
 

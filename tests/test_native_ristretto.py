@@ -236,9 +236,9 @@ def test_mixnet_checks_on_both_backends(group_backend: str) -> None:
     import numpy as np
 
     from mpc.elgamal import encode_rows, encrypt_points, keygen
+    from mpc.mixnet.proofs.shuffle.prover import shuffle_and_prove
+    from mpc.mixnet.proofs.shuffle.verifier import verify_mix_chain, verify_shuffle
     from mpc.mixnet.schema import VerifyError, shuffle_generators
-    from mpc.mixnet.shuffle_verifier import verify_mix_chain, verify_shuffle
-    from mpc.shuffle_proof import shuffle_and_prove
 
     sess, n = b"\x09" * 64, 30  # 30 ciphertexts: the batched equation has > 48 terms
     x, pk = keygen()

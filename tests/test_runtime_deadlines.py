@@ -11,6 +11,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from conftest import ROOT, keys_of, sdp
 
 from parties.runtime.cluster import load_cluster
@@ -77,6 +78,16 @@ def test_a_withholding_shuffler_aborts_the_run_naming_it(tmp_path):
     assert [(m["peer"], m["ty"]) for m in _missed(run, "analyzer")] == [("shuffler", "shuffled")]
 
 
+def _came(run: Path, party: str, missed: dict) -> bool:
+    """Whether the message ``missed`` gave up on reached ``party`` after all (it was late)."""
+    lines = (run / "transcripts" / f"{party}.jsonl").read_text().splitlines()
+    return any(
+        e["dir"] == "recv" and e["peer"] == missed["peer"] and e["ty"] == missed["ty"]
+        and e["i"] > missed["i"]
+        for e in map(json.loads, lines)
+    )  # fmt: skip
+
+
 def _transcript(run: Path, party: str, session: str, t_us: int, close: bool) -> None:
     lines = [{"dir": "open", "session": session, "i": 0, "t": t_us}]
     if close:
@@ -105,3 +116,64 @@ def test_session_end_from_the_analyzer_close_or_the_deadline(tmp_path):
     assert session_ended(run, cluster, now) is None
     _transcript(run, "analyzer", cluster.session, int(now * 1e6), close=True)
     assert "analyzer closed its transcript" in (session_ended(run, cluster, now) or "")
+
+
+@pytest.mark.slow
+def test_a_withholding_mix_server_is_left_out_and_named_by_the_honest_servers(tmp_path):
+    # mix-2 works (its _busy beats keep the others waiting), then withholds its mix step: the
+    # honest servers give up on it after hop_patience (2) silent phase timeouts, not at the
+    # run's deadline (30 phase timeouts), each signing missed entries that name mix-2 alone;
+    # mixes 1 and 3 are enough (the dead-server policy), so the run publishes and verifies
+    run = tmp_path / "run"
+    res = sdp(
+        "run", "grr", "--shuffler", "mixnet", "--users", "100", "--phase-timeout", "5",
+        "--out", str(run), "--quiet", "--json",
+        env={"SDP_FAULT_WITHHOLD": "mix-2:mix.output"}, timeout=600,
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    result = json.loads((run / "result.json").read_text())
+    assert result["verified"] is True
+    assert set(result.get("faults", {})) <= {"mix-2"}  # only the withholder may have failed
+    for honest in ("mix-1", "mix-3"):
+        hops = [(m["peer"], m["ty"]) for m in _missed(run, honest) if m["ty"] == "mix.output"]
+        assert hops == [("mix-2", "mix.output")] * 2, hops
+    for honest in ("mix-1", "mix-3", "analyzer", "client-1", "client-2"):
+        # any other wait an honest party gave up on (a loaded machine) got its message later:
+        # it names a late party, never a withholding one
+        withheld = [(m["peer"], m["ty"]) for m in _missed(run, honest) if not _came(run, honest, m)]
+        assert set(withheld) <= {("mix-2", "mix.output")}, (honest, withheld)
+    beats = [
+        e for e in map(json.loads, (run / "transcripts" / "mix-2.jsonl").read_text().splitlines())
+        if e["dir"] == "send" and e["ty"] == "_busy"
+    ]  # fmt: skip
+    assert beats, "mix-2 said it was at work before it withheld its step"
+
+
+def _close_reason(run: Path, party: str) -> str:
+    lines = (run / "transcripts" / f"{party}.jsonl").read_text().splitlines()
+    closes = [e for e in map(json.loads, lines) if e["dir"] == "close"]
+    return str(closes[-1].get("reason", "")) if closes else ""
+
+
+@pytest.mark.slow
+def test_a_withholding_mpc_server_aborts_the_run_naming_it(tmp_path):
+    # mpc-2 stays connected but sends none of its MPyC messages: the first MPC step times out
+    # (one phase timeout) at the honest servers, and the first to give up names mpc-2 in its
+    # signed close; the servers beat to the analyzer, which therefore does not blame an honest
+    # server for its missing output. No reason anywhere says an honest server withheld.
+    run = tmp_path / "run"
+    res = sdp(
+        "run", "grr", "--shuffler", "mpc", "--users", "100", "--phase-timeout", "10",
+        "--out", str(run), "--quiet", "--no-verify",
+        env={"SDP_FAULT_WITHHOLD": "mpc-2:mpyc"}, timeout=600,
+    )  # fmt: skip
+    assert res.returncode == 1, res.stderr
+    assert not (run / "result.json").exists()
+    reasons = {p: _close_reason(run, p) for p in ("mpc-1", "mpc-3", "analyzer")}
+    named = [r for r in reasons.values() if "waiting for server mpc-2" in r]
+    assert named and all("(withheld its messages)" in r for r in named), reasons
+    for r in reasons.values():
+        assert (
+            "mpc-1 (MPyC party 0) (withheld" not in r and "mpc-3 (MPyC party 2) (withheld" not in r
+        )
+    assert _missed(run, "analyzer") == [], "the analyzer blamed a server that was at work"

@@ -34,6 +34,9 @@ class Malicious:
     async def recv(self, peer: str, msg_type: str) -> bytes:
         return await self.ctx.recv(peer, msg_type)
 
+    def busy(self, peers, what):
+        return self.ctx.busy(peers, what)
+
 
 def _dkg(rules: dict[int, object], session: str) -> list:
     net = MemoryNetwork(SERVERS, timeout=0.5)

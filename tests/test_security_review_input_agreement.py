@@ -57,6 +57,12 @@ class Rewriting:
     async def recv(self, peer, msg_type):
         return await self.ctx.recv(peer, msg_type)
 
+    def busy(self, peers, what):
+        return self.ctx.busy(peers, what)
+
+    def progress(self, label, done, total):
+        self.ctx.progress(label, done, total)
+
 
 def _run(session, wrap_server=None, wrap_client=None, mix_patience=2):
     cfg = MixnetConfig(

@@ -52,6 +52,12 @@ class Equivocating:
     async def recv(self, peer, msg_type):
         return await self.ctx.recv(peer, msg_type)
 
+    def busy(self, peers, what):
+        return self.ctx.busy(peers, what)
+
+    def progress(self, label, done, total):
+        self.ctx.progress(label, done, total)
+
 
 def test_equivocating_mixer_is_named_not_the_honest_next_mixer(monkeypatch, caplog) -> None:
     calls: list = []

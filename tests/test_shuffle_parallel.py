@@ -13,9 +13,9 @@ import pytest
 
 from mpc import ristretto as R
 from mpc.elgamal import decode_rows, decrypt, encode_rows, encrypt_points, keygen
+from mpc.mixnet.proofs.shuffle.prover import random_permutation, shuffle_and_prove
+from mpc.mixnet.proofs.shuffle.verifier import verify_shuffle
 from mpc.mixnet.schema import VerifyError, scalars_blob, shuffle_generators
-from mpc.mixnet.shuffle_verifier import verify_shuffle
-from mpc.shuffle_proof import random_permutation, shuffle_and_prove
 
 SESS = b"\x05" * 64
 

@@ -14,9 +14,9 @@ from __future__ import annotations
 from concurrent.futures import Executor
 from typing import Any
 
+from mpc.mixnet.proofs.shuffle.prover import shuffle_and_prove
+from mpc.mixnet.proofs.shuffle.verifier import verify_mix_chain, verify_shuffle
 from mpc.mixnet.schema import Ciphertexts, VerifyError, shuffle_generators
-from mpc.mixnet.shuffle_verifier import verify_mix_chain, verify_shuffle
-from mpc.shuffle_proof import shuffle_and_prove
 
 
 class ShuffleGenerators:

@@ -3,8 +3,8 @@
 Re-checks, in order, the DKG, every client submission, every mix step (batched per batch across
 steps), the decryption set's shares and the published plaintexts, and optionally the analyzer's
 estimate; stops at the first failing step. Imports only ``mpc.ristretto``, ``mpc.pools``,
-``mpc.mixnet.schema`` and the checks of ``mpc.mixnet.shuffle_verifier`` and
-``mpc.mixnet.proof_checks`` (never prover code).
+``mpc.mixnet.schema`` and the checks of ``mpc.mixnet.proofs.shuffle.verifier`` and
+``mpc.mixnet.proof_checks`` (never prover code); its checks carry their V-numbers (``mpc.mixnet.report``).
 """
 
 from __future__ import annotations
@@ -12,13 +12,14 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from concurrent.futures import Executor
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from mpc.mixnet.proof_checks import screen_submissions, submitters, verify_dkg
 from mpc.mixnet.proofs.dleq import verify_dec_shares, weighted_key
+from mpc.mixnet.proofs.shuffle.verifier import verify_mix_chain
+from mpc.mixnet.report import Check, Report
 from mpc.mixnet.schema import (
     EMBED_BYTES,
     Ciphertexts,
@@ -30,46 +31,8 @@ from mpc.mixnet.schema import (
     shuffle_generators,
     users_whole,
 )
-from mpc.mixnet.shuffle_verifier import verify_mix_chain
 from mpc.pools import process_pool
 from mpc.ristretto import GroupError, chunk_ranges, map_chunks, sub
-
-
-@dataclass
-class Check:
-    """One line of the report."""
-
-    name: str
-    count: int
-    ok: bool
-    detail: str = ""
-    seconds: float = 0.0
-
-
-@dataclass
-class Report:
-    """Per-check results; ``first_failure`` names the first failing step."""
-
-    checks: list[Check] = field(default_factory=list)
-
-    @property
-    def ok(self) -> bool:
-        return all(c.ok for c in self.checks)
-
-    @property
-    def first_failure(self) -> str | None:
-        for c in self.checks:
-            if not c.ok:
-                return f"{c.name}: {c.detail}"
-        return None
-
-    def as_dict(self) -> dict[str, Any]:
-        """JSON-able form."""
-        return {
-            "ok": self.ok,
-            "first_failure": self.first_failure,
-            "checks": [c.__dict__ for c in self.checks],
-        }
 
 
 def _decode_rows(points: list[list[bytes]], width: int, bound: int) -> list[list[int] | None]:
@@ -142,7 +105,7 @@ def verify_record(
     rep = Report()
     say = progress or (lambda name, frac: None)
 
-    def run(name: str, count: int, fn: Callable[[], str | None]) -> bool:
+    def run(vid: str, name: str, count: int, fn: Callable[[], str | None]) -> bool:
         say(name, 0.0)
         t0 = time.perf_counter()
         try:
@@ -151,13 +114,13 @@ def verify_record(
             err = str(exc)
         except (GroupError, ValueError, KeyError, TypeError, IndexError, AttributeError) as exc:
             err = f"malformed artifact: {type(exc).__name__}: {exc}"
-        rep.checks.append(Check(name, count, err is None, err or "", time.perf_counter() - t0))
+        rep.add(Check(vid, name, err is None, count, err or "", time.perf_counter() - t0))
         say(name, 1.0)
         return err is None
 
     params = rec.get("params") if isinstance(rec, dict) else None
     if not isinstance(params, dict) or not isinstance(params.get("batches"), list):
-        rep.checks.append(Check("record", 0, False, "record or its params are malformed"))
+        rep.add(Check("V-12", "record", False, 0, "record or its params are malformed"))
         return rep
     try:
         k, t = int(params["k"]), int(params["t"])
@@ -167,7 +130,7 @@ def verify_record(
         if not isinstance(params.get("servers"), list) or len(params["servers"]) != k:
             raise ValueError(f"params list {params.get('servers')!r} as servers, k = {k}")
     except (KeyError, TypeError, ValueError) as exc:
-        rep.checks.append(Check("record", 0, False, f"malformed params: {exc}"))
+        rep.add(Check("V-12", "record", False, 0, f"malformed params: {exc}"))
         return rep
     state: dict[str, Any] = {}
 
@@ -178,7 +141,7 @@ def verify_record(
         state["sess"] = session_digest(sid, params, pk, dkg_digest(comms))
         return None
 
-    if not run("dkg", k, dkg_check):
+    if not run("V-13", "dkg", k, dkg_check):
         return rep
     sess, pk = state["sess"], state["pk"]
 
@@ -213,15 +176,19 @@ def verify_record(
         return None
 
     subs_ = rec.get("submissions")
-    if not run("client submissions", len(subs_) if isinstance(subs_, list) else 0, clients_check):
+    if not run(
+        "V-14", "client submissions", len(subs_) if isinstance(subs_, list) else 0, clients_check
+    ):
         return rep
 
     current = dict(inputs)
     mixes = rec.get("mixes", [])
     if not isinstance(mixes, list) or not all(isinstance(m, dict) for m in mixes):
-        rep.checks.append(Check("mixes", 0, False, "mixes must be a list of maps"))
+        rep.add(Check("V-16", "mixes", False, 0, "mixes must be a list of maps"))
         return rep
-    if not run("mixers", len(mixes), lambda: check_mixers(mixes, k, rec.get("decryption_set"))):
+    if not run(
+        "V-15", "mixers", len(mixes), lambda: check_mixers(mixes, k, rec.get("decryption_set"))
+    ):
         return rep
     for name in specs:
         servers = [m.get("server") for m in mixes]
@@ -257,10 +224,10 @@ def verify_record(
             current[name] = lists[-1]
             return None
 
-        if not run(check_name, inputs[name].n * len(mixes), chain_check):
+        if not run("V-16", check_name, inputs[name].n * len(mixes), chain_check):
             return rep
     if not rec.get("mixes"):
-        rep.checks.append(Check("mixes", 0, False, "no mix server mixed"))
+        rep.add(Check("V-15", "mixers", False, 0, "no mix server mixed"))
         return rep
 
     dset = rec.get("decryption_set")
@@ -270,8 +237,10 @@ def verify_record(
         or not all(isinstance(j, int) and j in state["vks"] for j in dset)
         or sorted(set(dset)) != dset
     ):
-        rep.checks.append(
-            Check("decryption set", 0, False, f"decryption set must be {t} servers with keys")
+        rep.add(
+            Check(
+                "V-17", "decryption set", False, 0, f"decryption set must be {t} servers with keys"
+            )
         )
         return rep
     state["dset"] = dset
@@ -319,7 +288,7 @@ def verify_record(
             plain[name] = rows
             return None
 
-        if not run(f"decryption {name}", current[name].n, dec_check):
+        if not run("V-18", f"decryption {name}", current[name].n, dec_check):
             return rep
     state["plaintexts"] = plain
     if analyzer is not None and "estimate" in rec:
@@ -336,7 +305,7 @@ def verify_record(
                 return "published estimate differs from the analyzer's output on the plaintexts"
             return None
 
-        run("estimate", len(specs), estimate_check)
+        run("V-21", "estimate", len(specs), estimate_check)
     return rep
 
 
@@ -369,7 +338,7 @@ def verify_file(path: str, workers: int = 1, show_progress: bool = True) -> Repo
             rec = cbor2.load(fh)
         except Exception as exc:  # cbor2 raises several types
             rep = Report()
-            rep.checks.append(Check("record", 0, False, f"unreadable CBOR: {exc}"))
+            rep.add(Check("V-10", "record", False, 0, f"unreadable CBOR: {exc}"))
             return rep
     if not show_progress:
         return verify_record(rec, workers)

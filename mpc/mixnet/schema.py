@@ -21,7 +21,7 @@ Shuffle proof (Terelius-Wikstrom, in commitment form; ``H``, ``H_1..H_n`` from
 elements each), ``s1``, ``s2``, ``s3`` (scalars), ``s4`` (w scalars), ``shat``, ``sprime`` (n
 scalars each, as blobs of 32-byte little-endian). Challenges: ``u_i = perm_challenges(...)``,
 ``c = shuffle_challenge(...)``; equations are listed in
-``mpc.mixnet.shuffle_verifier.verify_shuffle``.
+``mpc.mixnet.proofs.shuffle.verifier.verify_shuffle``.
 """
 
 from __future__ import annotations

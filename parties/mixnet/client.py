@@ -60,11 +60,15 @@ async def run_clients(
     pk, sess, _ = await receive_key(ctx, cfg)
     ctx.phase("mix.submit")
     own = process_pool(cfg.workers) if pool is None and cfg.workers > 1 else None
+    # the servers wait for this party's submissions while it encrypts and proves: it tells them
+    # it is at work (parties.runtime.busy), so a slow client party is not taken for a silent one
+    beat = ctx.busy(cfg.servers, "encrypt+prove")
     try:
         subs = make_submissions(
             sess, pk, cfg.layouts(), batches, owners, cfg.workers, pool or own, party=ctx.name
         )
     finally:
+        beat.stop()
         if own is not None:
             own.shutdown()
     if tamper is not None:
@@ -74,9 +78,11 @@ async def run_clients(
     body = {"users": int(users), "submissions": subs}
     sig = sign(ctx, "inputs", cfg.session_id, digest(body))
     payload = codec.dumps({**body, "sig": sig})
-    for s in cfg.servers:
+    for i, s in enumerate(cfg.servers, 1):
         try:
             await ctx.send(s, "mix.submissions", payload, public=True)
         except PeerError:
             continue
+        finally:
+            ctx.progress("submissions sent to servers", i, len(cfg.servers))
     return subs

@@ -156,7 +156,8 @@ async def threshold_decrypt(
         valid: dict[int, dict[str, list[list[bytes]]]] = {}
         msgs: dict[int, dict[str, Any]] = {}
         bad: dict[int, str] = {}
-        for j in dset:
+        for i, j in enumerate(dset):
+            ctx.progress("decryption shares checked", i, len(dset))
             if j == me:
                 msgs[j] = sent[key]
                 valid[j] = own_shares(msgs[j], current)
@@ -180,6 +181,7 @@ async def threshold_decrypt(
                 bad[j] = why
             else:
                 valid[j], msgs[j] = shares, got
+        ctx.progress("decryption shares checked", len(dset), len(dset))
         if bad:
             for j, why in sorted(bad.items()):
                 state.faults.append(f"server {j} decryption share rejected: {why}")

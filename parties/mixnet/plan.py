@@ -169,13 +169,10 @@ class MixnetPlan:
         cfg = mixnet_config(run.cluster, rnd, block.public, run.workload)
         merged = {k: np.concatenate(v) for k, v in run.batches.items()}
         owners, run.batches, run.owners = run.owners, {}, {}
-        total = sum(v.shape[0] for v in merged.values())
-        node.progress("encrypt+prove", 0, total)
         try:
             await run_clients(node, cfg, merged, owners, users=block.total_users)
         except MixnetAbort as exc:
             raise PeerError(f"mix-net aborted, nothing published: {exc}") from None
-        node.progress("encrypt+prove", total, total)  # the bar ends with the work
 
     async def run(self, node: Any, cluster: Cluster) -> None:
         role = cluster.party(node.name).role

@@ -57,6 +57,7 @@ from parties.mixnet.evidence import sign_step
 from parties.mixnet.inputs import collect_inputs
 from parties.mixnet.state import MixnetAbort, MixnetConfig, ServerState, session_of
 from parties.runtime import codec
+from parties.runtime.busy import BusyBeat
 from parties.runtime.link import PartyContext, PeerError
 from parties.runtime.receive import recv_patient, send_public
 from parties.verify.evidence import step_header, step_signed
@@ -99,12 +100,34 @@ async def _mix_server(
         raise MixnetAbort(f"{ctx.name}: DKG failed: {exc}") from None
     dead = {j for j in range(1, k + 1) if j not in state.dkg.record["commitments"]}
     state.set_session(session_of(cfg, state.dkg.record))
-    pk = state.dkg.pk
 
     ctx.phase("mix.key")
     for c in cfg.client_names:
         await send_public(ctx, c, "mix.key", codec.dumps({"dkg": state.dkg.record}))
     ctx.phase("mix.submit")
+    # until its own mix step is out, this server tells the others it is at work (``_busy``):
+    # a server that falls silent before its step arrives is given up on after ``hop_patience``
+    # phase timeouts of silence (parties.runtime.busy), however long honest mixing takes
+    beat = ctx.busy([s for j, s in others if j not in dead], "mixing")
+    # and the analyzer, which waits for this server's ``mix.result``, until it is sent
+    with ctx.busy([cfg.analyzer], "mix-net round"):
+        try:
+            return await _mix_and_decrypt(ctx, cfg, state, me, others, dead, pool, beat)
+        finally:
+            beat.stop()
+
+
+async def _mix_and_decrypt(
+    ctx: PartyContext,
+    cfg: MixnetConfig,
+    state: ServerState,
+    me: int,
+    others: list[tuple[int, str]],
+    dead: set[int],
+    pool: Executor | None,
+    beat: BusyBeat,
+) -> ServerState:
+    k, pk = len(cfg.servers), state.dkg.pk  # type: ignore[union-attr]
     dead |= await collect_inputs(ctx, cfg, state, [s for j, s in others if j not in dead])
     t0 = time.perf_counter()
     spec_map = cfg.spec_map()
@@ -145,6 +168,7 @@ async def _mix_server(
     seen: dict[int, dict[str, Any]] = {}  # header of every signed step received, by server
     for j in range(1, k + 1):
         ctx.phase("mix.shuffle", j)
+        ctx.progress("mix hops", j - 1, k)  # the bar moves as each server's step is done
         if j in dead:
             continue
         if j == me:
@@ -161,12 +185,13 @@ async def _mix_server(
             for jj, s in others:
                 if jj not in dead:
                     await send_public(ctx, s, "mix.output", payload)
+            beat.stop()
             verified = tentative = step_outputs(step)
             state.mixes.append(step)
             last = seen[me] = step_header(step)
             continue
         try:
-            raw = await recv_patient(ctx, cfg.servers[j - 1], "mix.output", cfg.mix_patience)
+            raw = await recv_patient(ctx, cfg.servers[j - 1], "mix.output", cfg.hop_patience)
             if isinstance(raw, PeerError):
                 raise raw
             step = codec.loads(raw)
@@ -180,6 +205,7 @@ async def _mix_server(
         except (VerifyError, ValueError) as exc:
             state.faults.append(f"server {j} mix rejected: {exc}")
             log.warning("%s: %s", ctx.name, state.faults[-1])
+    ctx.progress("mix hops", k, k)
     ctx.phase("mix.verify")
     current = await asyncio.to_thread(_settle, ctx, state, verified, pending, pool)
     if not state.mixes:

@@ -47,6 +47,7 @@ class MixnetConfig:
     workers: int = 1
     patience: int = 4  # receive timeouts tolerated when waiting on a slow phase of another party
     mix_patience: int = 100  # timeouts tolerated while another server mixes
+    hop_patience: int = 2  # phase timeouts of silence (no _busy) before a mixer is skipped
     combine_all: bool = True  # every server verifies t shares and decrypts; else the lowest
 
     def __post_init__(self) -> None:

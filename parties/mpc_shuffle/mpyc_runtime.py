@@ -283,6 +283,36 @@ async def start_runtime(rt: Any, timeout: float, names: Sequence[str] | None = N
     from parties.mpc_shuffle.mpyc_rounds import count_mpyc_flights
 
     count_mpyc_flights(rt)  # the mesh's rounds, for the cost ledger
+    if names is not None:
+        _withhold_if_asked(rt, names)
+
+
+def _withhold_if_asked(rt: Any, names: Sequence[str]) -> None:
+    """Fault injection (tests, ``SDP_FAULT_WITHHOLD=PARTY:mpyc[:PEER]``): this server stays
+    connected but sends its MPC messages (to PEER) nowhere, as a withholding server would."""
+    from parties.runtime import fault_hooks
+
+    me = names[rt.pid]
+    for p in rt.parties:
+        proto = getattr(p, "protocol", None)
+        if (
+            p.pid != rt.pid
+            and proto is not None
+            and fault_hooks.withholds(me, names[p.pid], "mpyc")
+        ):
+            proto.__class__ = _silent(type(proto))
+
+
+def _silent(cls: type) -> type:
+    """``cls`` (MPyC's slotted ``MessageExchanger``) whose ``send`` sends nothing."""
+
+    class Silent(cls):  # type: ignore[misc, valid-type]
+        __slots__ = ()
+
+        def send(self, pc: Any, payload: Any) -> None:
+            return None
+
+    return Silent
 
 
 def mpyc_bytes_sent(rt: Any) -> int:
@@ -310,6 +340,20 @@ def _dead_peers(rt: Any) -> list[int]:
     return sorted(dead, key=lambda d: lost.get(d, float("inf")))
 
 
+def _awaited_peers(rt: Any) -> list[int]:
+    """MPyC peers this party waits for: a receive from them is pending (an unset future in
+    their connection's buffers)."""
+    waited = []
+    for p in getattr(rt, "parties", ()):
+        proto = getattr(p, "protocol", None)
+        buffers = getattr(proto, "buffers", None) or {}
+        if getattr(p, "pid", rt.pid) != rt.pid and any(
+            isinstance(b, asyncio.Future) and not b.done() for b in buffers.values()
+        ):
+            waited.append(p.pid)
+    return waited
+
+
 async def guarded(rt: Any, cfg: MPCShufflerConfig, step: str, aw: Awaitable[T]) -> T:
     """Await an MPC step under ``cfg.timeout`` and a dead-peer watchdog (MPCServerError)."""
     task = asyncio.ensure_future(aw)
@@ -327,9 +371,15 @@ async def guarded(rt: Any, cfg: MPCShufflerConfig, step: str, aw: Awaitable[T]) 
                     f"MPC step {step!r}: lost connection to server {names[0]}{later}"
                 )
             if time.monotonic() > deadline:
+                # the culprit: the servers whose messages this one still waits for
+                waited = [f"{cfg.servers[d]} (MPyC party {d})" for d in _awaited_peers(rt)]
                 raise MPCServerError(
-                    f"MPC step {step!r}: timed out after {cfg.timeout:.0f} s "
-                    f"waiting for the other servers"
+                    f"MPC step {step!r}: timed out after {cfg.timeout:.0f} s waiting for "
+                    + (
+                        f"server {', '.join(waited)} (withheld its messages)"
+                        if waited
+                        else "the other servers"
+                    )
                 )
     finally:
         if not task.done():

@@ -55,7 +55,8 @@ never fatal.
 Modules: this one holds the roles (``client_submit``, ``server_run`` with ``serve`` /
 ``serve_rounds``, ``analyzer_collect``); ``wire`` the configuration, client-side sharing and
 share-array framing; ``secure_ops`` the MPC building blocks and the histogram mode;
-``reshare_exchange`` the permute-and-reshare rounds; ``mpyc_runtime`` MPyC's runtime, the
+``reshare_exchange`` the permute-and-reshare rounds; ``modes`` the steps that differ between
+the security modes (``SemiHonest``, ``MaliciousAbort``); ``mpyc_runtime`` MPyC's runtime, the
 dead-peer watchdog (failure handling) and TLS (all in ``parties.mpc_shuffle``).
 """
 
@@ -70,10 +71,10 @@ from typing import Any
 
 import numpy as np
 
-from mpc import mac_check, shamir
 from mpc import permute_reshare as pr
+from mpc import shamir
 from parties.mpc_shuffle import input_evidence as ie
-from parties.mpc_shuffle import malicious as mal
+from parties.mpc_shuffle.modes import SecurityMode, security_mode
 from parties.mpc_shuffle.mpyc_rounds import mpyc_flights
 from parties.mpc_shuffle.mpyc_runtime import (
     MPCServerError,
@@ -134,23 +135,21 @@ async def client_submit(
 
 
 async def receive_client_shares(
-    ctx: PartyContext, cfg: MPCShufflerConfig, specs: dict[str, BatchSpec]
+    ctx: PartyContext, cfg: MPCShufflerConfig, specs: dict[str, BatchSpec], mode: SecurityMode
 ) -> tuple[dict[str, dict[str, np.ndarray]], list[list[int] | None], dict[str, list[ie.Block]]]:
     """Receive this server's shares from every client; a malformed or missing submission gets
-    status None (its rows are then rejected by all servers). In mode ``malicious-abort`` a
-    block whose shares do not match the commitment its client signed is malformed. Also
+    status None (its rows are then rejected by all servers); ``mode.accept_block`` checks each
+    block (malicious-abort: against the commitment its client signed). Also
     returns each accepted submission's blocks (shares and evidence) for the input check."""
     got: dict[str, dict[str, np.ndarray]] = {}
     blocks: dict[str, list[ie.Block]] = {}
     status: list[list[int] | None] = []
     names = sorted(specs)
-    check = cfg.security == "malicious-abort"
     for client in cfg.clients:
         try:
             parts = await recv_blocks(ctx, client, MSG_SHARES, f"shares from {client!r}")
             for b, part in enumerate(parts):
-                if check:
-                    ie.accept_block(ctx, cfg, client, b, b == len(parts) - 1, part)
+                mode.accept_block(ctx, cfg, client, b, b == len(parts) - 1, part)
             arrays = _concat([a for a, _ in parts], f"shares from {client!r}")
             meta = parts[-1][1]
             users = meta.get("users")
@@ -195,9 +194,10 @@ async def server_run(
     if cfg.servers[me] != ctx.name:
         raise ValueError(f"server_run: MPyC party {me} is {cfg.servers[me]!r}, not {ctx.name!r}")
     stats: dict[str, Any] = {"server": ctx.name}
+    mode = security_mode(cfg)  # the steps that differ between semi-honest and malicious-abort
     t0 = time.perf_counter()
     ctx.phase("mpc-receive", cfg.round)
-    got, status, blocks = await receive_client_shares(ctx, cfg, sp)
+    got, status, blocks = await receive_client_shares(ctx, cfg, sp, mode)
 
     if ready is not None:  # the MPyC mesh is connected (started while receiving)
         await ready
@@ -208,24 +208,8 @@ async def server_run(
         for i, c in enumerate(cfg.clients)
         if all(s[i] is not None and s[i] == all_status[0][i] for s in all_status)
     ]
-    malicious = cfg.security == "malicious-abort"
-    log = mal.CheckLog()
-    inconsistent: list[str] = []
-    convicted: list[tuple[str, str]] = []
-    evidence: dict[str, Any] | None = None
-    if malicious:  # a client's sharing must have degree <= t before it is used; the signed
-        # evidence names who deviated (the client, or a server: then the run aborts)
-        try:
-            convicted, alpha, evidence = await guarded(
-                rt, cfg, "input check", mal.check_inputs(rt, ctx, cfg, blocks, accepted, log)
-            )
-        except ie.InputAbort as exc:
-            await ie.announce_abort(ctx, cfg, exc)
-            raise
-        for c, why in convicted:
-            logging.warning("MPC server %s: refusing %s: %s", ctx.name, c, why)
-        inconsistent = [c for c, _ in convicted]
-        accepted = [c for c in accepted if c not in inconsistent]
+    inconsistent = await mode.check_inputs(rt, ctx, cfg, blocks, accepted)
+    accepted = [c for c in accepted if c not in inconsistent]
     rejected_rows = {k: 0 for k in names}
     for i, c in enumerate(cfg.clients):
         if c not in accepted:
@@ -252,42 +236,12 @@ async def server_run(
     coals = pr.coalitions(cfg.m, cfg.threshold)
     seeds = await guarded(rt, cfg, "seed agreement", agree_coalition_seeds(rt, coals, cfg.label))
     deviate = fault_hooks.mpc_offset(ctx.name)  # tests only: a deviating server
-    if malicious:  # value and tags travel in the same rows through the shuffle
-        tags, own = await guarded(rt, cfg, "MAC tags", mal.tag_batches(rt, alpha, arrays, coals[0]))
-        stacked = {k: mac_check.stack_tags(arrays[k], tags[k]) for k in names}
-        addend = None  # a first-round member's own GRR98 terms of the tags
-        if own is not None:
-            addend = {k: mac_check.stack_tags(None, own[k]) for k in names}
-        out = await guarded(
-            rt,
-            cfg,
-            "permute-and-reshare",
-            mpyc_permute_reshare(rt, stacked, seeds, cfg.label, addend=addend, deviate=deviate),
-        )
-        split = {k: mac_check.split_tags(out[k], sp[k].width) for k in names}
-        shuffled = {k: v for k, (v, _) in split.items()}
-        await guarded(
-            rt,
-            cfg,
-            "MAC check",
-            mal.verify_shuffle(
-                rt,
-                alpha,
-                arrays,
-                shuffled,
-                {k: t for k, (_, t) in split.items()},
-                cfg.label,
-                log,
-                cfg.multiset,
-            ),
-        )
-    else:
-        shuffled = await guarded(
-            rt,
-            cfg,
-            "permute-and-reshare",
-            mpyc_permute_reshare(rt, arrays, seeds, cfg.label, deviate=deviate),
-        )
+
+    async def reshare(values: dict[str, np.ndarray], addend: Any = None) -> dict[str, np.ndarray]:
+        work = mpyc_permute_reshare(rt, values, seeds, cfg.label, addend=addend, deviate=deviate)
+        return await guarded(rt, cfg, "permute-and-reshare", work)
+
+    shuffled = await mode.shuffle(rt, cfg, arrays, reshare)
     stats["t_shuffle_s"] = time.perf_counter() - t1
     ledger = getattr(ctx, "ledger", None)
     if ledger is not None:  # MPyC's mesh traffic is not on our transport: count it here
@@ -307,19 +261,13 @@ async def server_run(
         "server_stats": dict(stats),
     }
     bounds = {k: s.bound for k, s in sp.items()}
-    kwargs: dict[str, Any] = {}
-    if malicious:  # the products after the shuffle carry tags, MAC-checked before any opening
-        tags = {k: t for k, (_, t) in split.items()}
-        kwargs = {
-            "alpha": alpha,
-            "check": lambda name, items: mal.check_tagged(rt, alpha, items, cfg.label, log, name),
-        }
     if cfg.mode == "open":
         out_arrays = shuffled
         small = {k: b for k, b in bounds.items() if b <= cfg.max_domain}
-        if malicious and small:  # out-of-domain rows are found on shares and never opened;
-            # a batch with a larger bound is opened as it is, after the shuffle's MAC check
-            # (``wire.domain_refusal``): an out-of-domain value there is a client's own
+        # malicious-abort: out-of-domain rows are found on shares and never opened; a batch
+        # with a larger bound is opened as it is, after the shuffle's MAC check
+        # (``wire.domain_refusal``): an out-of-domain value there is a client's own
+        if mode.checks_domain_on_shares and small:
             found = await guarded(
                 rt,
                 cfg,
@@ -328,24 +276,19 @@ async def server_run(
                     rt,
                     {k: shuffled[k] for k in small},
                     small,
-                    tags={k: tags[k] for k in small},
-                    **kwargs,
+                    **mode.output_kwargs(rt, cfg, sorted(small)),
                 ),
             )
             out_arrays = {k: v[~found[k][0]] if k in found else v for k, v in shuffled.items()}
             extra["invalid_rows"] = {k: int(found[k][0].sum()) for k in found}
     else:
-        if malicious:
-            kwargs["tags"] = tags
+        kwargs = mode.output_kwargs(rt, cfg, names)
         counts, invalid = await guarded(
             rt, cfg, "histogram", mpc_histogram(rt, shuffled, bounds, **kwargs)
         )
         extra["invalid_rows"] = invalid
         out_arrays = counts
-    if malicious:  # this server's shares of the opened coins and check values (public)
-        extra["checks"] = log.as_meta()
-        extra["input_faults"] = dict(convicted)  # clients refused on signed evidence, why
-        extra["input_evidence"] = evidence or {}
+    mode.publish(extra)  # malicious-abort: the check log, refused clients, evidence
     # public: the output shares enter this server's signed transcript, so that ``sdp verify``
     # can reconstruct them and compare with what the analyzer publishes (issue 16, item 9).
     # They reveal nothing beyond the output: any t shares plus the secret fix the polynomial.
@@ -408,7 +351,11 @@ async def serve_rounds(
     try:
         for rnd in range(n_rounds):
             specs = await round_specs(rnd)
-            all_stats.append(await server_run(ctx, rt, cfg.for_round(rnd), specs, ready=started))
+            # the analyzer waits for this server's output: slow MPC work is not silence (a
+            # withholding server is named by the servers' timed-out steps, not the analyzer)
+            with ctx.busy([cfg.analyzer], "mpc shuffle"):
+                stats = await server_run(ctx, rt, cfg.for_round(rnd), specs, ready=started)
+            all_stats.append(stats)
     except BaseException:
         if not started.done():
             started.cancel()

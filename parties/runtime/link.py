@@ -9,7 +9,7 @@ CBOR values deterministically.
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Any, Protocol
 
 
 class PartyContext(Protocol):
@@ -28,6 +28,13 @@ class PartyContext(Protocol):
         """Receive the next message of ``msg_type`` from ``peer`` (FIFO per peer and type).
 
         Raises ``PeerError`` if the peer disconnects or the phase timeout expires."""
+
+    def progress(self, label: str, done: int, total: int) -> None:
+        """Report how far a long step is (``done`` of ``total``) to the launcher's bars."""
+
+    def busy(self, peers: list[str], what: str) -> Any:
+        """Tell ``peers`` this party works on what they wait for (``_busy`` beats, which extend
+        their receive timeouts; ``parties.runtime.busy``) until the returned object's ``stop``."""
 
 
 class PeerError(RuntimeError):

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import math
 import os
 from collections import defaultdict
 
+from parties.runtime.busy import BEATS_PER_TIMEOUT, BusyBeat, Liveness, wait_while_busy
 from parties.runtime.link import PeerError
 from parties.runtime.signing import Signer
 
@@ -19,6 +21,10 @@ class MemoryNetwork:
         self._queues: dict[tuple[str, str, str], asyncio.Queue[bytes]] = defaultdict(asyncio.Queue)
         self.bytes_sent: dict[str, int] = defaultdict(int)
         self.messages_sent: dict[str, int] = defaultdict(int)
+        # every party's progress reports, in order: (party, label, done, total)
+        self.progress: list[tuple[str, str, int, int]] = []
+        # per receiver: when each sender last said it was busy (``MemoryContext.busy``)
+        self.liveness: dict[str, Liveness] = defaultdict(Liveness)
         # every party's Ed25519 key, as a networked node holds its own and its peers' public ones
         self.signers = {n: Signer(os.urandom(32)) for n in self.names}
         self.public_keys = {n: s.public_key for n, s in self.signers.items()}
@@ -50,10 +56,26 @@ class MemoryContext:
         self.net.messages_sent[self.name] += 1
         await self.net._queues[(self.name, peer, msg_type)].put(bytes(payload))
 
+    def progress(self, label: str, done: int, total: int) -> None:
+        self.net.progress.append((self.name, label, int(done), int(total)))
+
+    def busy(self, peers: list[str], what: str) -> BusyBeat:
+        """``_busy`` beats to ``peers`` (``parties.runtime.busy``), as the networked node sends
+        them: each starts a peer's wait for this party again."""
+
+        async def beat(peer: str, msg_type: str, payload: bytes) -> None:
+            self.net.liveness[peer].heard(self.name)
+
+        period = self.net.timeout / BEATS_PER_TIMEOUT
+        return BusyBeat(beat, lambda peer: False, peers, period, what)
+
     async def recv(self, peer: str, msg_type: str) -> bytes:
         q = self.net._queues[(peer, self.name, msg_type)]
-        try:
-            return await asyncio.wait_for(q.get(), self.net.timeout)
+        live = self.net.liveness[self.name]
+        try:  # the network's timeout of silence from peer (its beats extend it)
+            return await wait_while_busy(
+                asyncio.ensure_future(q.get()), peer, self.net.timeout, math.inf, live
+            )
         except asyncio.TimeoutError:
             raise PeerError(
                 f"{self.name}: timed out waiting for {msg_type!r} from {peer!r} "

@@ -29,8 +29,9 @@ from parties.runtime.frames import FrameError
 from parties.runtime.keys import CERTS, KeyError_
 from parties.runtime.link import PeerError
 from parties.runtime.plans import check_roles, get_plan
+from parties.runtime.progress import progress_printer
 from parties.runtime.transcript import SPEAK
-from parties.runtime.transport import Node, log, progress_printer
+from parties.runtime.transport import Node, log
 from protocols.privacy.ledger import PrivacyRefusal
 
 EXPECTED = (PeerError, ClusterError, KeyError_, FrameError, ValueError, OSError)

@@ -22,10 +22,8 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import json
 import math
 import ssl
-import sys
 import time
 from collections import deque
 from collections.abc import Callable, Iterable
@@ -34,6 +32,7 @@ from typing import Any
 
 from parties.runtime import fault_hooks
 from parties.runtime import netem as _netem
+from parties.runtime.busy import BEATS_PER_TIMEOUT, BUSY, BusyBeat, Liveness, wait_while_busy
 from parties.runtime.channel import Channel, log
 from parties.runtime.cluster import Cluster, cluster_digest
 from parties.runtime.cost_ledger import CostLedger, tcp_counts
@@ -119,6 +118,8 @@ class Node:
         # every wait ends (parties.runtime.deadlines): the run's deadline, from this start
         self.deadline_at = time.monotonic() + run_deadline_s(cluster)
         self.deadline_passed: str | None = None
+        self.liveness = Liveness()  # peers' ``_busy`` beats (parties.runtime.busy)
+        self._half_sent: dict[str, int] = {}  # peers with a message half written
         self.loop = asyncio.get_running_loop()
         self.loop.set_exception_handler(self._loop_exception)
 
@@ -321,13 +322,17 @@ class Node:
         ch = self._channel(peer)
         if keep:
             self._keep(peer, msg_type, payload, public, ph, rd, pr)
-        for _ in self._frames(ch, peer, msg_type, memoryview(payload), public, ph, rd, pr):
-            if ch.backlogged:
-                self.ledger.begin("send_s")
-                try:
-                    await ch.drain()
-                finally:
-                    self.ledger.end("send_s")
+        self._half_sent[peer] = self._half_sent.get(peer, 0) + 1
+        try:
+            for _ in self._frames(ch, peer, msg_type, memoryview(payload), public, ph, rd, pr):
+                if ch.backlogged:
+                    self.ledger.begin("send_s")
+                    try:
+                        await ch.drain()
+                    finally:
+                        self.ledger.end("send_s")
+        finally:
+            self._half_sent[peer] -= 1
         fault_hooks.sent(self.name, msg_type)
 
     def _keep(
@@ -417,6 +422,9 @@ class Node:
         if not ty.startswith("_") and peer not in self._no_rejoin:
             self._no_rejoin[peer] = f"it had already sent protocol messages to {self.name}"
             self._outbox.pop(peer, None)  # it can no longer rejoin: nothing to send again
+        if ty == BUSY:
+            self.liveness.heard(peer)
+            return
         if ty == "_bye":
             ch.finished = True
             return
@@ -449,13 +457,12 @@ class Node:
         fut: asyncio.Future[bytes] = self.loop.create_future()
         self._waiters[(peer, msg_type)] = fut
         t = self.cluster.phase_timeout if timeout is None else timeout
-        left = max(0.0, self.deadline_at - time.monotonic())
-        last = left <= t  # the run's deadline comes first
         self.ledger.begin("wait_s")
-        try:
-            return await asyncio.wait_for(fut, min(t, left))
+        try:  # t s of silence from peer (its _busy beats extend it), never past the deadline
+            return await wait_while_busy(fut, peer, t, self.deadline_at, self.liveness)
         except asyncio.TimeoutError:
             self._waiters.pop((peer, msg_type), None)
+            last = time.monotonic() >= self.deadline_at - 0.01  # the run's deadline came first
             why = f"the run's deadline ({run_deadline_s(self.cluster):.0f} s) passed" * last
             reason = f"{why or f'timed out after {t:.0f} s'} waiting for {msg_type!r} from {peer} "
             reason += f"in phase {self.ledger.current[0]}"
@@ -468,6 +475,11 @@ class Node:
             raise
         finally:
             self.ledger.end("wait_s")
+
+    def busy(self, peers: list[str], what: str) -> BusyBeat:
+        """Tell ``peers`` this party is working on what they wait for until ``stop``."""
+        period = self.cluster.phase_timeout / BEATS_PER_TIMEOUT
+        return BusyBeat(self.send, lambda p: self._half_sent.get(p, 0) > 0, peers, period, what)
 
     def _missed(self, peer: str, msg_type: str, reason: str) -> PeerError:
         """Sign that a receive gave up (``missed`` entry, docs/transcript.md): a message of
@@ -585,13 +597,3 @@ class Node:
         await asyncio.sleep(0.05)
         self.transcript.close("ok" if status == "ok" else "aborted", reason)
         self.ledger.write(self.run_dir)
-
-
-def progress_printer(stream: Any = sys.stdout) -> Callable[[dict[str, Any]], None]:
-    """Progress events as ``@@progress {json}`` lines for the launcher to render."""
-
-    def emit(event: dict[str, Any]) -> None:
-        stream.write("@@progress " + json.dumps(event) + "\n")
-        stream.flush()
-
-    return emit

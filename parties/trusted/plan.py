@@ -153,10 +153,14 @@ async def collect_submissions(
                 collected[name].append(arr)
                 stats["messages"] += int(arr.shape[0])
             stats["users"] += users
+            received[0] += users
+            node.progress("reports received (users)", received[0], expected)
             if meta.get("final"):
                 return
 
     live = [c for c in names_with_role(cluster, "client") if c not in dropped]
+    received = [0]
+    expected = sum(int(getattr(p, "users", 0) or 0) for p in cluster.by_role("client"))
     await asyncio.gather(*(from_client(c) for c in live))
     return collected, invalid, per_client
 

@@ -18,10 +18,8 @@ from __future__ import annotations
 import hashlib
 import os
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -34,27 +32,12 @@ from parties.verify.evidence import (
     proves_step_equivocation,
 )
 from parties.verify.shuffle import _blob, recompute_estimate
-from parties.verify.transcripts import Check, Report, Transcript, certificate_keys
+from parties.verify.transcripts import Check, Report, Transcript, Transcripts, certificate_keys
+
+if TYPE_CHECKING:
+    from parties.runtime.pools import OpenPool
 
 RECORD_TYPE = "mixnet.record"
-
-# ``sdp verify --pool SPEC``: the pool this verification's proof checks run on (one at a time)
-_POOLS: list[Any] = []
-
-
-@contextmanager
-def verification_pool(spec: str | None) -> Iterator[Any]:
-    """Run the mix-net proof checks of the verifications inside on the pool ``spec`` names
-    (``parties.runtime.pools``: the local process pool, or a Dask cluster's workers)."""
-    from parties.runtime.pools import open_pool
-
-    pool = open_pool(spec, os.cpu_count() or 1)
-    _POOLS.append(pool)
-    try:
-        yield pool
-    finally:
-        _POOLS.remove(pool)
-        pool.close()
 
 
 def _sent(t: Transcript, ty: str) -> list[dict[str, Any]]:
@@ -185,9 +168,14 @@ def input_agreement(
 
 
 def check_mixnet_run(
-    run_dir: Path, cluster: dict[str, Any], transcripts: dict[str, Transcript], report: Report
+    run_dir: Path,
+    cluster: dict[str, Any],
+    transcripts: Transcripts,
+    report: Report,
+    pool: OpenPool | None = None,
 ) -> None:
-    """All mix-net checks of a run directory (appended to ``report``)."""
+    """All mix-net checks of a run directory (appended to ``report``); the proof checks run on
+    ``pool`` (``sdp verify --pool``), else on a local pool of every core."""
     parties = cluster["party"]
     servers = [p["name"] for p in parties if p["role"] == "mix-server"]
     clients = [p["name"] for p in parties if p["role"] == "client"]
@@ -200,7 +188,7 @@ def check_mixnet_run(
         if e["dir"] == "publish" and e["ty"] == RECORD_TYPE
     ]
     if not pubs:
-        report.add(Check("mix-net public record", False, 0, "no server published a record"))
+        report.add(Check("V-10", "mix-net public record", False, 0, "no server published a record"))
         return
     rounds = _round_records(run_dir, pubs, report)
     if rounds is None:
@@ -218,6 +206,7 @@ def check_mixnet_run(
             report,
             rnd,
             len(rounds),
+            pool,
         )
         if batches is None:
             return
@@ -262,6 +251,7 @@ def _aborts_with_evidence(
             )
             report.add(
                 Check(
+                    "V-19",
                     "mix-net abort evidence",
                     who is not None,
                     1,
@@ -283,13 +273,16 @@ def _round_records(
             rec = codec.loads(_blob(run_dir, publisher, entry["dg"]))
             rnd = int(rec.get("round", 0)) if isinstance(rec, dict) else -1
         except (ValueError, TypeError, KeyError) as exc:
-            report.add(Check("mix-net public record", False, 0, f"unreadable record: {exc}"))
+            report.add(
+                Check("V-10", "mix-net public record", False, 0, f"unreadable record: {exc}")
+            )
             return None
         by_round.setdefault(rnd, []).append((publisher, rec))
     want = list(range(len(by_round)))
     if sorted(by_round) != want or any(len(v) != 1 for v in by_round.values()):
         report.add(
             Check(
+                "V-10",
                 "mix-net public record",
                 False,
                 len(pubs),
@@ -312,6 +305,7 @@ def _check_round(
     report: Report,
     rnd: int,
     n_rounds: int,
+    pool: OpenPool | None,
 ) -> dict[str, np.ndarray] | None:
     """Wire tie and proof checks of one round's record; its plaintext batches, or None."""
     from mpc.mixnet.record_verifier import verify_record
@@ -325,6 +319,7 @@ def _check_round(
         problem = f"malformed record or message: {type(exc).__name__}: {exc}"
     report.add(
         Check(
+            "V-11",
             f"{label} record matches the wire",
             problem is None,
             len(rec.get("submissions", [])) if isinstance(rec, dict) else 0,
@@ -336,7 +331,7 @@ def _check_round(
     if problem:
         return None
     ok, detail = input_agreement(rec, servers, _keys(run_dir, servers + clients))
-    report.add(Check(f"{label} input agreement", ok, len(rec.get("inputs", [])), detail))
+    report.add(Check("V-19", f"{label} input agreement", ok, len(rec.get("inputs", [])), detail))
     if not ok:
         return None
     bar, progress = None, None
@@ -351,7 +346,6 @@ def _check_round(
             bar.update(task, completed=fraction, description=f"verifying: {check}")
 
     try:
-        pool = _POOLS[-1] if _POOLS else None  # sdp verify --pool
         vr = verify_record(
             rec,
             workers=pool.workers if pool else os.cpu_count() or 1,
@@ -362,7 +356,8 @@ def _check_round(
         if bar is not None:
             bar.stop()
     for c in vr.checks:
-        report.add(Check(f"{label}: {c.name}", c.ok, c.count, c.detail or f"{c.seconds:.2f} s"))
+        detail = c.detail or f"{c.seconds:.2f} s"
+        report.add(Check(c.vid, f"{label}: {c.name}", c.ok, c.count, detail, c.seconds))
     if not vr.ok:
         return None
     batches = {}

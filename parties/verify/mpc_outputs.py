@@ -334,12 +334,17 @@ def check_mpc_outputs(
     except OutputMismatch as exc:
         report.add(
             Check(
-                name, False, 0, f"{exc} ({analyzer.party}'s publication is not tied to the servers)"
+                "V-30",
+                name,
+                False,
+                0,
+                f"{exc} ({analyzer.party}'s publication is not tied to the servers)",
             )
         )
         return
     report.add(
         Check(
+            "V-30",
             name,
             True,
             checked,
@@ -349,6 +354,7 @@ def check_mpc_outputs(
     )
     report.add(
         Check(
+            "V-30",
             "MPC abort checks",
             True,
             abort_checked,
@@ -366,6 +372,7 @@ def check_mpc_outputs(
     if security == "malicious-abort":
         report.add(
             Check(
+                "V-31",
                 "MPC input evidence",
                 True,
                 sum(convicted),
@@ -414,4 +421,4 @@ def check_mpc_abort_evidence(
                 continue
             label = mpc_inputs.round_label(cluster["run"]["session"], rd)
             ok, why = mpc_inputs.abort_verdicts(keys, label, servers, t, meta)
-            report.add(Check("MPC input evidence", ok, 1, f"{s} aborted round {rd}: {why}"))
+            report.add(Check("V-31", "MPC input evidence", ok, 1, f"{s} aborted round {rd}: {why}"))

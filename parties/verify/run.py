@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import tomllib
 
+from mpc.mixnet.report import UNNUMBERED
 from parties.runtime.cluster import cluster_digest, load_cluster
 from parties.runtime.keys import ONE_PROCESS, PER_HOST
 from parties.verify.faults import gate_refusal, what_happened
@@ -31,7 +33,11 @@ from parties.verify.transcripts import (
     public_key,
 )
 
-ProtocolCheck = Callable[[Path, dict[str, Any], dict[str, Transcript], Report], None]
+if TYPE_CHECKING:
+    from parties.runtime.pools import OpenPool
+
+# (run directory, cluster file, transcripts, report, pool the proof checks may run on)
+ProtocolCheck = Callable[[Path, dict[str, Any], dict[str, Transcript], Report, Any], None]
 # protocol-specific checks; every other run is checked by its shuffler backend's
 # ``verify_check`` (``parties.runtime.backend``)
 PROTOCOL_CHECKS: dict[str, str] = {"txpub": "parties.verify.txpub:check_txpub_run"}
@@ -96,7 +102,7 @@ def _certificates(
         try:
             keys[n] = public_key(path, n)
         except (OSError, ValueError) as exc:
-            report.add(Check("certificates", False, len(names), f"{n}: {exc}"))
+            report.add(Check("V-2", "certificates", False, len(names), f"{n}: {exc}"))
             return None
         if trust is not None:
             want = trust["fingerprints"].get(n)
@@ -104,6 +110,7 @@ def _certificates(
             if want != got:
                 report.add(
                     Check(
+                        "V-2",
                         "certificates",
                         False,
                         len(names),
@@ -130,12 +137,18 @@ def _certificates(
         else:
             detail += "; ONE-PROCESS ANCHOR"
             report.warnings.append(ONE_PROCESS_WARNING)
-    report.add(Check("certificates", True, len(names), detail))
+    report.add(Check("V-2", "certificates", True, len(names), detail))
     return keys
 
 
-def verify_run(run_dir: Path, progress: bool = True, trust: dict[str, Any] | None = None) -> Report:
-    """All checks of a run directory; ``trust`` (a trust document) pins the certificates."""
+def verify_run(
+    run_dir: Path,
+    progress: bool = True,
+    trust: dict[str, Any] | None = None,
+    pool: OpenPool | None = None,
+) -> Report:
+    """All checks of a run directory; ``trust`` (a trust document) pins the certificates;
+    ``pool`` (``sdp verify --pool``) runs the proof checks, else a local pool of every core."""
     run_dir = Path(run_dir)
     report = Report()
     try:
@@ -144,13 +157,14 @@ def verify_run(run_dir: Path, progress: bool = True, trust: dict[str, Any] | Non
         names = [p["name"] for p in cluster["party"]]
         digest = cluster_digest(load_cluster(run_dir / "cluster.toml"))
     except (OSError, ValueError, KeyError, TypeError, tomllib.TOMLDecodeError) as exc:
-        report.add(Check("run directory", False, 0, f"cluster.toml unreadable: {exc}"))
+        report.add(Check("V-1", "run directory", False, 0, f"cluster.toml unreadable: {exc}"))
         return report
     if trust is not None and (
         trust.get("session") != session.hex() or trust.get("cluster_sha256") != digest
     ):
         report.add(
             Check(
+                "V-1",
                 "run directory",
                 False,
                 0,
@@ -218,6 +232,7 @@ def verify_run(run_dir: Path, progress: bool = True, trust: dict[str, Any] | Non
     report.warnings += [restart_line(t, transcripts) for t in transcripts.values() if t.crashed]
     report.add(
         Check(
+            "V-3",
             "transcript chains and signatures",
             failure is None,
             entries,
@@ -244,6 +259,7 @@ def verify_run(run_dir: Path, progress: bool = True, trust: dict[str, Any] | Non
     status_ok = not (published and needed)
     report.add(
         Check(
+            "V-4",
             "party status (signed)",
             status_ok,
             len(clean),
@@ -263,7 +279,9 @@ def verify_run(run_dir: Path, progress: bool = True, trust: dict[str, Any] | Non
     try:
         report.add(check_consistency(transcripts, report, clean))
     except (TypeError, AttributeError) as exc:  # a signed entry with a field of the wrong type
-        report.add(Check("cross-party consistency", False, 0, f"malformed transcript entry: {exc}"))
+        report.add(
+            Check("V-5", "cross-party consistency", False, 0, f"malformed transcript entry: {exc}")
+        )
         return report
     publishers = sorted(
         n
@@ -278,6 +296,7 @@ def verify_run(run_dir: Path, progress: bool = True, trust: dict[str, Any] | Non
     if bad_pub or (published and not publishers):
         report.add(
             Check(
+                "V-6",
                 "publication",
                 False,
                 len(publishers),
@@ -290,10 +309,10 @@ def verify_run(run_dir: Path, progress: bool = True, trust: dict[str, Any] | Non
     refusal = gate_refusal(transcripts, roles)
     happened = what_happened(run_dir, cluster, transcripts, clean, report.late, refusal)
     if happened:
-        report.add(Check("what happened", True, len(happened), "; ".join(happened)))
+        report.add(Check("V-7", "what happened", True, len(happened), "; ".join(happened)))
     aborted = (run_dir / "ABORTED.json").exists()
     if refusal is not None and not published:
-        report.add(Check("run completed", True, 0, f"refused, nothing published: {refusal}"))
+        report.add(Check("V-7", "run completed", True, 0, f"refused, nothing published: {refusal}"))
         return report
     if aborted or not published:
         from parties.verify.mpc_outputs import check_mpc_abort_evidence
@@ -301,6 +320,7 @@ def verify_run(run_dir: Path, progress: bool = True, trust: dict[str, Any] | Non
         check_mpc_abort_evidence(run_dir, cluster, transcripts, report)  # V-31: who deviated
         report.add(
             Check(
+                "V-7",
                 "run completed",
                 False,
                 0,
@@ -314,9 +334,11 @@ def verify_run(run_dir: Path, progress: bool = True, trust: dict[str, Any] | Non
     check = _protocol_check(cluster)
     if check is not None:
         try:
-            check(run_dir, cluster, transcripts, report)
+            check(run_dir, cluster, transcripts, report, pool)
         except Exception as exc:  # a check must not crash the verifier
-            report.add(Check("protocol checks", False, 0, f"{type(exc).__name__}: {exc}"))
+            report.add(
+                Check(UNNUMBERED, "protocol checks", False, 0, f"{type(exc).__name__}: {exc}")
+            )
     else:
         report.warnings.append("no protocol-specific checks for this run kind")
     return report
@@ -327,11 +349,18 @@ def _privacy_marking(cluster: dict[str, Any], report: Report) -> None:
     seed = cluster.get("run", {}).get("params", {}).get("seed")
     if seed is None:
         report.add(
-            Check("privacy", True, 0, "client randomness private (CSPRNG-seeded at each client)")
+            Check(
+                "V-8",
+                "privacy",
+                True,
+                0,
+                "client randomness private (CSPRNG-seeded at each client)",
+            )
         )
         return
     report.add(
         Check(
+            "V-8",
             "privacy",
             True,
             0,
@@ -374,15 +403,17 @@ def main(argv: list[str]) -> int:
         print(f"sdp verify: {exc}", file=sys.stderr)
         return 2
     if args.pool is not None:
-        from parties.runtime.pools import PoolSpecError
-        from parties.verify.mixnet import verification_pool
+        from parties.runtime.pools import PoolSpecError, open_pool
 
         try:
-            with verification_pool(args.pool):
-                report = verify_run(run_dir, progress=not args.json, trust=trust)
+            pool = open_pool(args.pool, os.cpu_count() or 1)
         except PoolSpecError as exc:
             print(f"sdp verify: {exc}", file=sys.stderr)
             return 2
+        try:
+            report = verify_run(run_dir, progress=not args.json, trust=trust, pool=pool)
+        finally:
+            pool.close()
     else:
         report = verify_run(run_dir, progress=not args.json, trust=trust)
     if args.json:
@@ -406,12 +437,11 @@ def main(argv: list[str]) -> int:
         from parties.runtime.ui import console
 
         tab = Table(title=f"verification of {run_dir}")
-        for c in ("check", "result", "count", "detail"):
+        for c in ("spec", "check", "result", "count", "detail"):
             tab.add_column(c)
         for c in report.checks:
-            tab.add_row(
-                c.name, "[green]pass[/]" if c.ok else "[red]FAIL[/]", str(c.count), c.detail
-            )
+            verdict = "[green]pass[/]" if c.ok else "[red]FAIL[/]"
+            tab.add_row(c.vid or "-", c.name, verdict, str(c.count), c.detail)
         con = console()
         con.print(tab)
         for w in report.warnings:

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from parties.runtime import codec
-from parties.verify.transcripts import Check, Report, Transcript, broadcast_digests
+from parties.verify.transcripts import Check, Report, Transcript, Transcripts, broadcast_digests
 
 
 def _blob(run_dir: Path, party: str, digest: str) -> bytes:
@@ -59,6 +59,7 @@ def recompute_estimate(
     if len(pubs) != 1:
         report.add(
             Check(
+                "V-20",
                 "published estimate",
                 False,
                 len(pubs),
@@ -74,28 +75,20 @@ def recompute_estimate(
     metas: list[dict[str, Any]] = []  # the inputs' public fields (trusted shuffler)
     if inputs is None:
         ins = [e for e in analyzer.entries if e["dir"] == "recv" and e["ty"] == input_type]
-        if len(ins) != protocol.n_rounds or not all(e["pub"] for e in ins):
-            report.add(
-                Check(
-                    "recompute estimate",
-                    False,
-                    len(ins),
-                    f"{analyzer.party} logged {len(ins)} public {input_type!r} inputs, "
-                    f"expected {protocol.n_rounds}",
-                )
-            )
-            return
         shaky = [e["i"] for e in ins if (analyzer.party, e["i"]) in report.unconfirmed]
-        if shaky:
-            report.add(
-                Check(
-                    "recompute estimate",
-                    False,
-                    len(ins),
-                    f"{analyzer.party} entries {shaky}: the shuffled input is not in the "
-                    "sender's signed transcript, so the estimate cannot rest on it",
-                )
+        why = ""
+        if len(ins) != protocol.n_rounds or not all(e["pub"] for e in ins):
+            why = (
+                f"{analyzer.party} logged {len(ins)} public {input_type!r} inputs, "
+                f"expected {protocol.n_rounds}"
             )
+        elif shaky:
+            why = (
+                f"{analyzer.party} entries {shaky}: the shuffled input is not in the "
+                "sender's signed transcript, so the estimate cannot rest on it"
+            )
+        if why:
+            report.add(Check("V-21", "recompute estimate", False, len(ins), why))
             return
         inputs = []
         for e in ins:
@@ -134,33 +127,24 @@ def recompute_estimate(
             fakes_seen.append((sum(fakes.values()), int(again["reports"])))
         if rnd < len(inputs) - 1:
             sent = states.get(rnd + 1, {})
-            if len(sent) != 1:
-                report.add(
-                    Check(
-                        "recompute round state",
-                        False,
-                        rnd,
-                        f"round {rnd + 1}: the analyzer broadcast {len(sent)} different "
-                        "states (must be exactly one, the same to everyone)",
-                    )
-                )
-                return
-            dg, holder = next(iter(sent.items()))
-            logged = codec.loads(_blob(run_dir, holder, dg))
-            if not _close(again, logged):
-                report.add(
-                    Check(
-                        "recompute round state",
-                        False,
-                        rnd,
-                        f"round {rnd + 1} state differs from the analyzer's recomputation",
-                    )
-                )
+            why = (
+                f"round {rnd + 1}: the analyzer broadcast {len(sent)} different states (must be "
+                "exactly one, the same to everyone)"
+            )
+            if len(sent) == 1:
+                dg, holder = next(iter(sent.items()))
+                logged = codec.loads(_blob(run_dir, holder, dg))
+                why = ""
+                if not _close(again, logged):
+                    why = f"round {rnd + 1} state differs from the analyzer's recomputation"
+            if why:
+                report.add(Check("V-21", "recompute round state", False, rnd, why))
                 return
             public = again
     ok = _close(again, published)
     report.add(
         Check(
+            "V-21",
             "recompute estimate",
             ok,
             n,
@@ -186,6 +170,7 @@ def recompute_estimate(
         bound = _result_fields_failure(res, run, pubs[0]["dg"])
         report.add(
             Check(
+                "V-22",
                 "result.json",
                 same and same_privacy and not bound,
                 1,
@@ -211,6 +196,7 @@ def recompute_estimate(
             ledger_failure = _fakes_failure(protocol, fakes_seen, signed_privacy or {})
         report.add(
             Check(
+                "V-23",
                 "privacy ledger",
                 not ledger_failure,
                 len(released),
@@ -251,6 +237,7 @@ def _statement_checked(
         failure = statement_failure(protocol, params, signed)
     report.add(
         Check(
+            "V-9",
             "privacy statement",
             not failure,
             1,
@@ -283,8 +270,8 @@ def _fakes_failure(protocol: Any, seen: list[tuple[int, int]], signed: dict[str,
 
 
 def check_published_estimate(
-    run_dir: Path, cluster: dict[str, Any], transcripts: dict[str, Transcript], report: Report
-) -> None:
+    run_dir: Path, cluster: dict[str, Any], transcripts: Transcripts, report: Report, *_: object
+) -> None:  # ``*_``: a ProtocolCheck's pool, unused (no proof checks here)
     """Trusted-shuffler runs: recompute the estimate; the shuffle itself is trusted."""
     analyzers = [p["name"] for p in cluster["party"] if p["role"] == "analyzer"]
     recompute_estimate(
@@ -324,8 +311,8 @@ def mpc_users(
 
 
 def check_mpc_run(
-    run_dir: Path, cluster: dict[str, Any], transcripts: dict[str, Transcript], report: Report
-) -> None:
+    run_dir: Path, cluster: dict[str, Any], transcripts: Transcripts, report: Report, *_: object
+) -> None:  # ``*_``: a ProtocolCheck's pool, unused (no proof checks here)
     """MPC runs: the analyzer publishes the multiset it reconstructed (one ``shuffled`` artifact
     per round); it must equal what the servers' signed output shares reconstruct to
     (``mpc_outputs.check_mpc_outputs``), and the estimate is recomputed from it. The

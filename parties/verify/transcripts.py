@@ -21,50 +21,13 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric import ed25519
 from cryptography.x509.oid import NameOID
 
+from mpc.mixnet.report import Check, Report
+
 GENESIS_DOMAIN = b"sdp-transcript-v1"
 CHECKPOINT_DOMAIN = b"sdp-checkpoint-v1"
 ENTRY_KEYS = {"i", "t", "party", "dir", "prev", "hash"}
 MESSAGE_DIRS = {"send", "recv"}
-CONTROL_TYPES = {"_bye", "_abort"}
-
-
-@dataclass
-class Check:
-    """One verification step: name, verdict, what was counted, first failure."""
-
-    name: str
-    ok: bool
-    count: int = 0
-    detail: str = ""
-
-
-@dataclass
-class Report:
-    """All checks of a run."""
-
-    checks: list[Check] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-    # (receiver, entry index) of messages not in their sender's signed transcript
-    unconfirmed: set[tuple[str, int]] = field(default_factory=set)
-    trust: str = ""  # where the certificates' fingerprints came from
-    anchor: str = ""  # the trust anchor's kind: per-host, one-process (or run directory)
-    # senders whose message a receiver signed it had stopped waiting for (left out), in words
-    late: list[str] = field(default_factory=list)
-
-    @property
-    def ok(self) -> bool:
-        return all(c.ok for c in self.checks) and bool(self.checks)
-
-    @property
-    def first_failure(self) -> str:
-        for c in self.checks:
-            if not c.ok:
-                return f"{c.name}: {c.detail}"
-        return ""
-
-    def add(self, check: Check) -> Check:
-        self.checks.append(check)
-        return check
+CONTROL_TYPES = {"_bye", "_abort", "_busy"}
 
 
 @dataclass
@@ -86,6 +49,9 @@ class Transcript:
     def closed_cleanly(self) -> bool:
         """Its last signed entries are ``close`` with status ``ok``."""
         return self.status == "ok" and not self.unsigned_tail
+
+
+Transcripts = dict[str, Transcript]  # party name -> its verified transcript
 
 
 def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -265,7 +231,7 @@ def check_consistency(
                     peer, inc = e.get("peer"), e.get("inc")
                     bad = _bad_rejoin(peer, inc, peer_inc, last)
                     if bad:
-                        return Check(fail, False, 0, f"{t.label} entry {e['i']}: {bad}")
+                        return Check("V-5", fail, False, 0, f"{t.label} entry {e['i']}: {bad}")
                     peer_inc[str(peer)] = int(inc)  # type: ignore[arg-type]
                 elif d in MESSAGE_DIRS:
                     peer = e["peer"]
@@ -277,6 +243,7 @@ def check_consistency(
                     seen = sends if d == "send" else recvs
                     if key in seen:
                         return Check(
+                            "V-5",
                             fail,
                             False,
                             0,
@@ -299,6 +266,7 @@ def check_consistency(
         s = sends.get(key)
         if sender in transcripts and s_inc < last[sender] and not str(r["ty"]).startswith("_"):
             return Check(
+                "V-5",
                 fail,
                 False,
                 len(recvs),
@@ -326,6 +294,7 @@ def check_consistency(
             continue
         if s is None:
             return Check(
+                "V-5",
                 fail,
                 False,
                 len(recvs),
@@ -335,6 +304,7 @@ def check_consistency(
         diff = [f for f in fields if s.get(f) != r.get(f)]
         if diff:
             return Check(
+                "V-5",
                 fail,
                 False,
                 len(recvs),
@@ -361,9 +331,10 @@ def check_consistency(
             )
             continue
         if receiver in clean:
-            return Check(fail, False, len(sends), msg)
+            return Check("V-5", fail, False, len(sends), msg)
         report.warnings.append(msg + f" ({receiver} did not finish)")
     return Check(
+        "V-5",
         fail,
         True,
         len(recvs),

@@ -13,23 +13,27 @@ import json
 from pathlib import Path
 from typing import Any
 
+from mpc.mixnet.report import UNNUMBERED
 from parties.runtime import codec
 from parties.verify.shuffle import _blob, _close
-from parties.verify.transcripts import Check, Report, Transcript
+from parties.verify.transcripts import Check, Report, Transcripts
 
 
 def check_txpub_run(
-    run_dir: Path, cluster: dict[str, Any], transcripts: dict[str, Transcript], report: Report
-) -> None:
+    run_dir: Path, cluster: dict[str, Any], transcripts: Transcripts, report: Report, *_: object
+) -> None:  # ``*_``: a ProtocolCheck's pool, unused (no proof checks here)
     """Published counts vs result.json and the wire; iterations vs the transcript."""
     a, b = transcripts.get("A"), transcripts.get("B")
     if a is None or b is None:
-        report.add(Check("txpub parties", False, 0, "transcripts of A and B are required"))
+        report.add(
+            Check(UNNUMBERED, "txpub parties", False, 0, "transcripts of A and B are required")
+        )
         return
     pubs = [e for e in a.entries if e["dir"] == "publish" and e["ty"] == "estimate"]
     if len(pubs) != 1:
         report.add(
             Check(
+                UNNUMBERED,
                 "published counts",
                 False,
                 len(pubs),
@@ -42,6 +46,7 @@ def check_txpub_run(
     same = _close(res.get("estimate"), published)
     report.add(
         Check(
+            UNNUMBERED,
             "result.json",
             same,
             1,
@@ -61,6 +66,7 @@ def check_txpub_run(
         ok = _close([float(x) for x in tail], [float(x) for x in counts_b])
         report.add(
             Check(
+                UNNUMBERED,
                 "B's sample",
                 ok,
                 len(counts_b),
@@ -75,6 +81,7 @@ def check_txpub_run(
         ok = len(iters) >= int(reported)
         report.add(
             Check(
+                UNNUMBERED,
                 "LM iterations",
                 ok,
                 len(iters),

@@ -8,7 +8,7 @@ import { parse as parseJson, canonical, JFloat, plain } from './cjson.mjs';
 import { concat, hex, utf8 } from './group.mjs';
 
 const ENTRY_KEYS = ['i', 't', 'party', 'dir', 'prev', 'hash'];
-const CONTROL_TYPES = new Set(['_bye', '_abort']);
+const CONTROL_TYPES = new Set(['_bye', '_abort', '_busy']);
 const NAME_RE = /^[A-Za-z][A-Za-z0-9_.-]{0,63}$/;
 
 const sha256hex = (b) => hex(sha256(b));

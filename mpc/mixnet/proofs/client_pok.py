@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from mpc.mixnet.proofs.sigma import recommit, respond
 from mpc.mixnet.schema import client_challenge, scalar_bytes
 from mpc.ristretto import (
     IDENTITY,
@@ -27,10 +28,7 @@ from mpc.ristretto import (
     msm,
     random_scalars,
     scalar_from_bytes,
-    smul,
-    smul_base,
     smul_base_many,
-    sub,
 )
 
 
@@ -58,22 +56,18 @@ def client_prove(
     ws = random_scalars(len(r))
     ts = smul_base_many(ws)
     c = client_challenge(sess, client, batch, index, list(a), list(b), ts)
-    return ClientProof(tuple(ts), tuple(w + c * ri for w, ri in zip(ws, r))).wire()
+    return ClientProof(tuple(ts), tuple(respond(c, ri, w) for w, ri in zip(ws, r))).wire()
 
 
 # ---------------------------------------------------------------- verifier
 
 
 def _parse_client_proof(
-    sess: bytes,
-    client: str,
-    batch: str,
-    index: int,
-    a: Sequence[bytes],
-    b: Sequence[bytes],
-    proof: Any,
+    sess: bytes, job: tuple[Any, ...]
 ) -> tuple[int, list[int], list[bytes]] | str:
-    """``(e, s, t)`` with every element validated and the challenge recomputed, or the reason."""
+    """``(e, s, t)`` of one ``job = (client, batch, index, a, b, proof)`` with every element
+    validated and the challenge recomputed, or the reason."""
+    client, batch, index, a, b, proof = job
     try:
         for j, x in enumerate(a):
             check_point(x, f"a[{j}]")
@@ -109,7 +103,7 @@ def verify_client_proof(
 
     Valid iff ``s_j G = T_j + e b_j`` for every component, ``e = client_challenge(.., T)``.
     """
-    parsed = _parse_client_proof(sess, client, batch, index, a, b, proof)
+    parsed = _parse_client_proof(sess, (client, batch, index, a, b, proof))
     if isinstance(parsed, str):
         return parsed
     return None if _batch_holds([(parsed, b)]) else _BAD_PROOF
@@ -136,7 +130,7 @@ def _batch_holds(items: list[tuple[tuple[int, list[int], list[bytes]], Sequence[
         return msm(ks, pts, "client proofs") == IDENTITY
     except GroupError:  # a zero product (probability 1/L per term): decide term by term
         return all(
-            sub(smul_base(s_j), smul(e, b_j)) == t_j
+            recommit(s_j, e, b_j) == t_j
             for (e, ss, ts), b in items
             for s_j, t_j, b_j in zip(ss, ts, b)
         )
@@ -160,11 +154,11 @@ def client_proofs_chunk(sess: bytes, jobs: list[tuple[Any, ...]]) -> list[str | 
     every failing proof."""
     verdicts: list[str | None] = []
     items, where = [], []
-    for i, (client, batch, index, a, b, proof) in enumerate(jobs):
-        parsed = _parse_client_proof(sess, client, batch, index, a, b, proof)
+    for i, job in enumerate(jobs):
+        parsed = _parse_client_proof(sess, job)
         verdicts.append(parsed if isinstance(parsed, str) else None)
         if not isinstance(parsed, str):
-            items.append((parsed, b))
+            items.append((parsed, job[4]))
             where.append(i)
     if items and not _batch_holds(items):
         for k in _bad_indices(items):

@@ -16,30 +16,20 @@ from collections.abc import Sequence
 from concurrent.futures import Executor
 from typing import Any
 
-from mpc.mixnet.proofs.sigma import SigmaProof
+from mpc.mixnet.proofs.sigma import SigmaProof, commit, recommit, respond
 from mpc.mixnet.schema import dec_share_seed, dleq_challenge, scalar_vector
-from mpc.ristretto import (
-    G,
-    GroupError,
-    ct_muladd,
-    msm_parallel,
-    random_scalar,
-    smul,
-    smul_base,
-    sub,
-)
+from mpc.ristretto import G, GroupError, msm_parallel, random_scalar, smul
 from mpc.threshold import lagrange_at_zero
+
+_Cols = Sequence[Sequence[bytes]]  # component-major points
 
 
 def dleq_prove(label: str, ctx: bytes, g1: bytes, g2: bytes, x: int) -> SigmaProof:
     """Chaum-Pedersen proof that ``y1 = x g1`` and ``y2 = x g2`` share ``x``."""
     w = random_scalar()
-    y1 = smul_base(x) if g1 == G else smul(x, g1)
-    y2 = smul(x, g2)
-    t1 = smul_base(w) if g1 == G else smul(w, g1)
-    t2 = smul(w, g2)
-    e = dleq_challenge(label, ctx, g1, y1, g2, y2, t1, t2)
-    return SigmaProof(e, ct_muladd(e, x, w))  # constant time (issue 37)
+    y1, y2 = commit(x, g1), commit(x, g2)
+    e = dleq_challenge(label, ctx, g1, y1, g2, y2, commit(w, g1), commit(w, g2))
+    return SigmaProof(e, respond(e, x, w))  # constant time (issue 37)
 
 
 def verify_dleq(
@@ -47,11 +37,24 @@ def verify_dleq(
 ) -> bool:
     """Chaum-Pedersen check ``log_g1 y1 = log_g2 y2`` for a proof ``(e, s)``."""
     try:
-        t1 = sub(smul_base(s) if g1 == G else smul(s, g1), smul(e, y1))
-        t2 = sub(smul(s, g2), smul(e, y2))
+        t1, t2 = recommit(s, e, y1, g1), recommit(s, e, y2, g2)
     except GroupError:
         return False
     return dleq_challenge(label, ctx, g1, y1, g2, y2, t1, t2) == e
+
+
+def _seed(sess: bytes, server: int, batch: str, dset: Sequence[int], bs: _Cols, ds: _Cols) -> bytes:
+    return dec_share_seed(sess, server, batch, dset, [list(c) for c in bs], [list(c) for c in ds])
+
+
+def _combined(
+    seed: bytes, bs: _Cols, workers: int, pool: Executor | None
+) -> tuple[list[int], bytes]:
+    """The weights ``rho`` of the proof context ``seed`` and ``B = sum rho_k b_k`` (prover and
+    verifier compute them alike)."""
+    flat_b = [p for col in bs for p in col]
+    rho = scalar_vector(seed, len(flat_b))
+    return rho, msm_parallel([(rho, flat_b, "ciphertext")], workers, pool)
 
 
 def dec_share_prove(
@@ -71,10 +74,8 @@ def dec_share_prove(
     In a run ``x = lambda_j x_j`` (the server's key share weighted by its Lagrange coefficient
     in the decryption set ``dset``), so the verifier's key is ``lambda_j Y_j``.
     """
-    seed = dec_share_seed(sess, server, batch, dset, [list(c) for c in bs], [list(c) for c in ds])
-    flat_b = [p for col in bs for p in col]
-    rho = scalar_vector(seed, len(flat_b))
-    bsum = msm_parallel([(rho, flat_b, "dec-share rlc")], workers, pool)
+    seed = _seed(sess, server, batch, dset, bs, ds)
+    _, bsum = _combined(seed, bs, workers, pool)
     return dleq_prove("dec", seed, G, bsum, x).wire()
 
 
@@ -99,13 +100,9 @@ def verify_dec_shares(
     try:
         if len(ds) != len(bs) or any(len(d) != len(b) for d, b in zip(ds, bs)):
             return "share count does not match ciphertexts"
-        seed = dec_share_seed(
-            sess, server, batch, dset, [list(c) for c in bs], [list(c) for c in ds]
-        )
-        flat_b = [p for col in bs for p in col]
+        seed = _seed(sess, server, batch, dset, bs, ds)
+        rho, bsum = _combined(seed, bs, workers, pool)
         flat_d = [p for col in ds for p in col]
-        rho = scalar_vector(seed, len(flat_b))
-        bsum = msm_parallel([(rho, flat_b, "ciphertext")], workers, pool)
         dsum = msm_parallel([(rho, flat_d, "share")], workers, pool)
         p = SigmaProof.from_wire(proof, "proof")
     except (GroupError, ValueError, KeyError, TypeError) as exc:

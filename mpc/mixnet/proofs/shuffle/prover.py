@@ -1,4 +1,5 @@
-"""Re-encryption shuffle with a Terelius-Wikstrom proof of shuffle (the one Verificatum uses).
+"""Prover of the proof of shuffle (docs/spec/05-mixnet.md V-16): re-encryption shuffle with a
+Terelius-Wikstrom proof (the one Verificatum uses); the proof is a ``ShuffleProof`` (S-1 keys).
 
 Notation (additive): ``G`` base point, ``PK`` ElGamal key, ``H, H_1..H_n`` independent
 generators (``mpc.mixnet.schema.shuffle_generators``). Output ``i`` is input ``psi(i)``
@@ -34,13 +35,8 @@ from typing import Any
 import numpy as np
 
 from mpc.ct_scalar import ct_chain, ct_dot, ct_mod, ct_scan
-from mpc.mixnet.schema import (
-    Ciphertexts,
-    perm_challenge_seed,
-    scalar_vector,
-    scalars_blob,
-    shuffle_challenge,
-)
+from mpc.mixnet.proofs.shuffle.statement import ShuffleProof, ShuffleStatement
+from mpc.mixnet.schema import Ciphertexts, scalar_vector, scalars_blob, shuffle_challenge
 from mpc.pools import process_pool
 from mpc.ristretto import (
     G,
@@ -50,7 +46,6 @@ from mpc.ristretto import (
     map_chunks,
     msm_secret,
     random_scalars,
-    scalar_bytes,
     seeded_scalars,
     smul,
     smul_base,
@@ -246,7 +241,7 @@ def _prove(
     c = cperm.tobytes()
     rbar = ct_mod(sum(x[3] for x in res))
 
-    useed = perm_challenge_seed(sess, step, batch, inp, out, [c])  # hashes the concatenation
+    useed = ShuffleStatement(sess, step, batch, pk, inp, out, (h, hs)).useed(c)
     psis = [psi[s:e] for s, e in chunks]
 
     # prefix scalars of the chain (closed form of chat_i) as a parallel scan: each chunk's
@@ -277,20 +272,20 @@ def _prove(
     rtil = ct_mod(sum(x[5] for x in res))
     rstar = [ct_mod(sum(x[6][j] for x in res)) for j in range(w)]
     resp = map_chunks(_phase_c, [(sd, mp[2], ch) for sd, mp in zip(seeds, maps)], pool)
-    proof = {
-        "c": c,
-        "chat": b"".join(chat),
-        "that": b"".join(that),
-        "t1": t1,
-        "t2": t2,
-        "t3": t3,
-        "t4a": t4a,
-        "t4b": t4b,
-        "s1": scalar_bytes(w1 + ch * rbar),
-        "s2": scalar_bytes(w2 + ch * r_n),
-        "s3": scalar_bytes(w3 + ch * rtil),
-        "s4": [scalar_bytes(w4[j] - ch * rstar[j]) for j in range(w)],
-        "shat": b"".join(x[0] for x in resp),
-        "sprime": b"".join(x[1] for x in resp),
-    }
-    return out, proof
+    proof = ShuffleProof(
+        c=c,
+        chat=b"".join(chat),
+        that=b"".join(that),
+        t1=t1,
+        t2=t2,
+        t3=t3,
+        t4a=tuple(t4a),
+        t4b=tuple(t4b),
+        s1=(w1 + ch * rbar) % L,
+        s2=(w2 + ch * r_n) % L,
+        s3=(w3 + ch * rtil) % L,
+        s4=tuple((w4[j] - ch * rstar[j]) % L for j in range(w)),
+        shat=b"".join(x[0] for x in resp),
+        sprime=b"".join(x[1] for x in resp),
+    )
+    return out, proof.wire()

@@ -1,12 +1,13 @@
-"""Verifier of the Terelius-Wikstrom proof of shuffle: one step, or a chain of steps batched.
+"""Verifier of the proof of shuffle (docs/spec/05-mixnet.md V-16, S-4/S-5), one step or a chain
+of steps batched.
 
 Every equation of a step is combined with secret random weights into one multi-exponentiation
 (each base costs one multiplication and one addition); in a chain, a list that is the output
 of one step and the input of the next, and the shared generators, cost one term each. On
 failure the equations are re-checked one by one to name the failing one. Imports only
-``mpc.ristretto``, ``mpc.pools`` and ``mpc.mixnet.schema`` (never prover code); the other proof
-checks are in ``mpc.mixnet.proof_checks`` and ``mpc.mixnet.record_verifier`` applies both to a
-whole run record.
+``mpc.ristretto``, ``mpc.pools``, ``mpc.mixnet.schema`` and the proof record
+(``statement``), never the prover; ``mpc.mixnet.record_verifier`` applies it to a whole run
+record.
 """
 
 from __future__ import annotations
@@ -14,14 +15,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from concurrent.futures import Executor
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
+from mpc.mixnet.proofs.shuffle.statement import ShuffleProof, ShuffleStatement
 from mpc.mixnet.schema import (
     Ciphertexts,
     VerifyError,
     blob_points,
     blob_scalars,
-    perm_challenge_seed,
     scalar_vector,
     shuffle_challenge,
 )
@@ -30,11 +31,9 @@ from mpc.ristretto import (
     GroupError,
     L,
     add,
-    check_point,
     msm,
     msm_parallel,
     random_scalars,
-    scalar_from_bytes,
     smul,
     smul_base,
     sub,
@@ -47,50 +46,26 @@ def verifier_op_counts(w: int) -> dict[str, int]:
     return {"V": 4 + 4 * w, "F": 0, "A": 4 + 4 * w}
 
 
-# ---------------------------------------------------------------- shuffle proof
+class _Decoded(NamedTuple):
+    """A parsed proof with its vectors decoded (``c_i``, ``chat_i``, ``that_i``, ``shat_i``,
+    ``s'_i``)."""
+
+    p: ShuffleProof
+    c: list[bytes]
+    chat: list[bytes]
+    that: list[bytes]
+    shat: list[int]
+    sprime: list[int]
 
 
-def _parse_shuffle_proof(proof: Any, n: int, w: int, where: str) -> dict[str, Any]:
-    if not isinstance(proof, dict):
-        raise VerifyError(f"{where}: proof must be a map")
-    need = {
-        "c",
-        "chat",
-        "that",
-        "t1",
-        "t2",
-        "t3",
-        "t4a",
-        "t4b",
-        "s1",
-        "s2",
-        "s3",
-        "s4",
-        "shat",
-        "sprime",
-    }
-    if missing := need - set(proof):
-        raise VerifyError(f"{where}: proof lacks {sorted(missing)}")
+def _decode(proof: Any, n: int, w: int, where: str) -> _Decoded:
+    p = ShuffleProof.from_wire(proof, n, w, where)
     try:
-        p = {k: blob_points(proof[k], n, f"{where}.{k}") for k in ("c", "chat", "that")}
-        for k in ("t1", "t2", "t3"):
-            p[k] = check_point(proof[k], f"{where}.{k}")
-        for k in ("t4a", "t4b"):
-            if not isinstance(proof[k], list) or len(proof[k]) != w:
-                raise VerifyError(f"{where}.{k}: expected {w} elements")
-            p[k] = [check_point(x, f"{where}.{k}[{j}]") for j, x in enumerate(proof[k])]
-        for k in ("s1", "s2", "s3"):
-            p[k] = scalar_from_bytes(proof[k], f"{where}.{k}")
-        if not isinstance(proof["s4"], list) or len(proof["s4"]) != w:
-            raise VerifyError(f"{where}.s4: expected {w} scalars")
-        p["s4"] = [scalar_from_bytes(x, f"{where}.s4[{j}]") for j, x in enumerate(proof["s4"])]
-        p["shat"] = blob_scalars(proof["shat"], n, f"{where}.shat")
-        p["sprime"] = blob_scalars(proof["sprime"], n, f"{where}.sprime")
-    except GroupError as exc:
+        pts = [blob_points(getattr(p, k), n, f"{where}.{k}") for k in ("c", "chat", "that")]
+        scs = [blob_scalars(getattr(p, k), n, f"{where}.{k}") for k in ("shat", "sprime")]
+    except (GroupError, ValueError) as exc:
         raise VerifyError(str(exc)) from None
-    except ValueError as exc:
-        raise VerifyError(str(exc)) from None
-    return p
+    return _Decoded(p, *pts, *scs)
 
 
 @dataclass
@@ -107,32 +82,22 @@ class _StepTerms:
     diag: tuple[Any, ...]
 
 
-def _step_terms(
-    sess: bytes,
-    step: int,
-    batch: str,
-    pk: bytes,
-    inp: Ciphertexts,
-    out: Ciphertexts,
-    proof: Any,
-    gens: tuple[bytes, list[bytes]],
-) -> _StepTerms:
-    where = f"mix[{step}].{batch}"
+def _step_terms(st: ShuffleStatement, proof: Any) -> _StepTerms:
+    where, pk, inp, out = st.where, st.pk, st.inp, st.out
     n, w = inp.n, inp.w
     if out.n != n or out.w != w:
         raise VerifyError(f"{where}: output has {out.n}x{out.w} ciphertexts, input {n}x{w}")
     if n < 2:
         raise VerifyError(f"{where}: fewer than 2 ciphertexts")
-    h, hs = gens
+    h, hs = st.gens
     if len(hs) < n:
         raise VerifyError(f"{where}: {len(hs)} generators for {n} ciphertexts")
     hs = hs[:n]
-    p = _parse_shuffle_proof(proof, n, w, where)
-    cs, chat, that = p["c"], p["chat"], p["that"]
-    useed = perm_challenge_seed(sess, step, batch, inp, out, cs)
+    d = _decode(proof, n, w, where)
+    p, cs, chat, that, sp, shat = d.p, d.c, d.chat, d.that, d.sprime, d.shat
+    useed = st.useed(p.c)
     u = scalar_vector(useed, n)
-    ch = shuffle_challenge(useed, chat, that, p["t1"], p["t2"], p["t3"], p["t4a"], p["t4b"])
-    sp, shat = p["sprime"], p["shat"]
+    ch = shuffle_challenge(useed, [p.chat], [p.that], p.t1, p.t2, p.t3, list(p.t4a), list(p.t4b))
     prod_u = 1
     for x in u:
         prod_u = prod_u * x % L
@@ -142,22 +107,22 @@ def _step_terms(
     b4a, b4b = random_scalars(w), random_scalars(w)
     delta = random_scalars(n)
     g_coef = (
-        b1 * p["s1"]
-        + b2 * p["s2"]
-        + b3 * p["s3"]
-        + sum(b4b[j] * p["s4"][j] for j in range(w))
+        b1 * p.s1
+        + b2 * p.s2
+        + b3 * p.s3
+        + sum(b4b[j] * p.s4[j] for j in range(w))
         + sum(d * s for d, s in zip(delta, shat))
     ) % L
     fixed = (
         [
-            (sum(b4a[j] * p["s4"][j] for j in range(w)) % L, pk, "pk"),
-            (-b1 % L, p["t1"], "t1"),
-            (-b2 % L, p["t2"], "t2"),
-            (-b3 % L, p["t3"], "t3"),
+            (sum(b4a[j] * p.s4[j] for j in range(w)) % L, pk, "pk"),
+            (-b1 % L, p.t1, "t1"),
+            (-b2 % L, p.t2, "t2"),
+            (-b3 % L, p.t3, "t3"),
             ((b2 * ch * prod_u + delta[0] * sp[0]) % L, h, "H"),
         ]
-        + [(-b4a[j] % L, p["t4a"][j], f"t4a[{j}]") for j in range(w)]
-        + [(-b4b[j] % L, p["t4b"][j], f"t4b[{j}]") for j in range(w)]
+        + [(-b4a[j] % L, p.t4a[j], f"t4a[{j}]") for j in range(w)]
+        + [(-b4b[j] % L, p.t4b[j], f"t4b[{j}]") for j in range(w)]
     )
     cb1, cb3 = ch * b1 % L, ch * b3 % L
     k_c = [(-cb1 - cb3 * x) % L for x in u]
@@ -179,7 +144,7 @@ def _step_terms(
         (k_that, that, f"{where}.that"),
     ]
     return _StepTerms(
-        where, own, k_h, k_in, k_out, fixed, g_coef, (pk, inp, out, p, h, hs, u, ch, prod_u)
+        where, own, k_h, k_in, k_out, fixed, g_coef, (pk, inp, out, d, h, hs, u, ch, prod_u)
     )
 
 
@@ -207,7 +172,7 @@ def verify_shuffle(
     must be the identity (each base costs one multiplication and one addition, and decoding
     failures name the element); on failure each equation is re-checked alone to name it.
     """
-    st = _step_terms(sess, step, batch, pk, inp, out, proof, gens)
+    st = _step_terms(ShuffleStatement(sess, step, batch, pk, inp, out, gens), proof)
     w = inp.w
     terms = st.own + [(st.k_h, gens[1][: inp.n], f"{st.where}.H_i")]
     for j in range(w):
@@ -246,7 +211,9 @@ def verify_mix_chain(
     if len(lists) != len(proofs) + 1 or len(steps) != len(proofs):
         raise ValueError("verify_mix_chain: need len(lists) == len(proofs) + 1 == len(steps) + 1")
     sts = [
-        _step_terms(sess, steps[s], batch, pk, lists[s], lists[s + 1], proofs[s], gens)
+        _step_terms(
+            ShuffleStatement(sess, steps[s], batch, pk, lists[s], lists[s + 1], gens), proofs[s]
+        )
         for s in range(len(proofs))
     ]
     n, w = lists[0].n, lists[0].w
@@ -290,7 +257,7 @@ def _diagnose_shuffle(
     pk: bytes,
     inp: Ciphertexts,
     out: Ciphertexts,
-    p: dict[str, Any],
+    d: _Decoded,
     h: bytes,
     hs: list[bytes],
     u: list[int],
@@ -299,24 +266,24 @@ def _diagnose_shuffle(
 ) -> None:
     """Re-check each equation alone (only after a failed batch) and raise naming the first."""
     n, w = inp.n, inp.w
-    cs, chat, that, sp, shat = p["c"], p["chat"], p["that"], p["sprime"], p["shat"]
+    p, cs, chat, that, sp, shat = d.p, d.c, d.chat, d.that, d.sprime, d.shat
     cbar = sub(sum_points(cs), sum_points(hs))
-    if smul_base(p["s1"]) != add(p["t1"], smul(ch, cbar)):
+    if smul_base(p.s1) != add(p.t1, smul(ch, cbar)):
         raise VerifyError(f"{where}: permutation commitments do not sum to sum(H_i) (eq. 1)")
     chat_n = sub(chat[-1], smul(prod_u, h))
-    if smul_base(p["s2"]) != add(p["t2"], smul(ch, chat_n)):
+    if smul_base(p.s2) != add(p.t2, smul(ch, chat_n)):
         raise VerifyError(f"{where}: chain end is not a commitment to prod(u) (eq. 2)")
     ctil = msm(u, cs)
-    if add(smul_base(p["s3"]), msm(sp, hs)) != add(p["t3"], smul(ch, ctil)):
+    if add(smul_base(p.s3), msm(sp, hs)) != add(p.t3, smul(ch, ctil)):
         raise VerifyError(f"{where}: permutation commitment inconsistent with responses (eq. 3)")
     for j in range(w):
-        lhs = add(smul(p["s4"][j], pk), msm(sp, out.a[j]))
-        if lhs != add(p["t4a"][j], smul(ch, msm(u, inp.a[j]))):
+        lhs = add(smul(p.s4[j], pk), msm(sp, out.a[j]))
+        if lhs != add(p.t4a[j], smul(ch, msm(u, inp.a[j]))):
             raise VerifyError(
                 f"{where}: output is not a re-encryption of the input (eq. 4a, component {j})"
             )
-        lhs = add(smul_base(p["s4"][j]), msm(sp, out.b[j]))
-        if lhs != add(p["t4b"][j], smul(ch, msm(u, inp.b[j]))):
+        lhs = add(smul_base(p.s4[j]), msm(sp, out.b[j]))
+        if lhs != add(p.t4b[j], smul(ch, msm(u, inp.b[j]))):
             raise VerifyError(
                 f"{where}: output is not a re-encryption of the input (eq. 4b, component {j})"
             )
