@@ -209,22 +209,23 @@ def smul_base(s: int) -> bytes:
     return q.raw
 
 
-def add(p: bytes, q: bytes, where: str = "add") -> bytes:
-    """``p + q``; raises GroupError on an invalid operand."""
+def _add_or_sub(op: Callable[..., int], p: bytes, q: bytes, where: str) -> bytes:
+    """libsodium's ``op`` (point addition or subtraction), counted as one addition."""
     r = _buf(32)
     OPS["A"] += 1
-    if _add(r, p, q) != 0:
+    if op(r, p, q) != 0:
         raise GroupError(f"{where}: invalid element")
     return r.raw
+
+
+def add(p: bytes, q: bytes, where: str = "add") -> bytes:
+    """``p + q``; raises GroupError on an invalid operand."""
+    return _add_or_sub(_add, p, q, where)
 
 
 def sub(p: bytes, q: bytes, where: str = "sub") -> bytes:
     """``p - q``; raises GroupError on an invalid operand."""
-    r = _buf(32)
-    OPS["A"] += 1
-    if _sub(r, p, q) != 0:
-        raise GroupError(f"{where}: invalid element")
-    return r.raw
+    return _add_or_sub(_sub, p, q, where)
 
 
 def neg(p: bytes) -> bytes:

@@ -30,6 +30,8 @@ from collections.abc import Sequence
 import numpy as np
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms
 
+from mpc.lagrange import lagrange_weights
+
 PRIME = (1 << 31) - 1
 
 
@@ -152,15 +154,7 @@ def lagrange_coefficients(xs: Sequence[int], x0: int = 0) -> np.ndarray:
 def _lagrange(xs: tuple[int, ...], x0: int) -> np.ndarray:
     if len(set(xs)) != len(xs):
         raise ValueError(f"lagrange_coefficients: points must be distinct, got {xs}")
-    out = []
-    for j, xj in enumerate(xs):
-        num, den = 1, 1
-        for k, xk in enumerate(xs):
-            if k != j:
-                num = num * (x0 - xk) % PRIME
-                den = den * (xj - xk) % PRIME
-        out.append(num * pow(den, PRIME - 2, PRIME) % PRIME)
-    arr = np.array(out, dtype=np.int64)
+    arr = np.array(lagrange_weights(xs, x0, PRIME), dtype=np.int64)
     arr.flags.writeable = False
     return arr
 

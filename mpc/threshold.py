@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from mpc.lagrange import lagrange_weights
 from mpc.ristretto import L, msm
 
 
@@ -17,15 +18,7 @@ def lagrange_at_zero(xs: Sequence[int]) -> list[int]:
     """Lagrange coefficients at 0 for distinct nonzero evaluation points ``xs`` (mod L)."""
     if len(set(xs)) != len(xs) or any(x % L == 0 for x in xs):
         raise ValueError(f"lagrange: evaluation points must be distinct and nonzero: {list(xs)}")
-    out = []
-    for i, xi in enumerate(xs):
-        num, den = 1, 1
-        for k, xk in enumerate(xs):
-            if k != i:
-                num = num * xk % L
-                den = den * (xk - xi) % L
-        out.append(num * pow(den, -1, L) % L)
-    return out
+    return lagrange_weights(xs, 0, L)
 
 
 def commitment_at(comms: Sequence[bytes], j: int) -> bytes:

@@ -3,22 +3,32 @@ the privacy statement as readable lines, and the value labels ``result.json`` ca
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
+
+_S = TypeVar("_S")
+
+
+def _run_schema(params: dict[str, Any], kind: type[_S]) -> _S | None:
+    """The public schema in the run's parameters when it is a ``kind`` (a run on own data of
+    that kind), else None."""
+    text = params.get("schema")
+    if not text:
+        return None
+    from protocols.datasets.schema import parse_schema
+
+    schema = parse_schema(str(text), "the run's schema")
+    return schema if isinstance(schema, kind) else None
 
 
 def schema_labels(params: dict[str, Any]) -> dict[str, list[str]] | None:
     """{attribute: value labels} of a categorical run on own data (from the public schema in
     the run's parameters), else None."""
-    text = params.get("schema")
-    if not text:
-        return None
-    from protocols.datasets.schema import parse_schema
     from protocols.datasets.schema_model import CategoricalSchema
 
-    schema = parse_schema(str(text), "the run's schema")
-    if not isinstance(schema, CategoricalSchema):
+    schema = _run_schema(params, CategoricalSchema)
+    if schema is None:
         return None
     return {a.name: list(a.labels()) for a in schema.attributes}
 
@@ -26,14 +36,10 @@ def schema_labels(params: dict[str, Any]) -> dict[str, list[str]] | None:
 def item_ids(params: dict[str, Any]) -> list[int | str] | None:
     """The item ids of a set-valued run on own data, by item index (from the public schema:
     the integers of a range universe, the labels of a listed one), else None."""
-    text = params.get("schema")
-    if not text:
-        return None
-    from protocols.datasets.schema import parse_schema
     from protocols.datasets.schema_model import RangeDomain, SetValuedSchema
 
-    schema = parse_schema(str(text), "the run's schema")
-    if not isinstance(schema, SetValuedSchema):
+    schema = _run_schema(params, SetValuedSchema)
+    if schema is None:
         return None
     u = schema.universe
     if isinstance(u, RangeDomain):
@@ -44,14 +50,12 @@ def item_ids(params: dict[str, Any]) -> list[int | str] | None:
 def numeric_estimate(estimate: dict[str, Any], params: dict[str, Any]) -> dict[str, Any] | None:
     """The published sum and mean of a numeric run on own data in the file's units (the
     protocols sum values mapped to [0, 1] from the schema's public [low, high]), else None."""
-    text = params.get("schema")
-    if not text or not isinstance(estimate.get("sum"), (int, float)):
+    if not isinstance(estimate.get("sum"), (int, float)):
         return None
-    from protocols.datasets.schema import parse_schema
     from protocols.datasets.schema_model import NumericSchema
 
-    schema = parse_schema(str(text), "the run's schema")
-    if not isinstance(schema, NumericSchema):
+    schema = _run_schema(params, NumericSchema)
+    if schema is None:
         return None
     v, n = schema.value, int(params["users"])
     width = float(v.high) - float(v.low)

@@ -99,6 +99,14 @@ class ShuffleProtocol(ABC):
         None for one that does not. A function of the indices and public parameters only."""
         return None
 
+    def block_grouping(
+        self, local: dict[str, Any] | None, m: int, n: int, rng: np.random.Generator
+    ) -> np.ndarray | None:
+        """:meth:`public_grouping` of a block of m of the n users: their global indices and the
+        run's grouping seed from ``local`` (:func:`block_state`; errors name ``<name>.encode``)."""
+        who = f"{self.name}.encode"
+        return self.public_grouping(user_ids(local, m, n, who), grouping_seed(local, rng, who))
+
     @abstractmethod
     def batch_specs(self) -> list[BatchSpec]:
         """The batches this protocol's messages go to, with their widths and bounds."""

@@ -120,3 +120,65 @@ def test_tls_certificates_have_one_builder(tmp_path: Path) -> None:
     # the windows stay what each caller asked for (a parameter, not a second builder)
     assert abs(window(party) - datetime.timedelta(days=3651)) < datetime.timedelta(seconds=5)
     assert abs(window(mpyc) - datetime.timedelta(days=7, minutes=5)) < datetime.timedelta(seconds=5)
+
+
+def test_lagrange_weights_have_one_home_for_both_fields() -> None:
+    from mpc import lagrange, shamir, threshold
+
+    # the weights' numerator product (histogram_arith's basis polynomials are another formula)
+    assert _files_matching(r"num = num \* \(") == ["mpc/lagrange.py"]
+    assert "lagrange_weights" in inspect.getsource(shamir._lagrange)
+    assert "lagrange_weights" in inspect.getsource(threshold.lagrange_at_zero)
+    # the same coefficients as interpolating by hand: f(x) = 3 + 5x + 7x^2 at 0 from 1, 2, 4
+    xs = [1, 2, 4]
+    f = [3 + 5 * x + 7 * x * x for x in xs]
+    lam = lagrange.lagrange_weights(xs, 0, shamir.PRIME)
+    assert sum(a * b for a, b in zip(lam, f)) % shamir.PRIME == 3
+    assert list(shamir.lagrange_coefficients(xs)) == lam
+    assert threshold.lagrange_at_zero(xs) == lagrange.lagrange_weights(xs, 0, threshold.L)
+
+
+def test_binomial_tail_window_has_one_home() -> None:
+    import numpy as np
+
+    from protocols.accountant import crowd, gparv
+
+    # the array window (variation_ratio's scalar window on a scipy law is another loop)
+    assert _files_matching(r"act = act\[") == ["protocols/accountant/gparv.py"]
+    assert not hasattr(gparv, "_window")
+    assert "binomial_windows" in inspect.getsource(crowd._windows)
+    n = np.array([40, 700])
+    lo, hi = crowd._windows(n, 0.3, 1e-12)
+    lo2, hi2 = gparv.binomial_windows(n, 0.3, 1e-12, z_extra=1.5, rounds=400)
+    assert np.array_equal(lo, lo2) and np.array_equal(hi, hi2)
+    # the window's promise: at most ``tail`` outside on each side
+    assert (gparv._cdf(lo - 1, n, 0.3) <= 1e-12).all() and (
+        gparv._sf(hi + 1, n, 0.3) <= 1e-12
+    ).all()
+
+
+def test_survey_forward_and_inverse_share_one_table() -> None:
+    from protocols.accountant import survey
+    from protocols.counting import cnt_rr
+
+    assert set(survey._DISPATCH) == set(survey.THEOREMS)
+    for t in ("forward", "inverse"):
+        assert "_dispatch(" in inspect.getsource(getattr(survey, t))
+        assert "if theorem ==" not in inspect.getsource(getattr(survey, t))
+    assert "survey.forward(" in inspect.getsource(cnt_rr.central_from_local)
+    assert "survey.inverse(" in inspect.getsource(cnt_rr.local_from_central)
+    assert survey.inverse("theorem4", 0.5, 10**5, 1e-6, k=3) == survey.theorem4_inverse(
+        0.5, 10**5, 1e-6, 3
+    )
+
+
+def test_catalogue_refusals_and_binomial_reaccounting_have_one_home() -> None:
+    from protocols.counting import cnt_2m, cnt_bn
+
+    # "no certified value -> ValueError(reason)": once, in the catalogue's base
+    assert _files_matching(
+        r"if not b\.valid or b\.value is None:\n\s+raise ValueError\(b\.reason\)"
+    ) == ["protocols/catalogue/common.py"]
+    for cls in (cnt_2m.Cnt2M, cnt_bn.CntBN):
+        assert "binomial_reaccounted(" in inspect.getsource(cls.guarantee)
+        assert "binomial_epsilon(" not in inspect.getsource(cls.guarantee)

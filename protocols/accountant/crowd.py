@@ -32,33 +32,12 @@ from typing import NamedTuple
 
 import numpy as np
 
-from protocols.accountant.gparv import _cdf, _sf, positive_part_binomial
+from protocols.accountant.gparv import _cdf, _sf, binomial_windows, positive_part_binomial
 
 
 def _windows(n: np.ndarray, p: float, tail: float) -> tuple[np.ndarray, np.ndarray]:
     """[lo, hi] per entry of n with Pr[Bin(n,p) < lo], Pr[> hi] <= tail (verified)."""
-    n = np.asarray(n, dtype=np.int64)
-    mean = n * p
-    sd = np.sqrt(np.maximum(n * p * (1 - p), 1.0))
-    z = math.sqrt(2.0 * math.log(1.0 / tail)) + 1.5
-    lo = np.clip(np.floor(mean - z * sd), 0, n).astype(np.int64)
-    hi = np.clip(np.ceil(mean + z * sd), 0, n).astype(np.int64)
-    step = np.maximum(1, (sd / 2).astype(np.int64))
-    # widen each end until its outside mass is <= tail; only the entries still failing are
-    # re-evaluated (an entry that passed keeps its end)
-    act = np.flatnonzero(lo > 0)
-    for _ in range(400):
-        act = act[(lo[act] > 0) & (_cdf(lo[act] - 1, n[act], p) > tail)]
-        if act.size == 0:
-            break
-        lo[act] = np.maximum(lo[act] - step[act], 0)
-    act = np.flatnonzero(hi < n)
-    for _ in range(400):
-        act = act[(hi[act] < n[act]) & (_sf(hi[act] + 1, n[act], p) > tail)]
-        if act.size == 0:
-            break
-        hi[act] = np.minimum(hi[act] + step[act], n[act])
-    return lo, hi
+    return binomial_windows(n, p, tail, z_extra=1.5, rounds=400)
 
 
 def _binom_pmf(k: np.ndarray, n: np.ndarray, p: float) -> np.ndarray:

@@ -39,12 +39,13 @@ Mechanism-specific atoms (values of (u0, u1) given a blanket draw, with their pr
 from __future__ import annotations
 
 import math
+from typing import Unpack
 
 from protocols.accountant.crowd import split_delta
 from protocols.accountant.gparv import Atoms
+from protocols.accountant.mechanisms import MECHANISMS, Shape
 from protocols.accountant.search import epsilon_for_delta, max_local_for_target
 
-MECHANISMS = ("grr", "olh", "oue", "sue", "hadamard", "generic")
 # the inverse certifies a slightly smaller central epsilon than asked (see
 # ``decomposition_max_local_epsilon``): 5x the forward search's relative tolerance
 INVERSE_MARGIN = 1e-4
@@ -132,14 +133,7 @@ def decomposition_delta(
 
 
 def decomposition_epsilon(
-    eps_local: float,
-    n: int,
-    delta: float,
-    mechanism: str = "generic",
-    *,
-    k: int | None = None,
-    g: int | None = None,
-    d: int | None = None,
+    eps_local: float, n: int, delta: float, mechanism: str = "generic", **shape: Unpack[Shape]
 ) -> float | None:
     """Upper bound on the central epsilon (None: nothing below eps_local)."""
     tail = delta * 1e-7
@@ -149,10 +143,10 @@ def decomposition_epsilon(
     fine = 32
 
     def coarse(x: float) -> tuple[float, float]:
-        return decomposition_delta(x, eps_local, n, mechanism, k=k, g=g, tail=tail, points=2)
+        return decomposition_delta(x, eps_local, n, mechanism, **shape, tail=tail, points=2)
 
     def fn(x: float) -> tuple[float, float]:
-        return decomposition_delta(x, eps_local, n, mechanism, k=k, g=g, tail=tail, points=fine)
+        return decomposition_delta(x, eps_local, n, mechanism, **shape, tail=tail, points=fine)
 
     # a cheap rigorous pass (few buckets: looser but valid) brackets the answer for the fine one
     _, first = epsilon_for_delta(coarse, eps_local, delta, want_lower=False, rel_tol=1e-3)
@@ -164,14 +158,7 @@ def decomposition_epsilon(
 
 
 def decomposition_max_local_epsilon(
-    eps_central: float,
-    n: int,
-    delta: float,
-    mechanism: str = "generic",
-    *,
-    k: int | None = None,
-    g: int | None = None,
-    d: int | None = None,
+    eps_central: float, n: int, delta: float, mechanism: str = "generic", **shape: Unpack[Shape]
 ) -> float:
     """Largest eps_local (>= eps_central) whose decomposition bound meets (eps_central, delta).
 
@@ -184,6 +171,6 @@ def decomposition_max_local_epsilon(
     def ok(e: float) -> bool:
         if e <= eps_central:
             return True
-        return decomposition_delta(target, e, n, mechanism, k=k, g=g, d=d, tail=tail)[1] <= delta
+        return decomposition_delta(target, e, n, mechanism, **shape, tail=tail)[1] <= delta
 
     return max_local_for_target(ok, eps_central)

@@ -139,24 +139,33 @@ def _tails_dedup(kstar: np.ndarray, n: np.ndarray, p: float) -> tuple[np.ndarray
     return t0[at].reshape(kstar.shape), t1[at].reshape(kstar.shape)
 
 
-def _window(n: np.ndarray, p: float, tail: float) -> tuple[np.ndarray, np.ndarray]:
-    """Per-state [lo, hi] with Pr[Bin(n,p) < lo] <= tail and Pr[> hi] <= tail."""
+def binomial_windows(
+    n: np.ndarray, p: float, tail: float, *, z_extra: float, rounds: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """[lo, hi] per entry of n with Pr[Bin(n,p) < lo] <= tail and Pr[> hi] <= tail (verified).
+
+    Starts at mean -/+ (sqrt(2 ln(1/tail)) + ``z_extra``) sd and widens each end by sd/2 for at
+    most ``rounds`` steps; only the entries still failing are re-evaluated (an entry that passed
+    keeps its end). The one home of the window of the GPARV and crowd accountants."""
+    n = np.asarray(n, dtype=np.int64)
     mean = n * p
     sd = np.sqrt(np.maximum(n * p * (1 - p), 1.0))
-    z = math.sqrt(2.0 * math.log(1.0 / tail)) + 1.0
+    z = math.sqrt(2.0 * math.log(1.0 / tail)) + z_extra
     lo = np.clip(np.floor(mean - z * sd), 0, n).astype(np.int64)
     hi = np.clip(np.ceil(mean + z * sd), 0, n).astype(np.int64)
     step = np.maximum(1, (sd / 2).astype(np.int64))
-    for _ in range(200):
-        bad = (lo > 0) & (_cdf(lo - 1, n, p) > tail)
-        if not bad.any():
+    act = np.flatnonzero(lo > 0)
+    for _ in range(rounds):
+        act = act[(lo[act] > 0) & (_cdf(lo[act] - 1, n[act], p) > tail)]
+        if act.size == 0:
             break
-        lo = np.where(bad, np.maximum(lo - step, 0), lo)
-    for _ in range(200):
-        bad = (hi < n) & (_sf(hi + 1, n, p) > tail)
-        if not bad.any():
+        lo[act] = np.maximum(lo[act] - step[act], 0)
+    act = np.flatnonzero(hi < n)
+    for _ in range(rounds):
+        act = act[(hi[act] < n[act]) & (_sf(hi[act] + 1, n[act], p) > tail)]
+        if act.size == 0:
             break
-        hi = np.where(bad, np.minimum(hi + step, n), hi)
+        hi[act] = np.minimum(hi[act] + step[act], n[act])
     return lo, hi
 
 
@@ -259,7 +268,7 @@ def _expand(
     s, n_rem, w = s[keep], n_rem[keep], w[keep]
     if p <= 0.0 or s.size == 0:
         return s, n_rem, w, 0.0
-    lo, hi = _window(n_rem, p, tail)
+    lo, hi = binomial_windows(n_rem, p, tail, z_extra=1.0, rounds=200)
     g = _grid(lo, hi, points)  # (states, m)
     nn = n_rem[:, None]
     before = _cdf(g - 1, nn, p)  # Pr[C < g_i]

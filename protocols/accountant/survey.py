@@ -102,21 +102,22 @@ def rr_local_epsilon(lam: float, k: int) -> float:
 # -- Theorem 1: Erlingsson et al. -------------------------------------------------------------
 
 
-def _t1_conditions(n: int, delta: float) -> str:
+def _t1_refusal(direction: str, eps: float, name: str, n: int, delta: float) -> Bound | None:
+    """Theorem 1's argument checks and (n, delta) conditions: the invalid bound, or None."""
+    _pos(eps, name)
+    _check(n, delta)
     if n < 1000:
-        return f"Theorem 1 needs n >= 1000, got n = {n}"
+        return _invalid("theorem1", direction, f"Theorem 1 needs n >= 1000, got n = {n}")
     if not delta <= 0.01:
-        return f"Theorem 1 needs delta <= 0.01, got {delta:g}"
-    return ""
+        return _invalid("theorem1", direction, f"Theorem 1 needs delta <= 0.01, got {delta:g}")
+    return None
 
 
 def theorem1(eps_l: float, n: int, delta: float) -> Bound:
     """Forward Theorem 1: eps_c = 12 eps_l sqrt(ln(1/delta)/n)."""
-    _pos(eps_l, "eps_l")
-    _check(n, delta)
-    why = _t1_conditions(n, delta)
-    if why:
-        return _invalid("theorem1", "forward", why)
+    refused = _t1_refusal("forward", eps_l, "eps_l", n, delta)
+    if refused is not None:
+        return refused
     if not eps_l <= 0.5:
         return _invalid("theorem1", "forward", f"Theorem 1 needs eps_l <= 0.5, got {eps_l:g}")
     eps_c = 12.0 * eps_l * math.sqrt(math.log(1 / delta) / n)
@@ -127,11 +128,9 @@ def theorem1(eps_l: float, n: int, delta: float) -> Bound:
 
 def theorem1_inverse(eps_c: float, n: int, delta: float) -> Bound:
     """Largest eps_l with Theorem 1's eps_c <= target (capped by the regime eps_l <= 1/2)."""
-    _pos(eps_c, "eps_c")
-    _check(n, delta)
-    why = _t1_conditions(n, delta)
-    if why:
-        return _invalid("theorem1", "inverse", why)
+    refused = _t1_refusal("inverse", eps_c, "eps_c", n, delta)
+    if refused is not None:
+        return refused
     raw = eps_c / (12.0 * math.sqrt(math.log(1 / delta) / n))
     if raw > 0.5:
         return Bound(
@@ -300,9 +299,7 @@ def theorem4(eps_l: float, n: int, delta: float, k: int) -> Bound:
     _pos(eps_l, "eps_l")
     _check(n, delta)
     lam = rr_lambda(eps_l, k)
-    eps_c = max(
-        blanket_epsilon_of_mass((n - 1) * lam / k, delta), 27.0 * k / ((n - 1) * lam)
-    )
+    eps_c = max(blanket_epsilon_of_mass((n - 1) * lam / k, delta), 27.0 * k / ((n - 1) * lam))
     if eps_c > 1.0:
         return _invalid(
             "theorem4", "forward", f"needs eps_c <= 1, the bound gives {eps_c:.4g}", lam
@@ -331,34 +328,38 @@ def theorem4_inverse(eps_c: float, n: int, delta: float, k: int) -> Bound:
 # -- dispatch ------------------------------------------------------------------------------
 
 
+# theorem -> (forward, inverse); theorem2 also takes its keyword options, theorem4 the domain k
+_DISPATCH: dict[str, tuple[Callable[..., Bound], Callable[..., Bound]]] = {
+    "theorem1": (theorem1, theorem1_inverse),
+    "theorem2": (theorem2, theorem2_inverse),
+    "theorem3": (theorem3, theorem3_inverse),
+    "theorem3_loose": (theorem3_loose, theorem3_loose_inverse),
+    "theorem4": (theorem4, theorem4_inverse),
+}
+
+
+def _dispatch(
+    theorem: str, inverse: bool, eps: float, n: int, delta: float, k: int, kw: dict[str, str]
+) -> Bound:
+    """The one dispatch of ``forward`` and ``inverse``."""
+    if theorem not in _DISPATCH:
+        raise ValueError(f"survey accountant: unknown theorem {theorem!r}; expected {THEOREMS}")
+    fn = _DISPATCH[theorem][1 if inverse else 0]
+    if theorem == "theorem4":
+        return fn(eps, n, delta, k)
+    if theorem == "theorem2":
+        return fn(eps, n, delta, **kw)
+    return fn(eps, n, delta)
+
+
 def forward(theorem: str, eps_l: float, n: int, delta: float, k: int = 2, **kw: str) -> Bound:
     """eps_l -> eps_c by ``theorem`` (one of THEOREMS)."""
-    if theorem == "theorem1":
-        return theorem1(eps_l, n, delta)
-    if theorem == "theorem2":
-        return theorem2(eps_l, n, delta, **kw)
-    if theorem == "theorem3":
-        return theorem3(eps_l, n, delta)
-    if theorem == "theorem3_loose":
-        return theorem3_loose(eps_l, n, delta)
-    if theorem == "theorem4":
-        return theorem4(eps_l, n, delta, k)
-    raise ValueError(f"survey accountant: unknown theorem {theorem!r}; expected {THEOREMS}")
+    return _dispatch(theorem, False, eps_l, n, delta, k, kw)
 
 
 def inverse(theorem: str, eps_c: float, n: int, delta: float, k: int = 2, **kw: str) -> Bound:
     """eps_c -> largest eps_l by ``theorem``."""
-    if theorem == "theorem1":
-        return theorem1_inverse(eps_c, n, delta)
-    if theorem == "theorem2":
-        return theorem2_inverse(eps_c, n, delta, **kw)
-    if theorem == "theorem3":
-        return theorem3_inverse(eps_c, n, delta)
-    if theorem == "theorem3_loose":
-        return theorem3_loose_inverse(eps_c, n, delta)
-    if theorem == "theorem4":
-        return theorem4_inverse(eps_c, n, delta, k)
-    raise ValueError(f"survey accountant: unknown theorem {theorem!r}; expected {THEOREMS}")
+    return _dispatch(theorem, True, eps_c, n, delta, k, kw)
 
 
 # -- Theorem 9 ---------------------------------------------------------------------------

@@ -39,14 +39,14 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Unpack
 
 import numpy as np
 from scipy import optimize, stats
 from scipy.special import bdtrc
 
+from protocols.accountant.mechanisms import MECHANISMS, Shape
 from protocols.accountant.search import bisect_first_true, max_local_for_target
-
-MECHANISMS = ("grr", "olh", "oue", "sue", "hadamard", "generic")
 
 
 @dataclass(frozen=True)
@@ -360,34 +360,20 @@ def pair_max_local_epsilon(
 
 
 def vr_epsilon(
-    eps_local: float,
-    n: int,
-    delta: float,
-    mechanism: str = "generic",
-    *,
-    k: int | None = None,
-    g: int | None = None,
-    d: int | None = None,
+    eps_local: float, n: int, delta: float, mechanism: str = "generic", **shape: Unpack[Shape]
 ) -> tuple[float | None, float | None]:
     """(lower, upper) central epsilon by the variation-ratio bound; upper None = none."""
-    params = vr_parameters(eps_local, mechanism, k=k, g=g, d=d)
+    params = vr_parameters(eps_local, mechanism, **shape)
     return pair_epsilon(eps_local, params.pair(), n, delta)
 
 
 def vr_max_local_epsilon(
-    eps_central: float,
-    n: int,
-    delta: float,
-    mechanism: str = "generic",
-    *,
-    k: int | None = None,
-    g: int | None = None,
-    d: int | None = None,
+    eps_central: float, n: int, delta: float, mechanism: str = "generic", **shape: Unpack[Shape]
 ) -> float:
     """Largest local epsilon that the variation-ratio bound amplifies to eps_central."""
     return pair_max_local_epsilon(
         eps_central,
-        lambda e: vr_parameters(e, mechanism, k=k, g=g, d=d).pair(),
+        lambda e: vr_parameters(e, mechanism, **shape).pair(),
         n,
         delta,
     )

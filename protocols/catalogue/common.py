@@ -24,6 +24,7 @@ import math
 from abc import abstractmethod
 from dataclasses import dataclass
 
+from protocols.accountant.survey import Bound
 from protocols.base import ShuffleProtocol
 from protocols.privacy.ledger import USERS, PrivacyRefusal, Release
 
@@ -39,6 +40,14 @@ class Guarantee:
     bound: str  # theorem or analysis used
     kind: str = "upper"  # "upper" or "exact"
     note: str = ""
+
+
+def certified(b: Bound) -> float:
+    """A survey bound's certified value; ValueError carrying the bound's reason when it
+    certifies none (the catalogue's ``guarantee`` turns that into a privacy refusal)."""
+    if not b.valid or b.value is None:
+        raise ValueError(b.reason)
+    return float(b.value)
 
 
 class CatalogueProtocol(ShuffleProtocol):
@@ -63,6 +72,13 @@ class CatalogueProtocol(ShuffleProtocol):
     @abstractmethod
     def guarantee(self, users: int) -> Guarantee:
         """(eps, delta) of the release when ``users`` users contributed."""
+
+    def set_target(self, label: str, n: int, eps_c: float, delta: float) -> None:
+        """Check the planned users (an integer >= 2; errors name ``label``) and store n and
+        the target (eps_c, delta): the first step of the one-dimensional protocols."""
+        if int(n) != n or n < 2:
+            raise ValueError(f"{label}: n must be an integer >= 2, got {n}")
+        self.n, self.eps_c, self.delta = int(n), float(eps_c), float(delta)
 
     def mechanism(self) -> str:
         """One line naming the mechanism (for the release record)."""
@@ -102,3 +118,13 @@ class CatalogueProtocol(ShuffleProtocol):
                 note=g.note,
             )
         ]
+
+
+class OneReportProtocol(CatalogueProtocol):
+    """A catalogue protocol whose every user sends exactly one message, to batch ``reports``."""
+
+    def messages_per_user(self) -> float:
+        return 1.0
+
+    def max_messages(self) -> dict[str, int]:
+        return {"reports": 1}

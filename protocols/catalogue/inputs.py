@@ -6,17 +6,29 @@ from __future__ import annotations
 import numpy as np
 
 
-def check_values(records: np.ndarray, d: int, where: str) -> np.ndarray:
-    """One value in [0, d) per user as int64 (shape (n,) or (n, 1)); ValueError otherwise."""
+def check_domain_and_users(label: str, d: int, n: int) -> None:
+    """A domain of d >= 2 values and n >= 2 users, both integers; ValueError naming ``label``."""
+    if int(d) != d or d < 2 or int(n) != n or n < 2:
+        raise ValueError(f"{label}: need d >= 2 and n >= 2, got d={d}, n={n}")
+
+
+def _one_per_user(records: np.ndarray, d: int, where: str, what: str, outside: str) -> np.ndarray:
+    """One ``what`` in [0, d) per user as int64 (shape (n,) or (n, 1)); ValueError otherwise,
+    ``outside`` saying what a value out of range breaks."""
     v = np.asarray(records)
     if v.ndim == 2 and v.shape[1] == 1:
         v = v[:, 0]
     if v.ndim != 1:
-        raise ValueError(f"{where}: records must be one value per user, got shape {v.shape}")
+        raise ValueError(f"{where}: records must be one {what} per user, got shape {v.shape}")
     v = v.astype(np.int64)
     if v.size and (v.min() < 0 or v.max() >= d):
-        raise ValueError(f"{where}: values must lie in [0, {d})")
+        raise ValueError(f"{where}: {outside}")
     return v
+
+
+def check_values(records: np.ndarray, d: int, where: str) -> np.ndarray:
+    """One value in [0, d) per user as int64 (shape (n,) or (n, 1)); ValueError otherwise."""
+    return _one_per_user(records, d, where, "value", f"values must lie in [0, {d})")
 
 
 def label_counts(
@@ -33,15 +45,7 @@ def label_counts(
 
 def check_bits(records: np.ndarray, where: str) -> np.ndarray:
     """One bit per user as int64 (shape (n,) or (n, 1)); ValueError otherwise."""
-    x = np.asarray(records)
-    if x.ndim == 2 and x.shape[1] == 1:
-        x = x[:, 0]
-    if x.ndim != 1:
-        raise ValueError(f"{where}: records must be one bit per user, got shape {x.shape}")
-    x = x.astype(np.int64)
-    if x.size and (x.min() < 0 or x.max() > 1):
-        raise ValueError(f"{where}: records must be bits (0 or 1)")
-    return x
+    return _one_per_user(records, 2, where, "bit", "records must be bits (0 or 1)")
 
 
 def ones_in(shuffled: dict[str, np.ndarray], batch: str, where: str) -> tuple[int, int, int]:

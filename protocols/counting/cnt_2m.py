@@ -30,7 +30,7 @@ from protocols.catalogue.common import CatalogueProtocol, Guarantee
 from protocols.catalogue.inputs import check_bits, ones_in
 from protocols.distributed_noise.binomial import (
     bc_two_message_gamma,
-    binomial_epsilon,
+    binomial_reaccounted,
     calibrate_binomial_p,
 )
 
@@ -88,9 +88,7 @@ class Cnt2M(CatalogueProtocol):
     release_what = "count of ones"
 
     def __init__(self, n: int, eps_c: float, delta: float, accounting: str = "paper") -> None:
-        if int(n) != n or n < 2:
-            raise ValueError(f"Cnt_2M: n must be an integer >= 2, got {n}")
-        self.n, self.eps_c, self.delta = int(n), float(eps_c), float(delta)
+        self.set_target("Cnt_2M", n, eps_c, delta)
         self.accounting = accounting
         self.gamma = two_message_gamma(self.eps_c, self.delta, self.n, accounting)
         self.p = 1.0 - self.gamma
@@ -134,10 +132,7 @@ class Cnt2M(CatalogueProtocol):
             bound = "balcer-cheu" if self.accounting == "paper" else "exact-binomial"
             kind = "upper"
             return Guarantee(self.eps_c, self.delta, bound, kind)
-        eps = binomial_epsilon(self.delta, users, self.gamma)
-        if eps is None:
-            raise ValueError(f"binomial noise of {users} users gives no finite epsilon")
-        return Guarantee(eps, self.delta, "exact-binomial", "upper", f"re-accounted at {users}")
+        return binomial_reaccounted(self.delta, users, users, self.gamma)
 
     def privacy(self) -> dict[str, Any]:
         return {

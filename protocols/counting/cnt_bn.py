@@ -29,7 +29,7 @@ from protocols.catalogue.common import CatalogueProtocol, Guarantee
 from protocols.catalogue.inputs import check_bits, ones_in
 from protocols.distributed_noise.binomial import (
     bc_smooth_mass,
-    binomial_epsilon,
+    binomial_reaccounted,
     calibrate_binomial_p,
 )
 
@@ -62,9 +62,8 @@ class CntBN(CatalogueProtocol):
     def __init__(
         self, n: int, eps_c: float, delta: float, gamma: float = 1.0, accounting: str = "paper"
     ) -> None:
-        if int(n) != n or n < 2:
-            raise ValueError(f"Cnt_BN: n must be an integer >= 2, got {n}")
-        self.n, self.eps_c, self.delta, self.gamma = int(n), float(eps_c), float(delta), gamma
+        self.set_target("Cnt_BN", n, eps_c, delta)
+        self.gamma = gamma
         self.accounting = accounting
         self.min_users = robust_users(self.n, gamma)
         self.t, self.p = binomial_noise_rate(self.eps_c, self.delta, self.min_users, accounting)
@@ -107,10 +106,7 @@ class CntBN(CatalogueProtocol):
         if users >= self.min_users:
             bound = "bc-smoothness" if self.accounting == "paper" else "exact-binomial"
             return Guarantee(self.eps_c, self.delta, bound, "upper", f"robust (gamma={self.gamma})")
-        eps = binomial_epsilon(self.delta, users * self.t, self.p)
-        if eps is None:
-            raise ValueError(f"binomial noise of {users} users gives no finite epsilon")
-        return Guarantee(eps, self.delta, "exact-binomial", "upper", f"re-accounted at {users}")
+        return binomial_reaccounted(self.delta, users, users * self.t, self.p)
 
     def privacy(self) -> dict[str, Any]:
         return {

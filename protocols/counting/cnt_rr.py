@@ -48,10 +48,8 @@ def rr_count_variance(m: int, lam: float) -> float:
 
 def central_from_local(eps_l: float, n: int, delta: float, bound: str) -> survey.Bound:
     """Central epsilon of n shuffled Boolean-RR reports at eps_l by ``bound``."""
-    if bound == "theorem3":
-        return survey.theorem3(eps_l, n, delta)
-    if bound == "theorem4":
-        return survey.theorem4(eps_l, n, delta, 2)
+    if bound in ("theorem3", "theorem4"):
+        return survey.forward(bound, eps_l, n, delta, k=2)
     if bound == "vr":
         from protocols.accountant import amplify
 
@@ -62,10 +60,8 @@ def central_from_local(eps_l: float, n: int, delta: float, bound: str) -> survey
 
 def local_from_central(eps_c: float, n: int, delta: float, bound: str) -> survey.Bound:
     """Largest eps_l the bound certifies for (eps_c, delta) with n users."""
-    if bound == "theorem3":
-        return survey.theorem3_inverse(eps_c, n, delta)
-    if bound == "theorem4":
-        return survey.theorem4_inverse(eps_c, n, delta, 2)
+    if bound in ("theorem3", "theorem4"):
+        return survey.inverse(bound, eps_c, n, delta, k=2)
     if bound == "vr":
         from protocols.accountant import max_local_epsilon
 
@@ -82,9 +78,8 @@ class CntRR(CatalogueProtocol):
     release_what = "count of ones"
 
     def __init__(self, n: int, eps_c: float, delta: float, bound: str = "theorem3") -> None:
-        if int(n) != n or n < 2:
-            raise ValueError(f"Cnt_RR: n must be an integer >= 2, got {n}")
-        self.n, self.eps_c, self.delta, self.bound = int(n), float(eps_c), float(delta), bound
+        self.set_target("Cnt_RR", n, eps_c, delta)
+        self.bound = bound
         inv = local_from_central(self.eps_c, self.n, self.delta, bound)
         if not inv.valid or inv.value is None:
             raise ValueError(f"Cnt_RR: {bound} certifies no local epsilon: {inv.reason}")

@@ -27,6 +27,8 @@ import math
 import numpy as np
 from scipy import optimize, stats
 
+from protocols.catalogue.common import Guarantee
+
 
 def _check(eps: float, m: int, p: float) -> None:
     if not (eps >= 0 and math.isfinite(eps)):
@@ -129,3 +131,12 @@ def bc_two_message_gamma(eps: float, delta: float, n: int) -> tuple[float | None
     if n < need:
         return None, f"Balcer-Cheu needs n >= 100 ln(2/delta)/eps^2 = {need:.0f}, got {n}"
     return 50.0 * math.log(2 / delta) / (eps**2 * n), ""
+
+
+def binomial_reaccounted(delta: float, users: int, trials: int, p: float) -> Guarantee:
+    """The guarantee re-accounted at ``users`` received users whose binomial noise is
+    ``trials`` Bernoulli(``p``) draws in all (exact binomial epsilon at ``delta``)."""
+    eps = binomial_epsilon(delta, trials, p)
+    if eps is None:
+        raise ValueError(f"binomial noise of {users} users gives no finite epsilon")
+    return Guarantee(eps, delta, "exact-binomial", "upper", f"re-accounted at {users}")

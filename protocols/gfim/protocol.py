@@ -46,7 +46,7 @@ from typing import Any
 
 import numpy as np
 
-from protocols.base import Batches, BatchSpec, ShuffleProtocol, grouping_seed, user_ids
+from protocols.base import Batches, BatchSpec, ShuffleProtocol
 from protocols.gfim.setvalued_data import to_csr
 from protocols.oracles.hadamard_response import hadamard_order, hr_constant, hr_estimate, hr_perturb
 from protocols.oracles.padding_sampling import inclusion_moments, pad_and_sample
@@ -248,9 +248,7 @@ class TwoPhaseMiner(ShuffleProtocol):
         if not self.split:
             return np.ones(m, dtype=bool)
         if self.n is not None:
-            who = f"{self.name}.encode"
-            ids = user_ids(local, m, self.n, who)
-            return self.public_grouping(ids, grouping_seed(local, rng, who)) == 0
+            return self.block_grouping(local, m, self.n, rng) == 0
         g1 = np.zeros(m, dtype=bool)
         g1[rng.permutation(m)[: m // 2]] = True
         return g1

@@ -18,8 +18,8 @@ import numpy as np
 
 from protocols.accountant import survey
 from protocols.base import Batches, BatchSpec
-from protocols.catalogue.common import CatalogueProtocol, Guarantee
-from protocols.catalogue.inputs import check_values, label_counts
+from protocols.catalogue.common import Guarantee, OneReportProtocol, certified
+from protocols.catalogue.inputs import check_domain_and_users, check_values, label_counts
 from protocols.defences.fake_removal import UniformFakeReports
 from protocols.oracles.grr import grr_estimate_from_counts, grr_perturb, grr_variance
 
@@ -43,15 +43,14 @@ def krr_local_epsilon(eps_c: float, n: int, delta: float, d: int, bound: str) ->
     raise ValueError(f"Hist_KR: bound must be one of {BOUNDS}, got {bound!r}")
 
 
-class HistKR(CatalogueProtocol):
+class HistKR(OneReportProtocol):
     """One k-RR report per user in batch ``reports``."""
 
     name = "hist_kr"
     release_what = "histogram of [d]"
 
     def __init__(self, d: int, n: int, eps_c: float, delta: float, bound: str = "theorem4") -> None:
-        if int(d) != d or d < 2 or int(n) != n or n < 2:
-            raise ValueError(f"Hist_KR: need d >= 2 and n >= 2, got d={d}, n={n}")
+        check_domain_and_users("Hist_KR", d, n)
         self.d, self.n, self.eps_c, self.delta, self.bound = int(d), int(n), eps_c, delta, bound
         self.eps_l = krr_local_epsilon(float(eps_c), self.n, float(delta), self.d, bound)
         self.lam = survey.rr_lambda(self.eps_l, self.d)
@@ -85,14 +84,8 @@ class HistKR(CatalogueProtocol):
         m = int(c.sum())
         return grr_variance(c / m, self.d, self.eps_l, m) * m * m
 
-    def messages_per_user(self) -> float:
-        return 1.0
-
     def bits_per_user(self) -> float:
         return float(math.ceil(math.log2(self.d)))
-
-    def max_messages(self) -> dict[str, int]:
-        return {"reports": 1}
 
     def mechanism(self) -> str:
         return f"{self.d}-RR (lambda={self.lam:.4g}, eps_l={self.eps_l:.4g}) + uniform shuffle"
@@ -100,9 +93,7 @@ class HistKR(CatalogueProtocol):
     def guarantee(self, users: int) -> Guarantee:
         if self.bound == "theorem4":
             b = survey.theorem4(self.eps_l, users, self.delta, self.d)
-            if not b.valid or b.value is None:
-                raise ValueError(b.reason)
-            return Guarantee(float(b.value), self.delta, "survey-theorem4", note=b.reason)
+            return Guarantee(certified(b), self.delta, "survey-theorem4", note=b.reason)
         from protocols.accountant import amplify
 
         a = amplify(self.eps_l, users, self.delta, bound="vr", mechanism="grr", k=self.d)

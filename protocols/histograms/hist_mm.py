@@ -26,7 +26,7 @@ import numpy as np
 
 from protocols.base import Batches, BatchSpec
 from protocols.catalogue.common import CatalogueProtocol, Guarantee
-from protocols.catalogue.inputs import check_values, label_counts
+from protocols.catalogue.inputs import check_domain_and_users, check_values, label_counts
 from protocols.counting.cnt_2m import expected_mse, two_message_gamma
 from protocols.distributed_noise.binomial import binomial_epsilon
 
@@ -55,8 +55,7 @@ class HistMM(CatalogueProtocol):
     def __init__(
         self, d: int, n: int, eps_c: float, delta: float, accounting: str = "paper"
     ) -> None:
-        if int(d) != d or d < 2 or int(n) != n or n < 2:
-            raise ValueError(f"Hist_MM: need d >= 2 and n >= 2, got d={d}, n={n}")
+        check_domain_and_users("Hist_MM", d, n)
         self.d, self.n, self.eps_c, self.delta = int(d), int(n), float(eps_c), float(delta)
         self.accounting = accounting
         self.gamma = two_message_gamma(self.eps_c / 2, self.delta / 2, self.n, accounting)

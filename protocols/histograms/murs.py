@@ -27,6 +27,7 @@ import numpy as np
 from protocols.accountant.balle import blanket_epsilon_of_mass
 from protocols.base import Batches
 from protocols.catalogue.common import CatalogueProtocol, Guarantee
+from protocols.catalogue.inputs import check_domain_and_users
 from protocols.hp_sdp.baselines import blanket_mass
 from protocols.hp_sdp.murs import MURSProtocol, murs_eps_local, murs_mse
 from protocols.hp_sdp.protocol import seed_bound, srr_encode, srr_support
@@ -47,8 +48,7 @@ class SurveyMURS(MURSProtocol, CatalogueProtocol):
     release_what = "histogram of [d]"
 
     def __init__(self, d: int, n: int, eps_c: float, delta: float, fake_rate: float = FAKE_RATE):
-        if int(d) != d or d < 2 or int(n) != n or n < 2:
-            raise ValueError(f"MURS: need d >= 2 and n >= 2, got d={d}, n={n}")
+        check_domain_and_users("MURS", d, n)
         self.d, self.n, self.eps_c, self.delta = int(d), int(n), float(eps_c), float(delta)
         self.accounting, self.certificate, self.r = "paper", "blanket", float(fake_rate)
         self.fakes = math.ceil(fake_rate * self.n)

@@ -25,7 +25,7 @@ import numpy as np
 
 from protocols.accountant import survey
 from protocols.accountant.balle import blanket_capacity
-from protocols.catalogue.common import CatalogueProtocol, Guarantee
+from protocols.catalogue.common import CatalogueProtocol, Guarantee, certified
 from protocols.hp_sdp.protocol import HPSDPProtocol, SRRParams, mean_variance
 
 
@@ -85,9 +85,7 @@ class SLH(HPSDPProtocol, CatalogueProtocol):
 
     def guarantee(self, users: int) -> Guarantee:
         b = survey.theorem4(self.params.eps_l, users, self.params.delta, self.params.g)
-        if not b.valid or b.value is None:
-            raise ValueError(b.reason)
-        return Guarantee(float(b.value), self.params.delta, "survey-theorem4 (k=g)")
+        return Guarantee(certified(b), self.params.delta, "survey-theorem4 (k=g)")
 
     def privacy(self) -> dict[str, Any]:
         p = self.params

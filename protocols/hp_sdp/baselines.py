@@ -58,8 +58,8 @@ from protocols.accountant.balle import blanket_mass_needed
 from protocols.base import Batches, BatchSpec, ShuffleProtocol
 from protocols.oracles.central import laplace_mechanism, laplace_variance
 from protocols.oracles.grr import grr_estimate_from_counts, grr_variance, rr_report_variance
-from protocols.privacy.ledger import PrivacyRefusal, Release, users_received
-from protocols.privacy.statements import refused_below, shuffled_release
+from protocols.privacy.ledger import Release, users_received
+from protocols.privacy.statements import refuse_below, shuffled_release
 
 LAPLACE_SENSITIVITY = 2.0  # replace-one neighbours: one unit moves between two bins
 
@@ -147,6 +147,11 @@ class _Baseline(ShuffleProtocol):
                 f"{self.name}: the paper blanket needs eps <= 1 (got {eps_c}); use accounting=tight"
             )
 
+    def pure_dummies(self) -> int:
+        """pureDUMP's dummies per user: the least s >= 1 with s (n - 1)/d >= B (each bin's
+        blanket from the other users' uniform dummies)."""
+        return max(1, math.ceil(self.B * self.d / (self.n - 1)))
+
     def batch_specs(self) -> list[BatchSpec]:
         return [BatchSpec("reports", 1, self.d)]
 
@@ -163,13 +168,10 @@ class _Baseline(ShuffleProtocol):
         if not self.feasible:
             return [self.uniform_release()]
         got = users_received(counts, self.name)
-        if got < self.n:
-            raise PrivacyRefusal(
-                refused_below(
-                    f"{self.name}: users", self.n, got, "the blanket of the other users' "
-                    "noise messages, dummies or fakes shrinks with them",
-                )
-            )  # fmt: skip
+        refuse_below(
+            f"{self.name}: users", self.n, got,
+            "the blanket of the other users' noise messages, dummies or fakes shrinks with them",
+        )  # fmt: skip
         return [
             Release(
                 f"histogram over {self.d} values", mechanism, float(self.eps_c),
@@ -350,7 +352,7 @@ class PureDUMPProtocol(_Baseline):
         self, d: int, n: int, eps_c: float, delta: float, accounting: str = "paper"
     ) -> None:
         super().__init__(d, n, eps_c, delta, accounting)
-        self.s = max(1, math.ceil(self.B * d / (n - 1)))
+        self.s = self.pure_dummies()
 
     def messages_per_user(self) -> float:
         return 1.0 + self.s
@@ -404,7 +406,7 @@ class MixDUMPProtocol(_Baseline):
         self, d: int, n: int, eps_c: float, delta: float, accounting: str = "paper"
     ) -> None:
         super().__init__(d, n, eps_c, delta, accounting)
-        s_pure = max(1, math.ceil(self.B * d / (n - 1)))
+        s_pure = self.pure_dummies()
         best = min(range(1, s_pure + 1), key=lambda s: self._mean_var(s, self._gamma_for(s)))
         self.s, self.gamma, self.certificate = best, self._gamma_for(best), "blanket"
         if accounting == "tight":  # the better of the two certificates (both valid)

@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from protocols.base import Batches, BatchSpec, ShuffleProtocol
+from protocols.catalogue.inputs import check_domain_and_users
 from protocols.hp_sdp.baselines import blanket_mass
 from protocols.hp_sdp.protocol import (
     calibrate,
@@ -39,8 +40,8 @@ from protocols.hp_sdp.protocol import (
     srr_support,
 )
 from protocols.oracles.olh import olh_estimate_from_support, olh_family, olh_probabilities
-from protocols.privacy.ledger import PrivacyRefusal, Release, users_received
-from protocols.privacy.statements import refused_below
+from protocols.privacy.ledger import Release, users_received
+from protocols.privacy.statements import refuse_below
 
 FAKE_RATES = (0.0, 0.1, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0)
 
@@ -101,8 +102,7 @@ class MURSProtocol(ShuffleProtocol):
     def __init__(
         self, d: int, n: int, eps_c: float, delta: float, accounting: str = "paper"
     ) -> None:
-        if int(d) != d or d < 2 or int(n) != n or n < 2:
-            raise ValueError(f"MURS: need d >= 2 and n >= 2, got d={d}, n={n}")
+        check_domain_and_users("MURS", d, n)
         self.d, self.n, self.eps_c, self.delta, self.accounting = (
             int(d),
             int(n),
@@ -195,13 +195,10 @@ class MURSProtocol(ShuffleProtocol):
         """SOLH + fakes: the blanket counts the *other users'* fakes (n_r' = r (n - 1)), so the
         statement holds only when all n users' submissions arrived; no re-accounting."""
         got = users_received(counts, self.name)
-        if got < self.n:
-            raise PrivacyRefusal(
-                refused_below(
-                    f"{self.name}: users", self.n, got,
-                    "MURS's fake-report blanket is calibrated for the fakes of n - 1 other users",
-                )
-            )  # fmt: skip
+        refuse_below(
+            f"{self.name}: users", self.n, got,
+            "MURS's fake-report blanket is calibrated for the fakes of n - 1 other users",
+        )  # fmt: skip
         bound = (
             "blanket_naive_fn (MURS, Wang et al. PVLDB 2020)"
             if self.certificate == "blanket"

@@ -33,19 +33,11 @@ class ARRSS(MultidimProtocol):
     name = "arr-ss"
     estimators = ("paper",)
 
-    def __init__(
-        self,
-        domain_sizes: tuple[int, ...] | list[int],
-        n: int,
-        eps_c: float,
-        delta: float,
-        **kw: Any,
-    ) -> None:
-        """``domain_sizes`` k_j, ``n`` users, target (eps_c, delta); see MultidimProtocol."""
-        super().__init__(domain_sizes, n, eps_c, delta, **kw)
+    def configure(self) -> None:
+        """Combined domain K = sum k_j, its offsets, and one K-ary RR budget."""
         self.K = int(sum(self.domain_sizes))
         self.offsets = np.concatenate([[0], np.cumsum(self.domain_sizes)[:-1]]).astype(np.int64)
-        self.single_rr_budget(self.K, f"K={self.K}")
+        self.single_rr_budget(self.K, "K")
 
     def locate(self, theta: np.ndarray, value: np.ndarray) -> np.ndarray:
         """Combined-domain cell of (attribute, value)."""
@@ -66,22 +58,15 @@ class ARRSS(MultidimProtocol):
     def encode(self, records: np.ndarray, rng: np.random.Generator) -> Batches:
         """Each user: uniform attribute, K-RR of its located cell, relocated message."""
         eps = self._require_feasible()
-        x = self.check(records)
-        m = x.shape[0]
-        theta = rng.integers(0, self.d, size=m)
-        cell = grr_perturb(self.locate(theta, x[np.arange(m), theta]), self.K, eps, rng)
+        theta, value = self.sampled_values(records, rng)
+        cell = grr_perturb(self.locate(theta, value), self.K, eps, rng)
         t, y = self.relocate(cell)
         return {BATCH: np.stack([t, y], axis=1).astype(np.int64)}
 
     def analyze(self, shuffled: Batches) -> dict[str, Any]:
         """Counts per combined cell; f~ = d (C - n q) / (n (p - q))."""
         eps = self._require_feasible()
-        if BATCH not in shuffled:
-            raise ValueError(f"arr-ss.analyze: missing batch {BATCH!r}")
-        arr = np.asarray(shuffled[BATCH])
-        if arr.ndim != 2 or arr.shape[1] != 2:
-            raise ValueError(f"arr-ss.analyze: messages must have shape (n, 2), got {arr.shape}")
-        theta, y = arr[:, 0], arr[:, 1]
+        theta, y = self.theta_reports(shuffled, BATCH)
         ok = (theta >= 0) & (theta < self.d) & (y >= 0)
         ok[ok] &= y[ok] < np.asarray(self.domain_sizes)[theta[ok]]
         n = int(ok.sum())
@@ -94,17 +79,11 @@ class ARRSS(MultidimProtocol):
         return self.package({"paper": est}, n, int((~ok).sum()))
 
     def privacy(self) -> dict[str, Any]:
-        bound = self.bound_name("balle19-closed-form", "grr(K)")
-        return self.privacy_statement(
-            self.eps_local, bound, K=self.K, n=self.n, reason=self.budget.reason
-        )
+        return self.single_rr_privacy()
 
     def releases(self, round: int, counts: dict[str, int]) -> list[Release]:
         """All 1-way marginals from one batch of K-RR reports among all users (Theorem 4)."""
-        bound = self.bound_name("balle19-closed-form (Theorem 4)", "grr(K)")
-        return self.single_batch_release(
-            counts, "1-way marginals of every attribute", f"K-RR (K={self.K})", self.K, bound
-        )
+        return self.single_batch_release(counts, "Theorem 4", f"K-RR (K={self.K})")
 
     def variance(self, freqs: list[np.ndarray], estimator: str | None = None) -> list[np.ndarray]:
         """Exact per-value variance of each attribute's estimate (``arr_ss_variance``)."""

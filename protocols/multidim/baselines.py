@@ -61,16 +61,8 @@ class OUESampling(MultidimProtocol):
     name = "oue-ldp"
     estimators = ("paper", "observed")
 
-    def __init__(
-        self,
-        domain_sizes: tuple[int, ...] | list[int],
-        n: int,
-        eps_c: float,
-        delta: float,
-        **kw: Any,
-    ) -> None:
-        """Same arguments as the shuffle protocols; ``accounting``/``policy`` are unused."""
-        super().__init__(domain_sizes, n, eps_c, delta, **kw)
+    def configure(self) -> None:
+        """Pure LDP at eps_c; ``accounting``/``policy`` are unused."""
         self.eps_local = self.eps_c
         self.feasible = True
 
@@ -133,19 +125,9 @@ class SUEMS(SRRMS):
     name = "sue-ms"
     paper_bound = "accountant:decomposition/sue (whole vectors)"
 
-    def __init__(
-        self,
-        domain_sizes: tuple[int, ...] | list[int],
-        n: int,
-        eps_c: float,
-        delta: float,
-        **kw: Any,
-    ) -> None:
-        """Same arguments as :class:`SRRMS`; the local budget uses the SUE bound."""
-        MultidimProtocol.__init__(self, domain_sizes, n, eps_c, delta, **kw)
-        self.group_accounted = self.min_users // self.d
-        if self.group_accounted < 2:
-            raise ValueError(f"{self.name}: floor(min_users/d) users per group is too few")
+    def configure(self) -> None:
+        """Grouping as in :class:`SRRMS`; the local budget uses the SUE bound."""
+        self.group_accounted = self.users_per_group()
         # ``paper``: the decomposition bound for SUE vectors (the spec's candidate, two bits as
         # independent binary RR, is violated: module docstring); ``tight``: the tight_bound
         budget = local_budget(
@@ -170,19 +152,13 @@ class SUEMS(SRRMS):
     def batch_specs(self) -> list[BatchSpec]:
         return [BatchSpec(f"a{j}", k, 2) for j, k in enumerate(self.domain_sizes)]
 
-    def perturb(self, records: np.ndarray, groups: np.ndarray, rng: np.random.Generator) -> Batches:
-        """SUE bit vector of attribute i for the users of group i."""
-        x = self.check(records)
-        g = np.asarray(groups)
-        if g.shape != (x.shape[0],) or (g.size and (g.min() < 0 or g.max() >= self.d)):
-            raise ValueError(f"sue-ms.perturb: groups must be {x.shape[0]} values in [0, {self.d})")
-        out: Batches = {}
-        for j, (k, eps) in enumerate(zip(self.domain_sizes, self.eps_local, strict=True)):
-            if eps is None:
-                out[f"a{j}"] = np.zeros((0, k), dtype=np.int64)
-            else:
-                out[f"a{j}"] = ue_perturb(x[g == j, j], k, eps, rng, "sue").astype(np.int64)
-        return out
+    def randomize(
+        self, values: np.ndarray, k: int, eps: float | None, rng: np.random.Generator
+    ) -> np.ndarray:
+        """SUE bit vector of attribute i for the users of group i (k columns)."""
+        if eps is None:
+            return np.zeros((0, k), dtype=np.int64)
+        return ue_perturb(values, k, eps, rng, "sue").astype(np.int64)
 
     def analyze(self, shuffled: Batches) -> dict[str, Any]:
         """Per-group bit counts and both estimators (as SRR-MS)."""

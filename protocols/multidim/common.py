@@ -214,14 +214,40 @@ class MultidimProtocol(ShuffleProtocol):
         if len(names) != self.d:
             raise ValueError(f"{self.name}: {len(names)} attribute names for d={self.d}")
         self.attributes = names
+        self.configure()
 
-    def single_rr_budget(self, k: int, label: str) -> None:
-        """Budget of the protocols where every user runs one k-ary RR (ARR-SS: k = sum k_j;
-        PSRR-SS: k = k_max); ``label`` names k in error messages."""
-        self.budget = local_budget(
+    def configure(self) -> None:
+        """The protocol's own set-up once the common arguments are checked and stored (budgets,
+        layouts); a subclass overrides this instead of repeating the constructor."""
+
+    def sampled_values(
+        self, records: np.ndarray, rng: np.random.Generator
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """(theta, value): each user's uniformly sampled attribute and its value there (the
+        one-batch protocols, ARR-SS and PSRR-SS)."""
+        x = self.check(records)
+        m = x.shape[0]
+        theta = rng.integers(0, self.d, size=m)
+        return theta, x[np.arange(m), theta]
+
+    def theta_reports(self, shuffled: Any, batch: str) -> tuple[np.ndarray, np.ndarray]:
+        """(theta, y) columns of the one-batch protocols' width-2 reports in ``batch``."""
+        if batch not in shuffled:
+            raise ValueError(f"{self.name}.analyze: missing batch {batch!r}")
+        arr = np.asarray(shuffled[batch])
+        if arr.ndim != 2 or arr.shape[1] != 2:
+            raise ValueError(
+                f"{self.name}.analyze: messages must have shape (n, 2), got {arr.shape}"
+            )
+        return arr[:, 0], arr[:, 1]
+
+    def rr_budget(self, n_eff: int, k: int) -> LocalBudget:
+        """Local budget of one k-ary RR among ``n_eff`` shuffled users, with this protocol's
+        accounting, tight bound and policy."""
+        return local_budget(
             self.eps_c,
             self.delta,
-            self.min_users,
+            n_eff,
             k,
             accounting=self.accounting,
             bound=self.tight_bound,
@@ -229,8 +255,26 @@ class MultidimProtocol(ShuffleProtocol):
             mechanism="grr",
             k=k,
         )
+
+    def users_per_group(self) -> int:
+        """floor(min_users / d): the guaranteed size of every group when the users are split
+        over the d attributes (protocols.privacy.grouping); at least 2 or an error."""
+        n_eff = self.min_users // self.d
+        if n_eff < 2:
+            raise ValueError(
+                f"{self.name}: floor(min_users/d) = {n_eff} users per group is too few"
+            )
+        return n_eff
+
+    def single_rr_budget(self, k: int, k_name: str) -> None:
+        """Budget of the protocols where every user runs one k-ary RR (ARR-SS: k = sum k_j,
+        named "K"; PSRR-SS: k = k_max, named "k_max"); ``k_name`` names k in statements and
+        error messages."""
+        self.budget = self.rr_budget(self.min_users, k)
         self.eps_local = self.budget.eps_local
-        self._budget_label = label
+        self._rr_k = k
+        self._rr_k_name = k_name
+        self._budget_label = f"{k_name}={k}"
 
     def _require_feasible(self) -> float:
         if self.eps_local is None:
@@ -276,14 +320,28 @@ class MultidimProtocol(ShuffleProtocol):
             return "accountant:fmt21/generic"
         return f"accountant:{self.tight_bound}/{mechanism}"
 
+    def single_rr_privacy(self) -> dict[str, Any]:
+        """privacy() of the one-batch protocols (ARR-SS, PSRR-SS): one k-RR among all users."""
+        bound = self.bound_name("balle19-closed-form", f"grr({self._rr_k_name})")
+        return self.privacy_statement(
+            self.eps_local,
+            bound,
+            **{self._rr_k_name: self._rr_k},
+            n=self.n,
+            reason=self.budget.reason,
+        )
+
     def single_batch_release(
-        self, counts: dict[str, int], what: str, mechanism: str, k: int, bound: str
+        self, counts: dict[str, int], theorem: str, mechanism: str
     ) -> list[Release]:
-        """The release of the one-batch protocols (ARR-SS, PSRR-SS): k-RR among all users."""
+        """The release of the one-batch protocols (ARR-SS, PSRR-SS): all 1-way marginals from
+        one k-RR among all users, under the paper's ``theorem``."""
         eps = self._require_feasible()
+        k = self._rr_k
+        bound = self.bound_name(f"balle19-closed-form ({theorem})", f"grr({self._rr_k_name})")
         return [
             shuffled_release(
-                what,
+                "1-way marginals of every attribute",
                 f"{mechanism}, eps_l = {eps:.4g}, uniform shuffle",
                 eps_local=eps,
                 eps_planned=self.eps_c,

@@ -34,18 +34,10 @@ class PSRRSS(MultidimProtocol):
     name = "psrr-ss"
     estimators = ("paper", "observed")
 
-    def __init__(
-        self,
-        domain_sizes: tuple[int, ...] | list[int],
-        n: int,
-        eps_c: float,
-        delta: float,
-        **kw: Any,
-    ) -> None:
-        """``domain_sizes`` k_j, ``n`` users, target (eps_c, delta); see MultidimProtocol."""
-        super().__init__(domain_sizes, n, eps_c, delta, **kw)
+    def configure(self) -> None:
+        """One k_max-ary RR budget (values padded to the largest domain)."""
         self.k_max = max(self.domain_sizes)
-        self.single_rr_budget(self.k_max, f"k_max={self.k_max}")
+        self.single_rr_budget(self.k_max, "k_max")
 
     @property
     def feasible(self) -> bool:
@@ -57,20 +49,13 @@ class PSRRSS(MultidimProtocol):
     def encode(self, records: np.ndarray, rng: np.random.Generator) -> Batches:
         """Each user: uniform attribute theta, k_max-RR of its value, message (theta, y)."""
         eps = self._require_feasible()
-        x = self.check(records)
-        m = x.shape[0]
-        theta = rng.integers(0, self.d, size=m)
-        y = grr_perturb(x[np.arange(m), theta], self.k_max, eps, rng)
+        theta, value = self.sampled_values(records, rng)
+        y = grr_perturb(value, self.k_max, eps, rng)
         return {BATCH: np.stack([theta, y], axis=1).astype(np.int64)}
 
     def counts(self, shuffled: Batches) -> tuple[np.ndarray, int, int]:
         """(d, k_max) report counts, number of well-formed reports, number of malformed ones."""
-        if BATCH not in shuffled:
-            raise ValueError(f"psrr-ss.analyze: missing batch {BATCH!r}")
-        arr = np.asarray(shuffled[BATCH])
-        if arr.ndim != 2 or arr.shape[1] != 2:
-            raise ValueError(f"psrr-ss.analyze: messages must have shape (n, 2), got {arr.shape}")
-        theta, y = arr[:, 0], arr[:, 1]
+        theta, y = self.theta_reports(shuffled, BATCH)
         ok = (theta >= 0) & (theta < self.d) & (y >= 0) & (y < self.k_max)
         cells = theta[ok] * self.k_max + y[ok]
         c = np.bincount(cells, minlength=self.d * self.k_max).reshape(self.d, self.k_max)
@@ -94,20 +79,12 @@ class PSRRSS(MultidimProtocol):
         return self.package(est, n - dummy, malformed + dummy)
 
     def privacy(self) -> dict[str, Any]:
-        bound = self.bound_name("balle19-closed-form", "grr(k_max)")
-        return self.privacy_statement(
-            self.eps_local, bound, k_max=self.k_max, n=self.n, reason=self.budget.reason
-        )
+        return self.single_rr_privacy()
 
     def releases(self, round: int, counts: dict[str, int]) -> list[Release]:
         """All 1-way marginals from one batch of (theta, k_max-RR) reports (Theorem 7)."""
-        bound = self.bound_name("balle19-closed-form (Theorem 7)", "grr(k_max)")
         return self.single_batch_release(
-            counts,
-            "1-way marginals of every attribute",
-            f"attribute sampling + k_max-RR (k_max={self.k_max})",
-            self.k_max,
-            bound,
+            counts, "Theorem 7", f"attribute sampling + k_max-RR (k_max={self.k_max})"
         )
 
     def variance(self, freqs: list[np.ndarray], estimator: str | None = None) -> list[np.ndarray]:

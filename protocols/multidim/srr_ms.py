@@ -23,8 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from protocols.base import Batches, BatchSpec, grouping_seed, user_ids
-from protocols.multidim.common import MultidimProtocol, grouped_variance, local_budget
+from protocols.base import Batches, BatchSpec
+from protocols.multidim.common import MultidimProtocol, grouped_variance
 from protocols.oracles.grr import grr_estimate_from_counts, grr_perturb, grr_probabilities
 from protocols.privacy.grouping import balanced_sizes, public_groups
 from protocols.privacy.ledger import PrivacyRefusal, Release
@@ -38,38 +38,10 @@ class SRRMS(MultidimProtocol):
     estimators = ("paper", "observed")
     paper_bound = "balle19-closed-form (Theorem 1, parallel over groups)"
 
-    def __init__(
-        self,
-        domain_sizes: tuple[int, ...] | list[int],
-        n: int,
-        eps_c: float,
-        delta: float,
-        **kw: Any,
-    ) -> None:
-        """``domain_sizes`` k_j, ``n`` users, target (eps_c, delta); see MultidimProtocol."""
-        super().__init__(domain_sizes, n, eps_c, delta, **kw)
-        n_eff = (
-            self.min_users // self.d
-        )  # guaranteed size of every group (protocols.privacy.grouping)
-        if n_eff < 2:
-            raise ValueError(
-                f"{self.name}: floor(min_users/d) = {n_eff} users per group is too few"
-            )
-        self.group_accounted = n_eff
-        self.budgets = [
-            local_budget(
-                self.eps_c,
-                self.delta,
-                n_eff,
-                k,
-                accounting=self.accounting,
-                bound=self.tight_bound,
-                policy=self.policy,
-                mechanism="grr",
-                k=k,
-            )
-            for k in self.domain_sizes
-        ]
+    def configure(self) -> None:
+        """One k_j-ary RR budget per attribute, each among the users of one group."""
+        self.group_accounted = self.users_per_group()
+        self.budgets = [self.rr_budget(self.group_accounted, k) for k in self.domain_sizes]
         self.eps_local: list[float | None] = [b.eps_local for b in self.budgets]
 
     @property
@@ -97,14 +69,22 @@ class SRRMS(MultidimProtocol):
         x = self.check(records)
         g = np.asarray(groups)
         if g.shape != (x.shape[0],) or (g.size and (g.min() < 0 or g.max() >= self.d)):
-            raise ValueError(f"srr-ms.perturb: groups must be {x.shape[0]} values in [0, {self.d})")
-        out: Batches = {}
-        for j, (k, eps) in enumerate(zip(self.domain_sizes, self.eps_local, strict=True)):
-            if eps is None:
-                out[f"a{j}"] = np.zeros((0, 1), dtype=np.int64)
-                continue
-            out[f"a{j}"] = grr_perturb(x[g == j, j], k, eps, rng).reshape(-1, 1)
-        return out
+            raise ValueError(
+                f"{self.name}.perturb: groups must be {x.shape[0]} values in [0, {self.d})"
+            )
+        return {
+            f"a{j}": self.randomize(x[g == j, j], k, eps, rng)
+            for j, (k, eps) in enumerate(zip(self.domain_sizes, self.eps_local, strict=True))
+        }
+
+    def randomize(
+        self, values: np.ndarray, k: int, eps: float | None, rng: np.random.Generator
+    ) -> np.ndarray:
+        """The messages of one group's users for their attribute (domain ``k``): k-RR, one
+        column; none where the attribute has no feasible local epsilon."""
+        if eps is None:
+            return np.zeros((0, 1), dtype=np.int64)
+        return grr_perturb(values, k, eps, rng).reshape(-1, 1)
 
     def encode(self, records: np.ndarray, rng: np.random.Generator) -> Batches:
         """All n users: public balanced grouping, then k_i-RR of attribute i within group i."""
@@ -120,9 +100,7 @@ class SRRMS(MultidimProtocol):
     ) -> Batches:
         """A block of users (global indices in ``local``, :func:`protocols.base.block_state`)."""
         x = self.check(records)
-        who = f"{self.name}.encode"
-        ids = user_ids(local, x.shape[0], self.n, who)
-        return self.perturb(x, self.assign_groups(ids, grouping_seed(local, rng, who)), rng)
+        return self.perturb(x, self.block_grouping(local, x.shape[0], self.n, rng), rng)
 
     def analyze(self, shuffled: Batches) -> dict[str, Any]:
         """Per-batch counts and both estimators."""

@@ -26,7 +26,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from protocols.privacy.ledger import Release
+from protocols.privacy.ledger import PrivacyRefusal, Release
 
 DELTA_CAP = 1e-6
 DELTA_FRACTION_OF_ONE_OVER_N = 0.01
@@ -126,9 +126,11 @@ def shuffled_release(
     )  # fmt: skip
 
 
-def refused_below(what: str, n_accounted: int, n_received: int, why: str) -> str:
-    """The one-line reason of a protocol that cannot re-account."""
-    return (
-        f"{what}: {n_received} received, the guarantee was calibrated for {n_accounted} and "
-        f"cannot be recomputed for fewer ({why}); refusing to publish"
-    )
+def refuse_below(what: str, n_accounted: int, n_received: int, why: str) -> None:
+    """A protocol that cannot re-account refuses (PrivacyRefusal with a one-line reason) when
+    fewer than ``n_accounted`` were received."""
+    if n_received < n_accounted:
+        raise PrivacyRefusal(
+            f"{what}: {n_received} received, the guarantee was calibrated for {n_accounted} and "
+            f"cannot be recomputed for fewer ({why}); refusing to publish"
+        )

@@ -53,8 +53,8 @@ import numpy as np
 
 from protocols.base import Batches, BatchSpec, ShuffleProtocol
 from protocols.oracles.central import laplace_mechanism
-from protocols.privacy.ledger import USERS, PrivacyRefusal, Release
-from protocols.privacy.statements import refused_below, shuffled_release
+from protocols.privacy.ledger import USERS, Release
+from protocols.privacy.statements import refuse_below, shuffled_release
 from protocols.summation.polya import polya_difference_shares, polya_table
 
 Q_MAX = (1 << 31) - 2  # shares must be valid messages of every shuffler (MPC field 2^31 - 1)
@@ -284,13 +284,10 @@ class SplitMixSum(ShuffleProtocol):
         else:  # worst case: each missing share breaks a different user's sum
             complete = got - pr.n * (pr.shares - 1)
         complete = max(0, complete)
-        if complete < pr.n_min:
-            raise PrivacyRefusal(
-                refused_below(
-                    f"{self.name}: users with all {pr.shares} shares", pr.n_min, complete,
-                    "the Polya noise shares are calibrated for at least min_users users",
-                )
-            )  # fmt: skip
+        refuse_below(
+            f"{self.name}: users with all {pr.shares} shares", pr.n_min, complete,
+            "the Polya noise shares are calibrated for at least min_users users",
+        )  # fmt: skip
         return [
             Release(
                 "noisy sum (and mean) of the values",

@@ -17,7 +17,7 @@ import numpy as np
 
 from protocols.accountant import survey
 from protocols.base import Batches, BatchSpec
-from protocols.catalogue.common import CatalogueProtocol, Guarantee
+from protocols.catalogue.common import Guarantee, OneReportProtocol, certified
 from protocols.catalogue.inputs import label_counts
 from protocols.sums.krr_sum import krr_integers, krr_sum_estimate, krr_sum_variance, theorem4_krr
 from protocols.sums.rounding import check_unit_values, randomized_rounding, rounding_variance
@@ -37,16 +37,14 @@ def single_message_precision(n: int, levels: str | int) -> int:
     return p
 
 
-class RSumKR(CatalogueProtocol):
+class RSumKR(OneReportProtocol):
     """One k-RR report of the rounded value per user, batch ``reports``."""
 
     name = "rsum_kr"
     release_what = "sum of values in [0, 1]"
 
     def __init__(self, n: int, eps_c: float, delta: float, levels: str | int = "survey") -> None:
-        if int(n) != n or n < 2:
-            raise ValueError(f"RSum_KR: n must be an integer >= 2, got {n}")
-        self.n, self.eps_c, self.delta = int(n), float(eps_c), float(delta)
+        self.set_target("RSum_KR", n, eps_c, delta)
         self.p = single_message_precision(self.n, levels)
         self.k = self.p + 1
         self.lam, self.eps_l = theorem4_krr(self.eps_c, self.n, self.delta, self.k, "RSum_KR")
@@ -80,23 +78,15 @@ class RSumKR(CatalogueProtocol):
         v = (1 - f) * v_lo[zi] + f * v_lo[np.minimum(zi + 1, self.k - 1)]
         return float(v.sum()) / self.p**2 + rounding_variance(x, self.p)
 
-    def messages_per_user(self) -> float:
-        return 1.0
-
     def bits_per_user(self) -> float:
         return float(math.ceil(math.log2(self.k)))
-
-    def max_messages(self) -> dict[str, int]:
-        return {"reports": 1}
 
     def mechanism(self) -> str:
         return f"rounding({self.p}) + {self.k}-RR (lambda={self.lam:.4g}) + uniform shuffle"
 
     def guarantee(self, users: int) -> Guarantee:
         b = survey.theorem4(self.eps_l, users, self.delta, self.k)
-        if not b.valid or b.value is None:
-            raise ValueError(b.reason)
-        return Guarantee(float(b.value), self.delta, f"survey-theorem4 (k={self.k})")
+        return Guarantee(certified(b), self.delta, f"survey-theorem4 (k={self.k})")
 
     def privacy(self) -> dict[str, Any]:
         return {

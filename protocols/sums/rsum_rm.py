@@ -31,7 +31,7 @@ import numpy as np
 from protocols.accountant import survey
 from protocols.accountant.balle import blanket_mass_needed
 from protocols.base import Batches, BatchSpec
-from protocols.catalogue.common import CatalogueProtocol, Guarantee
+from protocols.catalogue.common import CatalogueProtocol, Guarantee, certified
 from protocols.catalogue.inputs import label_counts
 from protocols.sums.krr_sum import krr_integers, krr_sum_estimate, krr_sum_variance, theorem4_krr
 from protocols.sums.rounding import check_unit_values, randomized_rounding, rounding_variance
@@ -139,9 +139,8 @@ class RSumRM(CatalogueProtocol):
     def __init__(
         self, n: int, eps_c: float, delta: float, m: int = 3, precisions: str = "optimized"
     ) -> None:
-        if int(n) != n or n < 2:
-            raise ValueError(f"RSum_RM: n must be an integer >= 2, got {n}")
-        self.n, self.eps_c, self.delta, self.m = int(n), float(eps_c), float(delta), int(m)
+        self.set_target("RSum_RM", n, eps_c, delta)
+        self.m = int(m)
         self.how = precisions
         self.ps, self.eps_js = rm_parameters(self.n, self.eps_c, self.delta, self.m, precisions)
         self.ks = tuple(self.ps[:-1]) + (self.ps[-1] + 1,)
@@ -214,10 +213,7 @@ class RSumRM(CatalogueProtocol):
     def guarantee(self, users: int) -> Guarantee:
         parts = []
         for k, e in zip(self.ks, self.eps_ls):
-            b = survey.theorem4(e, users, self.delta_j, k)
-            if not b.valid or b.value is None:
-                raise ValueError(b.reason)
-            parts.append((float(b.value), self.delta_j))
+            parts.append((certified(survey.theorem4(e, users, self.delta_j, k)), self.delta_j))
         eps, delta = survey.sequential(parts)
         return Guarantee(eps, delta, f"survey-theorem4 per digit, sequential over {self.m}")
 

@@ -22,7 +22,7 @@ import numpy as np
 
 from protocols.accountant import survey
 from protocols.base import Batches, BatchSpec
-from protocols.catalogue.common import CatalogueProtocol, Guarantee
+from protocols.catalogue.common import CatalogueProtocol, Guarantee, certified
 from protocols.catalogue.inputs import ones_in
 from protocols.counting.cnt_rr import rr_bits, rr_count_estimate, rr_count_variance
 from protocols.sums.rounding import check_unit_values, randomized_rounding, rounding_variance
@@ -86,10 +86,7 @@ class RSumRR(CatalogueProtocol):
         return f"unary({self.p}) + boolean RR (lambda={self.lam:.4g}) + uniform shuffle"
 
     def guarantee(self, users: int) -> Guarantee:
-        b = survey.theorem3(self.eps_l_bit, users * self.p, self.delta1)
-        if not b.valid or b.value is None:
-            raise ValueError(b.reason)
-        e1 = float(b.value)
+        e1 = certified(survey.theorem3(self.eps_l_bit, users * self.p, self.delta1))
         eps = self.p * e1
         delta = self.p * math.exp((self.p - 1) * e1) * self.delta1
         return Guarantee(eps, delta, "survey-theorem3 + group privacy (p bits)")

@@ -34,6 +34,19 @@ from parties.reproduce.seed000.tables import (
 from protocols.datasets import categorical as D
 
 
+def _sse_sections(curves: dict[str, Any], accounting: str, out_dir: Path) -> list[str]:
+    """One plot and SSE table per dataset under ``accounting`` (paper or tight)."""
+    md: list[str] = []
+    for dname, c in curves.items():
+        png = f"sse_{dname}_{accounting}.png"
+        _plot(c, f"{dname}: 1-way marginal SSE ({accounting} accounting)", out_dir / png)
+        alt = dname if accounting == "paper" else f"{dname} {accounting}"
+        md.append(f"### {dname}\n\n![{alt}]({png})\n")
+        md += _sse_table(c)
+        md.append("")
+    return md
+
+
 def write_report(
     out_dir: Path,
     sim: dict[str, Any],
@@ -97,12 +110,7 @@ def write_report(
         "the paper's n/d normalisation for SRR-MS, ARR-SS, PSRR-SS and SUE-MS; the standard per-"
         "attribute OUE estimator; the dashed PSRR-SS curve uses the observed count n_i.\n"
     )
-    for dname in datasets:
-        png = f"sse_{dname}_paper.png"
-        _plot(curves_p[dname], f"{dname}: 1-way marginal SSE (paper accounting)", out_dir / png)
-        md.append(f"### {dname}\n\n![{dname}]({png})\n")
-        md += _sse_table(curves_p[dname])
-        md.append("")
+    md += _sse_sections(curves_p, "paper", out_dir)
     md.append("## 4. Percentage gaps, Tables 2-3 form: (SSE_X - SSE_PSRR-SS)/SSE_X x 100\n")
     md.append(
         "Ours (paper's value in parentheses). The paper does not define the percentage; this is the spec's reading.\n"
@@ -198,12 +206,7 @@ def write_report(
         "(ratio, total-variation) parameters; the PSRR-SS rows marked fmt21 use the generic "
         "clone bound instead, which needs only eps_l-LDP.\n"
     )
-    for dname in datasets:
-        png = f"sse_{dname}_tight.png"
-        _plot(curves_t[dname], f"{dname}: 1-way marginal SSE (tight accounting)", out_dir / png)
-        md.append(f"### {dname}\n\n![{dname} tight]({png})\n")
-        md += _sse_table(curves_t[dname])
-        md.append("")
+    md += _sse_sections(curves_t, "tight", out_dir)
     headline = {}
     if "adult" in datasets:
         ds = datasets["adult"]

@@ -20,6 +20,7 @@ import csv
 import json
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -160,6 +161,16 @@ def _write_csv(path: Path, rows: list[dict]) -> None:
         w.writerows(rows)
 
 
+def _save(fig: Any, out: Path, f: str) -> str:
+    """Lay out, write ``out / f`` and close one figure; its file name."""
+    import matplotlib.pyplot as plt
+
+    fig.tight_layout()
+    fig.savefig(out / f, dpi=90)
+    plt.close(fig)
+    return f
+
+
 def _plots(
     out: Path,
     name: str,
@@ -210,11 +221,7 @@ def _plots(
             ax.set_ylabel("e^eps")
             ax.set_title(f"{title}, site {site} ratio (%)")
             fig.colorbar(im, ax=ax, fraction=0.046)
-    fig.tight_layout()
-    f = f"fig3_grid_{name}.png"
-    fig.savefig(out / f, dpi=90)
-    plt.close(fig)
-    files.append(f)
+    files.append(_save(fig, out, f"fig3_grid_{name}.png"))
 
     fig, axes = plt.subplots(1, 2, figsize=(10, 4))
     for ax, rows, key in ((axes[0], st, "n"), (axes[1], su, "m")):
@@ -224,11 +231,7 @@ def _plots(
         ax.set_ylabel("GS ratio (%)")
         ax.legend()
     fig.suptitle("Fig. 4: GS ratio, e^eps = 1.1, delta = 0.8")
-    fig.tight_layout()
-    f = f"fig4_sweeps_{name}.png"
-    fig.savefig(out / f, dpi=90)
-    plt.close(fig)
-    files.append(f)
+    files.append(_save(fig, out, f"fig4_sweeps_{name}.png"))
 
     fig, axes = plt.subplots(1, 2, figsize=(10, 4))
     ax = axes[0]
@@ -246,11 +249,7 @@ def _plots(
     ax.set_ylabel("LS seconds (both sites)")
     ax.set_title("Fig. 6: LS runtime, e^eps = 1.4, delta = 0.5")
     ax.legend()
-    fig.tight_layout()
-    f = f"fig5_fig6_{name}.png"
-    fig.savefig(out / f, dpi=90)
-    plt.close(fig)
-    files.append(f)
+    files.append(_save(fig, out, f"fig5_fig6_{name}.png"))
     return files
 
 

@@ -62,16 +62,8 @@ class Grid:
         return np.asarray([v for v in vals if np.isfinite(v)])
 
 
-def _log_ratio(
-    g: Grid,
-    dss: tuple[str, ...],
-    acc: str,
-    deltas: list[float],
-    eps: list[float],
-    num: str,
-    den: str,
-) -> str:
-    r = g.ratios(dss, acc, deltas, eps, num, den)
+def _log_ratio(r: np.ndarray) -> str:
+    """Mean and range of log10 of the MSE ratios ``r`` (``Grid.ratios``)."""
     if r.size == 0:
         return "n/a"
     lr = np.log10(r)
@@ -147,16 +139,16 @@ def claims(res: dict[str, Any], g: Grid) -> list[str]:
                 (
                     f"{cid} {d}, delta=1e-6, eps<=0.5: log10 SH/HP-SM and SH/HP-SDP",
                     paper,
-                    f"{_log_ratio(g, (d,), acc, [1e-6], low, 'sh', 'hp-sm')} / "
-                    f"{_log_ratio(g, (d,), acc, [1e-6], low, 'sh', 'hp-sdp')}",
+                    f"{_log_ratio(g.ratios((d,), acc, [1e-6], low, 'sh', 'hp-sm'))} / "
+                    f"{_log_ratio(g.ratios((d,), acc, [1e-6], low, 'sh', 'hp-sdp'))}",
                 )
             )
     rows.append(
         (
             "C6 MURS ~ HP-SM, above HP-SDP (log10 MURS/HP-SM; MURS/HP-SDP)",
             "same order; >1",
-            f"{_log_ratio(g, dss, acc, deltas, eps, 'murs', 'hp-sm')}; "
-            f"{_log_ratio(g, dss, acc, deltas, eps, 'murs', 'hp-sdp')}",
+            f"{_log_ratio(g.ratios(dss, acc, deltas, eps, 'murs', 'hp-sm'))}; "
+            f"{_log_ratio(g.ratios(dss, acc, deltas, eps, 'murs', 'hp-sdp'))}",
         )
     )
     real = tuple(d for d in REAL if d in dss)
@@ -165,15 +157,15 @@ def claims(res: dict[str, Any], g: Grid) -> list[str]:
             (
                 f"C7 {d}: log10 SH/HP-SM over the grid",
                 "5",
-                _log_ratio(g, (d,), acc, deltas, eps, "sh", "hp-sm"),
+                _log_ratio(g.ratios((d,), acc, deltas, eps, "sh", "hp-sm")),
             )
         )
         rows.append(
             (
                 f"C8 {d}, delta=1e-6, eps<=0.5: log10 mixDUMP/HP-SDP; SH/HP-SDP",
                 "3; 6",
-                f"{_log_ratio(g, (d,), acc, [1e-6], low, 'mix-dump', 'hp-sdp')}; "
-                f"{_log_ratio(g, (d,), acc, [1e-6], low, 'sh', 'hp-sdp')}",
+                f"{_log_ratio(g.ratios((d,), acc, [1e-6], low, 'mix-dump', 'hp-sdp'))}; "
+                f"{_log_ratio(g.ratios((d,), acc, [1e-6], low, 'sh', 'hp-sdp'))}",
             )
         )
         r9 = g.ratios((d,), acc, deltas, eps, "murs", "hp-sdp")

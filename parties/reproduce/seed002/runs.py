@@ -31,11 +31,13 @@ from typing import Any
 
 import numpy as np
 
+from parties.reproduce.seed002.report import METHODS
 from protocols.base import gate_shuffled, trusted_shuffle
 from protocols.hp_sdp import data as hp_sdp_data
 from protocols.hp_sdp.baselines import laplace_histogram, laplace_mse
 from protocols.hp_sdp.protocol import (
     HPSDPProtocol,
+    SRRParams,
     calibrate,
     estimate_paper,
     estimate_unbiased,
@@ -48,17 +50,6 @@ from protocols.rng import experiment_rng
 
 EPS_GRID = tuple(round(0.1 * i, 1) for i in range(1, 11))
 DELTAS = (1e-6, 1e-7, 1e-8, 1e-9)
-METHODS = ("hp-sdp", "hp-sm", "murs", "sh", "aue", "pure-dump", "mix-dump", "laplace")
-LABELS = {
-    "hp-sdp": "HP-SDP",
-    "hp-sm": "HP-SM",
-    "murs": "MURS",
-    "sh": "SH",
-    "aue": "AUE",
-    "pure-dump": "pureDUMP",
-    "mix-dump": "mixDUMP",
-    "laplace": "Laplace",
-}
 
 
 def grid_point(
@@ -191,13 +182,19 @@ def real_runs(
     return out
 
 
+def _calibrated(
+    ds: hp_sdp_data.HistogramDataset, eps: float, delta: float, seed: int, stream: str
+) -> tuple[SRRParams, HPSDPProtocol, np.random.Generator]:
+    """HP-SDP calibrated for ``ds`` at (eps, delta) and the experiment's ``stream`` of draws."""
+    params = calibrate(eps, delta, ds.n, d=ds.d)
+    return params, HPSDPProtocol(ds.d, params), experiment_rng(seed, stream, ds.name)
+
+
 def paper_estimator_check(
     ds: hp_sdp_data.HistogramDataset, eps: float, delta: float, seed: int
 ) -> dict[str, Any]:
     """Erratum E1: MSE of the paper's printed estimator (Eq. 19) vs the unbiased one, same run."""
-    params = calibrate(eps, delta, ds.n, d=ds.d)
-    proto = HPSDPProtocol(ds.d, params)
-    rng = experiment_rng(seed, "e1", ds.name)
+    params, proto, rng = _calibrated(ds, eps, delta, seed, "e1")
     support, n_ok = srr_support(proto.encode(ds.values, rng)["reports"], proto.family)
     f = ds.frequencies()
     paper = estimate_paper(support, n_ok, params.gamma, params.g)
@@ -219,9 +216,7 @@ def aggregation_timing(
     ds: hp_sdp_data.HistogramDataset, eps: float, delta: float, seed: int
 ) -> dict[str, Any]:
     """Wall time of one HP-SDP analyzer run (support counting + estimate + POP) at full scale."""
-    params = calibrate(eps, delta, ds.n, d=ds.d)
-    proto = HPSDPProtocol(ds.d, params)
-    rng = experiment_rng(seed, "timing", ds.name)
+    params, proto, rng = _calibrated(ds, eps, delta, seed, "timing")
     t0 = time.perf_counter()
     batches = trusted_shuffle(proto.encode(ds.values, rng), rng)
     t1 = time.perf_counter()

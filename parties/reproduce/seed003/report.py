@@ -68,6 +68,27 @@ def _plot_lines(
     plt.close(fig)
 
 
+def _metric_plots(
+    out: Path,
+    stem: str,
+    xs: list[Any],
+    pts: dict[str, Any],
+    meths: list[str],
+    vs: str,
+    xlabel: str,
+    title: str,
+) -> list[str]:
+    """Precision and RE plots over ``xs`` (points keyed by ``str(x)``) of every method but the
+    ``-shuffle-ivw`` variants; the report lines that show them."""
+    lines: list[str] = []
+    for metric in ("precision", "re"):
+        fn = f"{stem}_{metric}.png"
+        series = {m: [pts[str(x)][m] for x in xs] for m in meths if not m.endswith("shuffle-ivw")}
+        _plot_lines(out / fn, xs, series, metric, xlabel, f"{title}: {metric} vs {vs}")
+        lines += [f"![{metric} vs {vs}]({fn})", ""]
+    return lines
+
+
 def _methods(points: dict[str, Any]) -> list[str]:
     first = next(iter(points.values()))
     return [m for m in ORDER if m in first]
@@ -261,17 +282,7 @@ def write_report(out: Path, res: dict[str, Any]) -> None:
     meths = _methods(ks)
     L += ["## 2. Census-Income, ε = 1, k = " + f"{kx[0]}..{kx[-1]} (thesis Figs. 5-9/5-10)", ""]
     L += non_private("The k sweep's runs (round-0 reports shared across k)")
-    for metric in ("precision", "re"):
-        fn = f"k_sweep_{metric}.png"
-        _plot_lines(
-            out / fn,
-            kx,
-            {m: [ks[str(k)][m] for k in kx] for m in meths if not m.endswith("shuffle-ivw")},
-            metric,
-            "k",
-            f"Census-Income item sets, eps = 1: {metric} vs k",
-        )
-        L += [f"![{metric} vs k]({fn})", ""]
+    L += _metric_plots(out, "k_sweep", kx, ks, meths, "k", "k", "Census-Income item sets, eps = 1")
     rows = [
         [str(k)] + [f"{ks[str(k)][m]['precision']:.3f} / {ks[str(k)][m]['re']:.3f}" for m in meths]
         for k in kx
@@ -308,17 +319,9 @@ def write_report(out: Path, res: dict[str, Any]) -> None:
         ex = [float(e) for e in pts]
         meths = _methods(pts)
         L += [f"### {name}, k = {sw['k']} ({sw.get('reps', reps)} repetitions)", ""]
-        for metric in ("precision", "re"):
-            fn = f"eps_{name}_{metric}.png"
-            _plot_lines(
-                out / fn,
-                ex,
-                {m: [pts[str(e)][m] for e in ex] for m in meths if not m.endswith("shuffle-ivw")},
-                metric,
-                "epsilon (local; central eps_c for -shuffle)",
-                f"{name}, k = {sw['k']}: {metric} vs eps",
-            )
-            L += [f"![{metric} vs eps]({fn})", ""]
+        xlabel = "epsilon (local; central eps_c for -shuffle)"
+        title = f"{name}, k = {sw['k']}"
+        L += _metric_plots(out, f"eps_{name}", ex, pts, meths, "eps", xlabel, title)
         rows = []
         for e in ex:
             p = pts[str(e)]

@@ -31,13 +31,20 @@ def _defaults_table(res: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _ran(res: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """(problem, its survey methods that ran) for every problem with at least one."""
+    out = []
+    for problem, names in SURVEY_METHODS.items():
+        ok = {k: res["methods"][k] for k in names if res["methods"][k].get("status") == "ok"}
+        if ok:
+            out.append((problem, ok))
+    return out
+
+
 def orderings(res: dict[str, Any]) -> list[str]:
     """Who has the lowest error and who communicates most, per problem (survey's methods)."""
     lines = []
-    for problem, names in SURVEY_METHODS.items():
-        ok = {k: res["methods"][k] for k in names if res["methods"][k].get("status") == "ok"}
-        if not ok:
-            continue
+    for problem, ok in _ran(res):
         by_err = sorted(ok, key=lambda k: _err(ok[k]))
         by_msg = sorted(ok, key=lambda k: -ok[k]["messages_per_user"])
         by_time = sorted(ok, key=lambda k: ok[k]["analyzer_seconds"])
@@ -61,10 +68,7 @@ SURVEY_SAYS = {
 def comparison(res: dict[str, Any]) -> list[str]:
     """The closing note: the survey's orderings next to ours."""
     lines = ["| problem | the survey | measured here |", "|---|---|---|"]
-    for problem, names in SURVEY_METHODS.items():
-        ok = {k: res["methods"][k] for k in names if res["methods"][k].get("status") == "ok"}
-        if not ok:
-            continue
+    for problem, ok in _ran(res):
         low = min(ok, key=lambda k: _err(ok[k]))
         most = max(ok, key=lambda k: ok[k]["messages_per_user"])
         most_bits = max(ok, key=lambda k: ok[k]["bits_per_user"])
