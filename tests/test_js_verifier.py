@@ -262,15 +262,17 @@ def _unchecked_only_with_the_flag(run: Path, trust: Path) -> tuple[dict, set[str
 
 @pytest.mark.slow
 def test_an_unchecked_bound_exits_3_without_the_flag(tmp_path):
-    """grr with ``bound=fmt21`` (spec 07 P-5: not evaluated by the JS accountant): the JS verifier
-    lists V-9 and L-4 as not checked and exits 3; with ``--allow-unchecked`` 0; sdp verify
-    checks everything (it re-runs the protocol's own statement)."""
+    """grr with ``bound=exact`` on a binary domain (the certified exact search, spec 07 P-5: not
+    evaluated by the JS accountant): the JS verifier lists V-9 and L-4 as not checked and exits
+    3; with ``--allow-unchecked`` 0; sdp verify checks everything (it re-runs the protocol's own
+    statement)."""
     from conftest import sdp
 
     run = tmp_path / "run"
     sdp(
         "run", "grr", "--shuffler", "trusted", "--users", "40", "--seed", "2",
-        "--param", "bound=fmt21", "--out", str(run), "--quiet", check=True, timeout=600,
+        "--param", "bound=exact", "--param", "domain=2", "--out", str(run), "--quiet",
+        check=True, timeout=600,
     )  # fmt: skip
     trust = run.with_name("run.trust.json")
     assert verify_run(run, progress=False, trust=json.loads(trust.read_text())).ok
@@ -340,6 +342,17 @@ def test_js_accountant_matches_the_privacy_vectors():
             assert abs(d - v["delta_exact"]) <= 1e-9 * v["delta_exact"], (d, v)
 
 
+def test_js_fmt21_matches_the_privacy_vectors():
+    """Spec 07 A-8 (the FMT21 clone pair) in JavaScript against privacy.json's ``fmt21`` list:
+    the Python accountant's delta(eps), the brute force for n <= 8, and its forward and inverse
+    maps accepted by A-4 and A-5 (verifier/test/fmt21.test.mjs)."""
+    proc = subprocess.run([NODE, "--test", "verifier/test/fmt21.test.mjs"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert proc.returncode == 0 and "# fail 0" in proc.stdout, proc.stdout[-3000:]
+    fmt21 = json.loads((VEC / "privacy.json").read_text())["fmt21"]
+    assert sum("delta_exact" in v for v in fmt21) >= 3 and sum("eps" not in v for v in fmt21) >= 6
+
+
 def test_help_and_usage():
     proc = subprocess.run([NODE, str(ROOT / "verifier" / "verify.mjs"), "--help"],
                           capture_output=True, text=True, timeout=60)  # fmt: skip
@@ -384,6 +397,11 @@ def test_honest_variant_verifies_in_both(tmp_path, name):
     v3 = next(c for c in json.loads(out)["checks"] if c["id"] == "V-3")
     assert "of crashed incarnations" in v3["detail"]
     assert not any("crashed" in x for x in json.loads(out)["not_checked"])
+    # spec T-13: both say "rejoined" from the peers' signed rejoin entries, in the same words
+    py = verify_run(run, progress=False, trust=json.loads((VEC / "run.trust.json").read_text()))
+    said_py = [w for w in py.warnings if "restarted" in w or "started again" in w]
+    said_js = [w for w in json.loads(out)["warnings"] if "restarted" in w or "started again" in w]
+    assert said_js == said_py and "(rejoin recorded by " in said_js[0], (said_js, said_py)
 
 
 def test_expected_json_lists_every_corruption():

@@ -1,6 +1,7 @@
 // The privacy accountant of docs/spec/07-privacy.md, written from the spec alone (no code shared
 // with protocols/accountant/): the blanket-decomposition bound A-2 evaluated by exact enumeration
-// of the crowd's counts (A-3), the forward check A-4 and the calibration check A-5.
+// of the crowd's counts (A-3), the FMT21 clone pair (A-8), the forward check A-4 and the
+// calibration check A-5.
 
 // A-1 log Gamma (Lanczos, g = 7, 9 terms: relative error below 1e-15 for x >= 1)
 const LANCZOS = [0.99999999999980993, 676.5203681218851, -1259.1392167224028, 771.32342877765313,
@@ -112,20 +113,49 @@ export function decompositionDelta(eps, n, c, tail = 1e-15) {
   return Math.max(0, total) / n + charged * Math.max(v10, 0);
 }
 
+// A-8 delta(eps) of the FMT21 clone pair (Feldman, McMillan, Talwar 2021) for n users of any
+// eps0-LDP randomizer: C ~ Bin(n - 1, e^-eps0) clones, A ~ Bin(C, 1/2); given C = c the
+// hockey-stick divergence of P(a) = a0 Pr[A = a-1] + a1 Pr[A = a] against Q(a) = a1 Pr[A = a-1]
+// + a0 Pr[A = a] (a0 = e^eps0/(e^eps0+1), a1 = 1 - a0) is (a0 - E a1) Pr[A >= j-1] + (a1 - E a0)
+// Pr[A >= j], E = e^eps, j = ceil((c+1)(E a0 - a1)/((a0 - a1)(1 + E))). Mass outside the
+// windows is charged 1 (the divergence is at most 1): an upper value within `tail` of the exact.
+export function fmt21Delta(eps, n, epsLocal, tail = 1e-15) {
+  if (!(epsLocal > 0) || !Number.isFinite(epsLocal)) throw new Error(`local epsilon must be finite and > 0, got ${epsLocal}`);
+  const e0 = Math.exp(epsLocal), a0 = e0 / (e0 + 1), a1 = 1 / (e0 + 1), E = Math.exp(eps);
+  const cw = binomialWindow(n - 1, Math.min(1, 1 / e0), tail);
+  let total = 0, charged = cw.outside;
+  for (let i = 0; i < cw.pmf.length; i++) {
+    const c = cw.lo + i, pC = cw.pmf[i];
+    const j = Math.ceil((c + 1) * (E * a0 - a1) / ((a0 - a1) * (1 + E)));
+    const aw = binomialWindow(c, 0.5, tail);
+    charged += pC * aw.outside;
+    const sf = (x) => { let s = 0; for (let t = Math.max(0, x - aw.lo); t < aw.pmf.length; t++) s += aw.pmf[t]; return s; };
+    const d = (a0 - E * a1) * sf(j - 1) + (a1 - E * a0) * sf(j);
+    total += pC * Math.max(d, 0);
+  }
+  return total + charged;
+}
+
+// the delta curve of a bound at a local epsilon: {fmt21: eps0} (A-8) for fmt21, else A-2's
+// corners (A-3: vr, decomposition, and exact where its search does not apply, k-RR with k >= 3)
+export const curve = (bound, mechanism, epsLocal, k = null) => (bound === 'fmt21' ? { fmt21: epsLocal } : corners(mechanism, epsLocal, k));
+const deltaOf = (eps, n, c) => (c.fmt21 !== undefined ? fmt21Delta(eps, n, c.fmt21) : decompositionDelta(eps, n, c));
+
 // A-4 forward: the stated central eps is sound (delta(eps) <= delta) and tight to rel `tau`
-// (delta(eps (1 - tau)) > delta); returns null when both hold, else the reason.
+// (delta(eps (1 - tau)) > delta); returns null when both hold, else the reason. `c`: curve().
 export function forwardFailure(eps, delta, n, c, tau = 5e-2) {
-  const at = decompositionDelta(eps, n, c);
+  const at = deltaOf(eps, n, c);
   if (at > delta * (1 + 1e-6)) return `delta at the stated eps ${eps} is ${at.toExponential(4)} > ${delta}`;
-  const below = decompositionDelta(eps * (1 - tau), n, c);
+  const below = deltaOf(eps * (1 - tau), n, c);
   if (!(below > delta)) return `the stated eps ${eps} is not tight: eps ${eps * (1 - tau)} already gives delta ${below.toExponential(4)} <= ${delta}`;
   return null;
 }
 
 // A-5 calibration: eps_l is admissible for the target (delta at target (1 - 1e-4) <= delta) and
 // near-maximal (eps_l (1 + tau) is not); eps_l <= target is always admissible (post-processing).
+// `mech`: {mechanism, k, bound} (bound fmt21: A-8's curve, else A-3's)
 export function calibrationFailure(epsLocal, target, delta, n, mech, tau = 5e-2) {
-  const ok = (e) => e <= target || decompositionDelta(target * (1 - 1e-4), n, corners(mech.mechanism, e, mech.k)) <= delta * (1 + 1e-6);
+  const ok = (e) => e <= target || deltaOf(target * (1 - 1e-4), n, curve(mech.bound, mech.mechanism, e, mech.k)) <= delta * (1 + 1e-6);
   if (!ok(epsLocal)) return `eps_local ${epsLocal} does not meet the target ${target} at n = ${n}, delta = ${delta}`;
   if (ok(epsLocal * (1 + tau)) && epsLocal * (1 + tau) < 40) return `eps_local ${epsLocal} is not the calibrated one: ${epsLocal * (1 + tau)} also meets the target`;
   return null;

@@ -1,7 +1,8 @@
 // V-21: the protocols' estimators (docs/spec/06-estimates.md), recomputed from the verified
-// plaintext multisets: grr, psrr-ss, srr-ms, arr-ss, sue-ms, oue-ldp (the linear debiasing
-// estimators LD-1) and gfim; the others are listed with the reason in the spec and reported
+// plaintext multisets: grr, psrr-ss, srr-ms, arr-ss, sue-ms, oue-ldp, hist_kr, cnt_rr (the
+// linear debiasing estimators LD-1) and gfim; the others are listed with the reason in the spec and reported
 // as not checked.
+import { publicSchema } from './schema.mjs';
 
 // grr (spec K-1): counts of the reports, then (c/n - q) / (p - q)
 function grr(rounds, cluster, privacy) {
@@ -55,16 +56,21 @@ const flag = (v) => {
 };
 // K-4 public parameters; `privacy` (the signed statement) gives the shuffle variant's local
 // epsilon and its accounted report count (K-5)
+// (d and the default ell: D-2 from the run's own set-valued schema, else the bundled dataset's)
 function gfimParams(cluster, privacy = null) {
   const p = cluster.params;
+  const own = publicSchema(p);
+  if (own !== null && own.kind !== 'setvalued') throw new Error(`gfim needs a set-valued schema, the run published a ${own.kind} one (spec 06 D-2)`);
   const dataset = String(p.dataset ?? 'laplace-50k');
-  if (!(dataset in DATASET_D) || p.ell === undefined && dataset !== 'laplace-50k') return null;
-  if ((p.method ?? 'gfim') !== 'gfim' || p.data !== undefined || p.data_dir !== undefined) return null;
+  if (own === null && (!(dataset in DATASET_D) || p.ell === undefined && dataset !== 'laplace-50k')) return null;
+  if ((p.method ?? 'gfim') !== 'gfim' || p.data !== undefined || (own === null && p.data_dir !== undefined)) return null;
+  const ell = p.ell ?? (own === null ? 50 : own.maxItems);
+  if (ell === null) throw new Error('gfim on own data without ell: neither params.ell nor the schema\'s max_items (spec 06 D-2)');
   const shuffle = flag(p.shuffle ?? true);
-  if (shuffle === null || (!shuffle && p.local_epsilon !== undefined)) return null;
+  if (shuffle === null) return null;
   const k = Number(p.k ?? 10);
-  const g = { d: DATASET_D[dataset], k, kMax: Number(p.k_max ?? 2 * k), ell: Number(p.ell ?? 50),
-    eps: Number(p.epsilon ?? 1.0), combination: String(p.combination ?? 'thesis'), accounted: null };
+  const g = { d: own === null ? DATASET_D[dataset] : own.d, k, kMax: Number(p.k_max ?? 2 * k), ell: Number(ell),
+    eps: Number(p.local_epsilon ?? p.epsilon ?? 1.0), combination: String(p.combination ?? 'thesis'), accounted: null };
   if (shuffle) {
     g.eps = privacy?.eps_local;
     g.accounted = privacy?.round?.n_shuffled;
@@ -123,13 +129,19 @@ const CATEGORICAL = {
     domainSizes: [9, 9, 7, 5, 2, 8, 6, 8, 7, 5, 5, 9, 6],
   },
 };
+// D-1 a bundled dataset's schema, or D-2 the run's own published schema; null when neither
 export function categorical(cluster) {
   const p = cluster.params;
-  if (p.schema !== undefined || p.data_dir !== undefined) return null;
-  const ds = CATEGORICAL[String(p.dataset ?? 'adult')];
-  if (ds === undefined) return null;
   const estimator = String(p.estimator ?? 'paper');
   if (!['paper', 'observed'].includes(estimator)) return null;
+  const own = publicSchema(p);
+  if (own !== null) {
+    if (own.kind !== 'categorical') throw new Error(`${cluster.protocol} needs a categorical schema, the run published a ${own.kind} one (spec 06 D-2)`);
+    return { n: own.n, attributes: own.attributes, domainSizes: own.domainSizes, estimator };
+  }
+  if (p.data_dir !== undefined) return null;
+  const ds = CATEGORICAL[String(p.dataset ?? 'adult')];
+  if (ds === undefined) return null;
   return { ...ds, n: p.users !== undefined ? Number(p.users) : ds.n, estimator };
 }
 // LD-1: the (p, q) of each mechanism (spec 06) and the debiased counts (c / N - q) / (p - q)
@@ -272,7 +284,37 @@ function oueLdp(rounds, cluster) {
   return { estimate: multidimPackage('oue-ldp', ds, { paper, observed }, reports, malformed), n: total, received: [reports] };
 }
 
+// hist_kr (spec K-7): one d-RR report per user, counts = m x GRR(d, eps_local) frequencies
+function histKr(rounds, cluster, privacy) {
+  const d = Number(cluster.params.domain ?? 64), eps = privacy?.eps_local;
+  if (typeof eps !== 'number' || !Number.isFinite(eps)) return { err: 'the signed privacy statement has no numeric eps_local' };
+  const rows = rounds[0].get('reports') ?? [];
+  const c = new Array(d).fill(0);
+  let m = 0;
+  for (const r of rows) {
+    if (r.length !== 1) return { err: 'hist_kr reports must have width 1' };
+    if (r[0] >= 0 && r[0] < d) { c[r[0]] += 1; m += 1; }
+  }
+  if (m === 0) return { err: 'hist_kr: no well-formed report' };
+  return { estimate: { counts: debias('grr', c, d, eps, m).map((f) => f * m), reports: m, invalid: rows.length - m }, n: rows.length, received: [m] };
+}
+// cnt_rr (spec K-7): Boolean RR, count of ones (ones - lambda m / 2) / (1 - lambda)
+function cntRr(rounds, cluster, privacy) {
+  const eps = privacy?.eps_local;
+  if (typeof eps !== 'number' || !Number.isFinite(eps)) return { err: 'the signed privacy statement has no numeric eps_local' };
+  const rows = rounds[0].get('bits') ?? [];
+  let m = 0, ones = 0;
+  for (const r of rows) {
+    if (r.length !== 1) return { err: 'cnt_rr bits must have width 1' };
+    if (r[0] === 0 || r[0] === 1) { m += 1; ones += r[0]; }
+  }
+  if (m === 0) return { err: 'cnt_rr: no well-formed report' };
+  const lam = 2 / (Math.exp(eps) + 1);
+  return { estimate: { count: (ones - lam * m / 2) / (1 - lam), reports: m, invalid: rows.length - m }, n: rows.length, received: [m] };
+}
+
 export const ESTIMATORS = {
+  hist_kr: { rounds: 1, fn: histKr }, cnt_rr: { rounds: 1, fn: cntRr },
   grr: { rounds: 1, fn: grr }, gfim: { rounds: 2, fn: gfim }, 'psrr-ss': { rounds: 1, fn: psrrSs }, 'srr-ms': { rounds: 1, fn: srrMs },
   'arr-ss': { rounds: 1, fn: arrSs }, 'sue-ms': { rounds: 1, fn: sueMs }, 'oue-ldp': { rounds: 1, fn: oueLdp },
 };
@@ -281,6 +323,8 @@ export const ESTIMATORS = {
 // verifier does not know the protocol's batches
 export function batchBounds(cluster) {
   if (cluster.protocol === 'grr') return [{ reports: Number(cluster.params.domain ?? 10) }];
+  if (cluster.protocol === 'hist_kr') return [{ reports: Number(cluster.params.domain ?? 64) }];
+  if (cluster.protocol === 'cnt_rr') return [{ bits: 2 }];
   if (['psrr-ss', 'arr-ss', 'srr-ms', 'sue-ms', 'oue-ldp'].includes(cluster.protocol)) {
     const ds = categorical(cluster);
     if (ds === null) return null;

@@ -40,3 +40,18 @@ export function checkIncarnations(runDir, current, session, key, clusterDigest) 
   current.crashed = crashed;
   return null;
 }
+
+// T-13 what a verifier says of a restarted party: "rejoined" only where a peer's signed rejoin
+// entry records its last incarnation (the incarnation count proves a restart, not a rejoin)
+function describe(c) {
+  const recv = c.entries.filter((e) => e.dir === 'recv');
+  const peers = [...new Set(recv.map((e) => String(e.peer)))].sort();
+  const tail = c.unsignedTail ? `; its last ${c.unsignedTail} entries were cut by the crash (unsigned, ignored)` : '';
+  return `${c.label}.jsonl (incarnation ${c.inc}): ${c.entries.length} signed entries, received ${recv.length} message(s)${peers.length ? ` from ${peers.join(', ')}` : ''}, sent no protocol message${tail}`;
+}
+export function restartLine(t, transcripts) {
+  const peers = Object.keys(transcripts).filter((n) => n !== t.party && transcripts[n].entries.some((e) => e.dir === 'rejoin' && e.peer === t.party && e.inc === t.inc)).sort();
+  const crashed = t.crashed.map(describe).join('; ');
+  if (peers.length) return `${t.party} was restarted ${t.crashed.length} time(s) and rejoined as incarnation ${t.inc} (rejoin recorded by ${peers.join(', ')}); crashed incarnations verified: ${crashed}`;
+  return `${t.party} was started again as incarnation ${t.inc} but never rejoined the run (no peer recorded its rejoin); crashed incarnations verified: ${crashed}`;
+}

@@ -5,7 +5,7 @@ import * as cbor from './cbor.mjs';
 import { parse as parseJson, plain } from './cjson.mjs';
 import { blob, certificate, checkConsistency, checkTranscript, closedCleanly, loadCluster } from './transcripts.mjs';
 import { checkMixnetRun, objToArray } from './mixnet.mjs';
-import { checkIncarnations, crashedFiles } from './incarnations.mjs';
+import { checkIncarnations, crashedFiles, restartLine } from './incarnations.mjs';
 import { ESTIMATORS, batchBounds } from './estimates.mjs';
 import { checkMpcInputs, checkMpcOutputs } from './mpc.mjs';
 import { checkLedger } from './ledger.mjs';
@@ -58,12 +58,12 @@ export function runChecks(runDir, trust) {
     if (t.cluster !== cluster.digest) { failure = `${n} entry 0: the transcript was opened for another cluster (recorded ${t.cluster.slice(0, 16) || 'nothing'}..., cluster.toml gives ${cluster.digest.slice(0, 16)}...): cluster.toml was changed after the run`; break; }
     failure = checkIncarnations(runDir, t, cluster.session, keys[n], cluster.digest);
     if (failure) break;
-    if (t.crashed.length) report.warnings.push(`${n} was restarted ${t.crashed.length} time(s) and rejoined as incarnation ${t.inc}; its crashed incarnations verified (T-11)`);
     if (t.unsignedTail) report.warnings.push(`${n} did not finish: its last ${t.unsignedTail} transcript entries are not signed and were ignored`);
     entries += t.entries.length;
     crashedEntries += t.crashed.reduce((a, c) => a + c.entries.length, 0);
     transcripts[n] = t;
   }
+  if (failure === null) for (const t of Object.values(transcripts)) if (t.crashed.length) report.warnings.push(restartLine(t, transcripts));  // T-13
   add('V-3', 'transcript chains and signatures', failure === null, failure ?? `${Object.keys(transcripts).length} transcripts, ${entries} entries${crashedEntries ? ` (and ${crashedEntries} of crashed incarnations)` : ''}, hash chains intact, checkpoints signed, cluster file as recorded`, entries);
   if (failure) return report;
   // V-4 party status
@@ -198,7 +198,7 @@ function checkPublished(runDir, t, add, report, cluster, multisets) {
     const ok = !r.err && close(r.estimate, published);
     if (!add('V-21', 'recompute estimate', ok, r.err ?? (ok ? `${cluster.protocol} estimator re-run on ${r.n} shuffled messages matches the published estimate` : `DIFFERS from the published estimate (${t.party} entry ${pubs[0].i})`))) return;
   } else {
-    report.notChecked.push(`V-21 recompute estimate: the ${cluster.protocol} estimator is not implemented in this verifier (spec version 1 implements grr and default gfim, without fakes or crowd threshold)${r?.unsupported ? `: ${r.unsupported}` : ''}`);
+    report.notChecked.push(`V-21 recompute estimate: the ${cluster.protocol} estimator is not implemented in this verifier (spec 06 lists the protocols it does not recompute, with the reason; fakes and a crowd threshold are not specified)${r?.unsupported ? `: ${r.unsupported}` : ''}`);
   }
   const same = close(res.estimate, published);
   const samePriv = signedPrivacy !== null && close(res.privacy, signedPrivacy);
