@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 from _helpers import multiset_law
-from conftest import sdp_run
+from conftest import sdp, sdp_run
 
 from protocols.almost_single.binomial_mu import authors_mu, binomial_condition
 from protocols.almost_single.blanket import blanket_delta
@@ -166,13 +166,25 @@ def test_workload_simulates_through_the_gate_with_our_accountant():
     assert priv["exact_delta_at_target"] <= priv["delta"]
 
 
+def run_and_verify(tmp_path, name: str, shuffler: str, *extra: str) -> dict:
+    """``sdp run NAME`` (verified at the end of the run), then ``sdp verify`` on its directory
+    with its trust anchor, which must pass too."""
+    res = sdp_run(tmp_path, name, shuffler, *extra)
+    run_dir = tmp_path / f"{name}-{shuffler}"
+    trust = run_dir.with_name(run_dir.name + ".trust.json")
+    out = sdp("verify", str(run_dir), "--trust", str(trust), timeout=900)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "verified" in out.stdout
+    return res
+
+
 def test_sdp_run_fe1_trusted(tmp_path):
-    sdp_run(tmp_path, "fe1", "trusted", "--users", "2000", "--domain", "256")
+    run_and_verify(tmp_path, "fe1", "trusted", "--users", "2000", "--domain", "256")
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("shuffler,users", [("mixnet", "300"), ("mpc", "2000")])
 def test_sdp_run_fe1_networked(tmp_path, shuffler, users):
-    sdp_run(
+    run_and_verify(
         tmp_path, "fe1", shuffler, "--users", users, "--domain", "64", "--param", "hash_exponent=3"
     )

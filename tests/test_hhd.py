@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import sdp_run
+from test_fe1 import run_and_verify
 
 from protocols.base import simulate
 from protocols.heavy_hitters.hhd import HHD, hhd_parameters
@@ -74,7 +74,7 @@ def test_workload_simulates_through_the_gate():
 
 @pytest.mark.slow  # minutes of CPU on 2 cores: out of the fast suite
 def test_sdp_run_hhd_trusted(tmp_path):
-    sdp_run(
+    run_and_verify(
         tmp_path, "hhd", "trusted", "--users", "3000", "--domain", "65536", "--param", "phi=0.05"
     )
 
@@ -82,7 +82,9 @@ def test_sdp_run_hhd_trusted(tmp_path):
 @pytest.mark.slow
 @pytest.mark.parametrize("shuffler,users", [("mixnet", "600"), ("mpc", "3000")])
 def test_sdp_run_hhd_networked(tmp_path, shuffler, users):
-    sdp_run(tmp_path, "hhd", shuffler, "--users", users, "--domain", "65536", "--param", "phi=0.1")
+    run_and_verify(
+        tmp_path, "hhd", shuffler, "--users", users, "--domain", "65536", "--param", "phi=0.1"
+    )
 
 
 @pytest.mark.slow

@@ -141,6 +141,16 @@ class HHD(CatalogueProtocol):
         if not 0 < gamma <= 1:
             raise ValueError(f"HHD: gamma must lie in (0, 1], got {gamma}")
 
+    @classmethod
+    def from_parameters(
+        cls, params: HHDParameters, eps_c: float, delta: float, gamma: float = 1.0
+    ) -> HHD:
+        """HHD with explicit public parameters (tiny instances for exact enumeration)."""
+        self = cls.__new__(cls)
+        self.eps_c, self.delta, self.gamma = float(eps_c), float(delta), float(gamma)
+        self.p, self.n, self.B = params, params.n, params.B
+        return self
+
     def batch_specs(self) -> list[BatchSpec]:
         return [BatchSpec(BATCH, 6, 1 << LIMB)]
 
