@@ -21,6 +21,7 @@ from protocols.distinct.parity import (
     xor_parities,
 )
 from protocols.distinct.workload import distinct_column
+from protocols.params import EPSILON_DEFAULT
 from protocols.privacy.ledger import PrivacyRefusal, gate
 from protocols.rng import experiment_rng
 from protocols.workloads import get_workload
@@ -142,7 +143,7 @@ def test_workload_simulates_through_the_gate():
     w = get_workload("distinct", {"users": 3000, "domain": 64})
     ledger: list = []
     est = simulate(w.protocol, w.records, experiment_rng(16, "distinct"), ledger=ledger)
-    assert len(ledger) == 1 and ledger[0].eps == pytest.approx(0.9)
+    assert len(ledger) == 1 and ledger[0].eps == pytest.approx(EPSILON_DEFAULT)
     rep = w.report(est)
     assert rep["true_distinct"] == w.truth()["distinct"] <= 32
     assert abs(rep["error"]) < 6 * rep["expected_rmse"]

@@ -17,6 +17,7 @@ from protocols.almost_single.blanket import blanket_delta, blanket_rate
 from protocols.almost_single.lwy import HistLWY
 from protocols.base import simulate, trusted_shuffle
 from protocols.oracles.olh import olh_family
+from protocols.params import EPSILON_DEFAULT
 from protocols.privacy.ledger import USERS, PrivacyRefusal, gate
 from protocols.rng import experiment_rng
 from protocols.workloads import get_workload
@@ -133,7 +134,7 @@ def test_workload_simulates_through_the_gate():
     w = get_workload("hist_lwy", {"users": 20_000, "domain": 16})
     ledger: list = []
     est = simulate(w.protocol, w.records, experiment_rng(16, "hist_lwy"), ledger=ledger)
-    assert len(ledger) == 1 and ledger[0].eps == pytest.approx(0.9)
+    assert len(ledger) == 1 and ledger[0].eps == pytest.approx(EPSILON_DEFAULT)
     rep = w.report(est)
     assert rep["rmse"] < 3 * rep["expected_rmse"]
 
