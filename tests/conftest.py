@@ -252,3 +252,23 @@ def publish_estimate_of(run: Path, analyzer: list[dict], batches: dict) -> tuple
     pub = next(e for e in analyzer if e["dir"] == "publish" and e["ty"] == "estimate")
     put_blob(run, "analyzer", pub, codec.dumps(estimate))
     return estimate, pub
+
+
+@pytest.fixture(scope="session")
+def js_dependencies() -> None:
+    """``npm ci`` in verifier/ once if the JavaScript verifier's dependencies are not installed
+    (CI runs pytest before its own ``npm ci`` line, and the first file that runs node may be any
+    of them); a failure fails the tests, it does not skip them."""
+    root = Path(__file__).resolve().parent.parent
+    if (root / "verifier" / "node_modules").is_dir():
+        return
+    npm = shutil.which("npm")
+    assert npm is not None, "npm is needed to install the JavaScript verifier's dependencies"
+    proc = subprocess.run(
+        [npm, "ci", "--no-audit", "--no-fund"],
+        cwd=root / "verifier",
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, f"npm ci in verifier/ failed: {proc.stderr[-2000:]}"

@@ -16,10 +16,12 @@ from parties.verify.run import verify_run
 
 ROOT = Path(__file__).resolve().parent.parent
 NODE = shutil.which("node")
-pytestmark = pytest.mark.skipif(
-    NODE is None or not (ROOT / "verifier" / "node_modules").is_dir(),
-    reason="node (Node 20) and verifier/node_modules (npm ci) are needed",
-)
+pytestmark = [
+    pytest.mark.skipif(
+        NODE is None, reason="node (Node 20) is needed to run the JavaScript verifier (verifier/)"
+    ),
+    pytest.mark.usefixtures("js_dependencies"),
+]
 
 
 def _js(run: Path, trust: Path) -> tuple[int, dict]:

@@ -19,27 +19,12 @@ from parties.verify.run import verify_run
 ROOT = Path(__file__).resolve().parent.parent
 VEC = ROOT / "tests" / "vectors" / "spec"
 NODE = shutil.which("node")
-pytestmark = pytest.mark.skipif(
-    NODE is None, reason="node (Node 20) is needed to run the JavaScript verifier (verifier/)"
-)
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _node_modules() -> None:
-    """``npm ci`` in verifier/ once if its dependencies are not installed (CI runs pytest
-    before its own ``npm ci`` line); a failure fails the tests, it does not skip them."""
-    if (ROOT / "verifier" / "node_modules").is_dir():
-        return
-    npm = shutil.which("npm")
-    assert npm is not None, "npm is needed to install the JavaScript verifier's dependencies"
-    proc = subprocess.run(
-        [npm, "ci", "--no-audit", "--no-fund"],
-        cwd=ROOT / "verifier",
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert proc.returncode == 0, f"npm ci in verifier/ failed: {proc.stderr[-2000:]}"
+pytestmark = [
+    pytest.mark.skipif(
+        NODE is None, reason="node (Node 20) is needed to run the JavaScript verifier (verifier/)"
+    ),
+    pytest.mark.usefixtures("js_dependencies"),
+]
 
 
 VECTORS = load_script("make_spec_vectors")

@@ -19,9 +19,12 @@ from protocols.histograms.hist_kr import HistKR
 
 ROOT = Path(__file__).resolve().parent.parent
 NODE = shutil.which("node")
-pytestmark = pytest.mark.skipif(
-    NODE is None, reason="node (Node 20) is needed to run the JavaScript verifier (verifier/)"
-)
+pytestmark = [
+    pytest.mark.skipif(
+        NODE is None, reason="node (Node 20) is needed to run the JavaScript verifier (verifier/)"
+    ),
+    pytest.mark.usefixtures("js_dependencies"),
+]
 _RUN = """
 import { ESTIMATORS } from './verifier/lib/estimates.mjs';
 const a = JSON.parse(process.argv[1]);

@@ -20,9 +20,12 @@ from protocols.datasets.schema import dump_schema, load_schema
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data"
 NODE = shutil.which("node")
-pytestmark = pytest.mark.skipif(
-    NODE is None, reason="node (Node 20) is needed to run the JavaScript verifier (verifier/)"
-)
+pytestmark = [
+    pytest.mark.skipif(
+        NODE is None, reason="node (Node 20) is needed to run the JavaScript verifier (verifier/)"
+    ),
+    pytest.mark.usefixtures("js_dependencies"),
+]
 SCHEMA_JS = ROOT / "verifier" / "lib" / "schema.mjs"
 
 
