@@ -59,6 +59,12 @@ async def wait_while_busy(
             done, _ = await asyncio.wait({fut}, timeout=left)
             if done:
                 return fut.result()
+    except asyncio.CancelledError:
+        # cancelled just as fut completed: its message is returned, not dropped (as
+        # asyncio.wait_for does), so a caller that cancels a wait and gathers it keeps it
+        if fut.done() and not fut.cancelled() and fut.exception() is None:
+            return fut.result()
+        raise
     finally:
         if not fut.done():
             fut.cancel()
