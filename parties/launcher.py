@@ -25,6 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from parties.runtime.backend import backend, default_shuffler
 from parties.runtime.cleanup import (
     Stopped,
     Watchdog,
@@ -257,7 +258,7 @@ def print_summary(
 
 def _memory_refusal(
     protocol: str, params: dict[str, Any], layout: dict[str, Any], n_parties: int, plan: Any,
-    shuffler: str = "trusted",
+    shuffler: str | None = None,
 ) -> str | None:  # fmt: skip
     """Why the run would not fit in memory (``parties.runtime.memory``), or None."""
     if hasattr(plan, "validate") or not params.get("users"):
@@ -268,7 +269,9 @@ def _memory_refusal(
 
     protocol_obj = get_workload(protocol, dict(params)).protocol
     clients = int(layout.get("clients", 1))
-    mix = int(layout.get("mix_servers") or 3) if shuffler == "mixnet" else 0
+    # the servers that keep the run's public record: the backend whose servers are "mix" roles
+    servers = backend(shuffler or default_shuffler()).server_roles
+    mix = int(layout.get("mix_servers") or 3) if "mix-server" in servers else 0
     return memory_refusal(
         protocol_obj, int(params["users"]), clients, n_parties, BLOCK_USERS, mix_servers=mix
     )
