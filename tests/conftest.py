@@ -254,6 +254,16 @@ def publish_estimate_of(run: Path, analyzer: list[dict], batches: dict) -> tuple
     return estimate, pub
 
 
+# the marks of a test module that runs the JavaScript verifier (node, its installed modules)
+NEEDS_NODE = [
+    pytest.mark.skipif(
+        shutil.which("node") is None,
+        reason="node (Node 20) is needed to run the JavaScript verifier (verifier/)",
+    ),
+    pytest.mark.usefixtures("js_dependencies"),
+]
+
+
 @pytest.fixture(scope="session")
 def js_dependencies() -> None:
     """``npm ci`` in verifier/ once if the JavaScript verifier's dependencies are not installed

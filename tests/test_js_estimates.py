@@ -11,17 +11,13 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from conftest import NEEDS_NODE
 
 from parties.verify.run import verify_run
 
 ROOT = Path(__file__).resolve().parent.parent
 NODE = shutil.which("node")
-pytestmark = [
-    pytest.mark.skipif(
-        NODE is None, reason="node (Node 20) is needed to run the JavaScript verifier (verifier/)"
-    ),
-    pytest.mark.usefixtures("js_dependencies"),
-]
+pytestmark = NEEDS_NODE
 
 
 def _js(run: Path, trust: Path) -> tuple[int, dict]:

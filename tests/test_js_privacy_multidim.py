@@ -14,7 +14,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-import pytest
+from conftest import NEEDS_NODE
 
 from protocols.multidim.arr_ss import ARRSS
 from protocols.multidim.baselines import SUEMS, OUESampling
@@ -24,12 +24,7 @@ from protocols.privacy.ledger import compose
 
 ROOT = Path(__file__).resolve().parent.parent
 NODE = shutil.which("node")
-pytestmark = [
-    pytest.mark.skipif(
-        NODE is None, reason="node (Node 20) is needed to run the JavaScript verifier (verifier/)"
-    ),
-    pytest.mark.usefixtures("js_dependencies"),
-]
+pytestmark = NEEDS_NODE
 ADULT = (16, 7, 20, 16, 16, 7, 14, 6, 5, 2, 20, 20, 20, 41, 2)  # spec 06 D-1
 NAMES = ("age", "workclass", "fnlwgt", "education", "education-num", "marital-status",
          "occupation", "relationship", "race", "sex", "capital-gain", "capital-loss",

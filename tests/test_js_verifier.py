@@ -12,19 +12,14 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import load_script
+from conftest import NEEDS_NODE, load_script
 
 from parties.verify.run import verify_run
 
 ROOT = Path(__file__).resolve().parent.parent
 VEC = ROOT / "tests" / "vectors" / "spec"
 NODE = shutil.which("node")
-pytestmark = [
-    pytest.mark.skipif(
-        NODE is None, reason="node (Node 20) is needed to run the JavaScript verifier (verifier/)"
-    ),
-    pytest.mark.usefixtures("js_dependencies"),
-]
+pytestmark = NEEDS_NODE
 
 
 VECTORS = load_script("make_spec_vectors")

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import NEEDS_NODE
 
 from parties.verify.run import verify_run
 from protocols.counting.cnt_rr import CntRR
@@ -19,12 +20,7 @@ from protocols.histograms.hist_kr import HistKR
 
 ROOT = Path(__file__).resolve().parent.parent
 NODE = shutil.which("node")
-pytestmark = [
-    pytest.mark.skipif(
-        NODE is None, reason="node (Node 20) is needed to run the JavaScript verifier (verifier/)"
-    ),
-    pytest.mark.usefixtures("js_dependencies"),
-]
+pytestmark = NEEDS_NODE
 _RUN = """
 import { ESTIMATORS } from './verifier/lib/estimates.mjs';
 const a = JSON.parse(process.argv[1]);

@@ -13,6 +13,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from conftest import NEEDS_NODE
 
 from parties.verify.run import verify_run
 from protocols.datasets.schema import dump_schema, load_schema
@@ -20,12 +21,7 @@ from protocols.datasets.schema import dump_schema, load_schema
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data"
 NODE = shutil.which("node")
-pytestmark = [
-    pytest.mark.skipif(
-        NODE is None, reason="node (Node 20) is needed to run the JavaScript verifier (verifier/)"
-    ),
-    pytest.mark.usefixtures("js_dependencies"),
-]
+pytestmark = NEEDS_NODE
 SCHEMA_JS = ROOT / "verifier" / "lib" / "schema.mjs"
 
 
