@@ -337,6 +337,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--jobs", type=int, default=1, help="runs at once (own ports and dirs)")
     ap.add_argument("--seed", type=int, default=43)
+    ap.add_argument("--keep", help="copy the run directory of every defect run under this one")
     ap.add_argument("--json", action="store_true", help="print the table as JSON")
     ap.add_argument("--log", help="append every run's record to this JSON-lines file")
     ap.add_argument(
@@ -369,6 +370,10 @@ def main(argv: list[str] | None = None) -> int:
                 shuffler, PROTOCOLS[kind], rng, work, args.restart, args.users,
                 args.phase_timeout,
             )  # fmt: skip
+            if args.keep and rec["outcome"] == "defect":  # the evidence, for whoever debugs it
+                kept = Path(args.keep) / f"{args.seed}-{shuffler}-{kind}-{i}"
+                shutil.copytree(work, kept, symlinks=True, dirs_exist_ok=True)
+                rec["kept"] = str(kept)
         finally:
             shutil.rmtree(work, ignore_errors=True)
         rec["load"] = args.load

@@ -198,6 +198,9 @@ class _Node:
     def progress(self, *a):
         pass
 
+    def busy(self, peers, what):
+        return self._ctx.busy(peers, what)
+
     def publish(self, label, payload):
         self.published[label] = payload
         return "digest"

@@ -127,3 +127,34 @@ def test_a_wait_cancelled_as_its_message_arrives_returns_the_message() -> None:
         return await asyncio.gather(task, return_exceptions=True)
 
     assert asyncio.run(main()) == [b"message"]
+
+
+@pytest.mark.parametrize("rnd, waits", [(0, True), (1, False)])
+def test_the_analyzer_beats_to_whoever_waits_for_its_next_state(rnd: int, waits: bool) -> None:
+    """``beat_until_state``: during round 0 of two, a client's wait for the state outlasts
+    several phase timeouts of the analyzer waiting on its shuffler (the client then blames
+    nobody: the shuffler party the analyzer waits for is named by the analyzer); after the last
+    round there is no state and no beat (chaos: a stalled MPC server was blamed on the
+    analyzer by the clients' shorter wait)."""
+    from parties.runtime.busy import beat_until_state
+    from parties.runtime.memlink import MemoryNetwork
+
+    async def main() -> bytes | str:
+        net = MemoryNetwork(["analyzer", "client-1"], timeout=0.3)
+        analyzer, client = net.context("analyzer"), net.context("client-1")
+
+        async def analyze() -> None:
+            with beat_until_state(analyzer, ["client-1"], rnd, 2):
+                await asyncio.sleep(1.0)  # > 3 phase timeouts: waiting on the shuffler
+                await analyzer.send("client-1", "state", b"state")
+
+        task = asyncio.ensure_future(analyze())
+        try:
+            return await client.recv("analyzer", "state")
+        except PeerError as exc:
+            return str(exc)
+        finally:
+            await task
+
+    got = asyncio.run(main())
+    assert (got == b"state") is waits, got

@@ -31,6 +31,7 @@ from parties.mpc_shuffle.mpyc_runtime import MPCServerError
 from parties.mpc_shuffle.shuffler import analyzer_collect, client_submit, serve_rounds
 from parties.mpc_shuffle.wire import MPCShufflerConfig, domain_refusal
 from parties.runtime import codec
+from parties.runtime.busy import beat_until_state
 from parties.runtime.link import PeerError
 from protocols.base import BatchSpec
 
@@ -262,42 +263,44 @@ async def run_analyzer_role(node: Any, cluster: Any) -> None:
     rounds = []
     released: list[Any] = []
     for rnd in range(proto.n_rounds):
-        rcfg = cfg.for_round(rnd)
-        out = await analyzer_collect(node, rcfg, proto.batch_specs_round(rnd, public))
-        shuffled = out.batches
-        if cfg.mode == "histogram":
-            shuffled = {k: histogram_to_multiset(v) for k, v in out.batches.items()}
-        released += gate_round(proto, rnd, public, shuffled, out.users, released)
-        # the analyzer's input, published so that a verifier can re-run the analyzer (open:
-        # the shuffled multiset; histogram: the multiset equivalent to the opened counts)
-        node.phase("publish", rnd)
-        node.publish(
-            PUBLISHED_INPUT, dump_batches(shuffled, invalid=out.invalid, mode=cfg.mode, round=rnd)
-        )
-        node.phase("analyze", rnd)
-        result = _jsonable(proto.analyze_round(rnd, shuffled, public))
-        rounds.append(
-            {
-                "round": rnd,
-                "messages": {k: int(v.shape[0]) for k, v in shuffled.items()},
-                "invalid_messages": out.invalid,
-                "rejected_clients": out.rejected_clients,
-                "server_stats": out.server_stats,
-            }
-        )
-        if rnd < proto.n_rounds - 1:
-            node.phase("state", rnd + 1)
-            payload = codec.dumps(result)
-            for peer in (*cfg.clients, *cfg.servers):
-                try:
-                    await node.send(peer, MSG_STATE, payload, public=True)
-                except PeerError:
-                    if peer in cfg.servers:
-                        raise
-                    # a client party that dropped out gets no state; its later rounds are
-                    # left out by the servers
+        with beat_until_state(node, (*cfg.clients, *cfg.servers), rnd, proto.n_rounds):
+            rcfg = cfg.for_round(rnd)
+            out = await analyzer_collect(node, rcfg, proto.batch_specs_round(rnd, public))
+            shuffled = out.batches
+            if cfg.mode == "histogram":
+                shuffled = {k: histogram_to_multiset(v) for k, v in out.batches.items()}
+            released += gate_round(proto, rnd, public, shuffled, out.users, released)
+            # the analyzer's input, published so that a verifier can re-run the analyzer (open:
+            # the shuffled multiset; histogram: the multiset equivalent to the opened counts)
+            node.phase("publish", rnd)
+            node.publish(
+                PUBLISHED_INPUT,
+                dump_batches(shuffled, invalid=out.invalid, mode=cfg.mode, round=rnd),
+            )
+            node.phase("analyze", rnd)
+            result = _jsonable(proto.analyze_round(rnd, shuffled, public))
+            rounds.append(
+                {
+                    "round": rnd,
+                    "messages": {k: int(v.shape[0]) for k, v in shuffled.items()},
+                    "invalid_messages": out.invalid,
+                    "rejected_clients": out.rejected_clients,
+                    "server_stats": out.server_stats,
+                }
+            )
+            if rnd < proto.n_rounds - 1:
+                node.phase("state", rnd + 1)
+                payload = codec.dumps(result)
+                for peer in (*cfg.clients, *cfg.servers):
+                    try:
+                        await node.send(peer, MSG_STATE, payload, public=True)
+                    except PeerError:
+                        if peer in cfg.servers:
+                            raise
+                        # a client party that dropped out gets no state; its later rounds are
+                        # left out by the servers
 
-            public = codec.loads(payload)
+                public = codec.loads(payload)
     publish_result(
         node,
         cluster,

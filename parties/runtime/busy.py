@@ -12,6 +12,7 @@ entry naming it) one phase timeout after its last beat, however long honest work
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
@@ -116,3 +117,17 @@ class BusyBeat:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def beat_until_state(
+    ctx: Any, peers: Iterable[str], rnd: int, n_rounds: int
+) -> contextlib.AbstractContextManager[Any]:
+    """The analyzer's beat to the parties that wait for its state after round ``rnd``: while
+    it waits for the shuffler's output and computes the state, they hear ``_busy`` from it, so
+    their wait is the analyzer's, itself bounded by the silence of the shuffler party it waits
+    for. Without it a client's one-phase wait for the state ran out before the analyzer's wait
+    for a stalled MPC server did, and the abort blamed the analyzer, not the stalled server
+    (``scripts/chaos.py``). After the last round nobody waits for a state: no beat."""
+    if rnd >= n_rounds - 1:
+        return contextlib.nullcontext()
+    return ctx.busy(list(peers), f"round {rnd}")  # type: ignore[no-any-return]

@@ -26,6 +26,7 @@ from parties.clients.roles import (
     refusal,
 )
 from parties.runtime import codec
+from parties.runtime.busy import beat_until_state
 from parties.runtime.cluster import Cluster
 from parties.runtime.codec import to_jsonable
 from parties.runtime.link import PeerError
@@ -239,49 +240,51 @@ async def run_analyzer(node: Any, cluster: Cluster) -> None:
     planned_fakes = fake_counts(protocol, fakes_setting(cluster.params))
     fakes_stmt = None
     for rnd in range(protocol.n_rounds):
-        node.phase("deliver", rnd)
-        payload = await node.recv(shuffler, "shuffled")
-        try:
-            shuffled, meta = load_batches(payload)
-            if "withheld" in meta:
-                w = meta["withheld"]
-                raise refusal(
-                    rnd,
-                    f"the shuffler withheld the batch (noisy size {w['noisy_users']} below the "
-                    f"threshold {w['threshold']} for min_batch {w['n_min']})",
-                    released,
-                )
-            validate_batches(protocol, shuffled, protocol.batch_specs_round(rnd, public))
-            users = int(meta["users"])
-            fakes = announced_fakes(meta)
-            if fakes != planned_fakes:
-                raise ValueError(f"fakes {fakes} announced, the run sets {planned_fakes}")
-        except (ValueError, KeyError, TypeError) as exc:
-            if isinstance(exc, PrivacyRefusal):
-                raise
-            raise PeerError(f"malformed shuffled batches from the shuffler: {exc}") from None
-        for k, v in dict(meta.get("invalid", {})).items():
-            invalid_total[f"{k}" if protocol.n_rounds == 1 else f"r{rnd}:{k}"] = int(v)
-        clients[f"round {rnd}"] = meta.get("clients", {})
-        dropped |= set(meta.get("dropped", []))
-        if "threshold" in meta:  # the shuffler's noisy volume test is a release of its own
-            released.append(threshold_release_entry(meta["threshold"], rnd))
-        released += gate_round(protocol, rnd, public, shuffled, users, released, fakes)
-        node.phase("analyze", rnd)
-        result = to_jsonable(analyze_with_fakes(protocol, rnd, shuffled, public, fakes))
-        if fakes:  # what the fakes give, next to the ledger (docs/privacy.md)
-            fakes_stmt = fakes_statement(protocol, sum(fakes.values()), int(result["reports"]))
-        if rnd < protocol.n_rounds - 1:
-            node.phase("state", rnd + 1)
-            state = codec.dumps(result)
-            for peer in names_with_role(cluster, "client") + [shuffler]:
-                if peer not in dropped:
-                    await node.send(peer, "state", state, public=True)
-            public = result
-        else:
-            messages = {k: int(v.shape[0]) for k, v in shuffled.items()}
-            extra = {"clients": clients, "dropped_clients": sorted(dropped)}
-            publish_result(
-                node, cluster, workload, result, messages, invalid_total, extra, released,
-                {"fakes": fakes_stmt} if fakes_stmt is not None else None,
-            )  # fmt: skip
+        receivers = [p for p in names_with_role(cluster, "client") + [shuffler] if p not in dropped]
+        with beat_until_state(node, receivers, rnd, protocol.n_rounds):
+            node.phase("deliver", rnd)
+            payload = await node.recv(shuffler, "shuffled")
+            try:
+                shuffled, meta = load_batches(payload)
+                if "withheld" in meta:
+                    w = meta["withheld"]
+                    raise refusal(
+                        rnd,
+                        f"the shuffler withheld the batch (noisy size {w['noisy_users']} below the "
+                        f"threshold {w['threshold']} for min_batch {w['n_min']})",
+                        released,
+                    )
+                validate_batches(protocol, shuffled, protocol.batch_specs_round(rnd, public))
+                users = int(meta["users"])
+                fakes = announced_fakes(meta)
+                if fakes != planned_fakes:
+                    raise ValueError(f"fakes {fakes} announced, the run sets {planned_fakes}")
+            except (ValueError, KeyError, TypeError) as exc:
+                if isinstance(exc, PrivacyRefusal):
+                    raise
+                raise PeerError(f"malformed shuffled batches from the shuffler: {exc}") from None
+            for k, v in dict(meta.get("invalid", {})).items():
+                invalid_total[f"{k}" if protocol.n_rounds == 1 else f"r{rnd}:{k}"] = int(v)
+            clients[f"round {rnd}"] = meta.get("clients", {})
+            dropped |= set(meta.get("dropped", []))
+            if "threshold" in meta:  # the shuffler's noisy volume test is a release of its own
+                released.append(threshold_release_entry(meta["threshold"], rnd))
+            released += gate_round(protocol, rnd, public, shuffled, users, released, fakes)
+            node.phase("analyze", rnd)
+            result = to_jsonable(analyze_with_fakes(protocol, rnd, shuffled, public, fakes))
+            if fakes:  # what the fakes give, next to the ledger (docs/privacy.md)
+                fakes_stmt = fakes_statement(protocol, sum(fakes.values()), int(result["reports"]))
+            if rnd < protocol.n_rounds - 1:
+                node.phase("state", rnd + 1)
+                state = codec.dumps(result)
+                for peer in names_with_role(cluster, "client") + [shuffler]:
+                    if peer not in dropped:
+                        await node.send(peer, "state", state, public=True)
+                public = result
+            else:
+                messages = {k: int(v.shape[0]) for k, v in shuffled.items()}
+                extra = {"clients": clients, "dropped_clients": sorted(dropped)}
+                publish_result(
+                    node, cluster, workload, result, messages, invalid_total, extra, released,
+                    {"fakes": fakes_stmt} if fakes_stmt is not None else None,
+                )  # fmt: skip
