@@ -82,6 +82,9 @@ def projection(runs: Path) -> None:
 
 ROLES = {"mix server": "mix-", "client party": "client-", "analyzer": "analyzer",
          "sdp run (launcher, verifier)": "sdp run"}  # fmt: skip
+# the whole run's resident memory at its fullest moment (the sampler's largest total of one
+# sample: every party, its workers and the launcher; the parties' peaks do not coincide)
+AT_ONCE = "the run at once"
 
 
 def role_peaks(path: Path) -> dict[str, float]:
@@ -101,15 +104,16 @@ def memory(runs: Path) -> None:
     pts = []
     for d in sorted(runs.glob("m-*-k3*/peak_rss.json")):
         n = int(d.parent.name.split("-")[1])
-        pts.append((n, d.parent.name, role_peaks(d)))
+        at_once = float(json.loads(d.read_text())["peak_total_rss_bytes"])
+        pts.append((n, d.parent.name, {**role_peaks(d), AT_ONCE: at_once}))
     pts.sort()
     if len(pts) < 2:
         return
     print(f"\nmix-net memory, peak RSS per party (GB), fitted on {len(pts)} runs (k = 3)\n")
-    print("| users | " + " | ".join(ROLES) + " | the 6 parties at once (GB) |")
-    print("|---|" + "---|" * (len(ROLES) + 1))
+    print("| users | " + " | ".join([*ROLES, AT_ONCE]) + " | sum of the 6 parties' peaks |")
+    print("|---|" + "---|" * (len(ROLES) + 2))
     fits = {}
-    for role in ROLES:
+    for role in [*ROLES, AT_ONCE]:
         xy = [(n, p[role]) for n, _, p in pts if role in p]
         slope, base = np.polyfit([x for x, _ in xy], [y for _, y in xy], 1)
         fits[role] = (base, slope)
@@ -121,7 +125,7 @@ def memory(runs: Path) -> None:
     count = {"mix server": 3, "client party": 2, "analyzer": 1, "sdp run (launcher, verifier)": 0}
     for n in (10**6, 10**7, 10**8):
         est = {r: b + s * n for r, (b, s) in fits.items()}
-        total = sum(count[r] * v for r, v in est.items())
+        total = sum(count.get(r, 0) * v for r, v in est.items())
         cells = [f"{v / 1e9:.3g}" for v in est.values()]
         print(f"| 10^{len(str(n)) - 1} | " + " | ".join(cells) + f" | {total / 1e9:.3g} |")
     print("\nslope per user (kB): " + ", ".join(f"{r} {s / 1e3:.3g}" for r, (_, s) in fits.items()))

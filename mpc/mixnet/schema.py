@@ -33,6 +33,7 @@ from typing import Any
 
 import cbor2
 
+from mpc.mixnet.points import Points, joined
 from mpc.ristretto import GroupError, L, generators, hash_to_point, high_bit_free, scalar_bytes
 
 DOMAIN = b"sdp-mixnet-v1|"
@@ -115,8 +116,8 @@ def blob_scalars(blob: Any, n: int, where: str) -> list[int]:
     return out
 
 
-def blob_points(blob: Any, n: int, where: str) -> list[bytes]:
-    """Split a blob of ``n`` 32-byte encodings.
+def blob_points(blob: Any, n: int, where: str) -> Points:
+    """A blob of ``n`` 32-byte encodings, as a list of them (``Points``: held as the blob).
 
     The top bit is checked here (libsodium 1.0.18 ignores it); decoding validity is checked
     by the multiplication every element goes through in verification.
@@ -125,15 +126,15 @@ def blob_points(blob: Any, n: int, where: str) -> list[bytes]:
         raise ValueError(f"{where}: expected {n} elements ({32 * n} bytes)")
     if not high_bit_free(blob):
         raise GroupError(f"{where}: non-canonical encoding (top bit set)")
-    return [blob[32 * i : 32 * i + 32] for i in range(n)]
+    return Points(blob)
 
 
 @dataclass
 class Ciphertexts:
     """``n`` ciphertexts of width ``w``, component-major (``a[j][i]``, ``b[j][i]``)."""
 
-    a: list[list[bytes]]
-    b: list[list[bytes]]
+    a: list[Sequence[bytes]]  # lists of elements, or ``Points`` (parsed from a blob)
+    b: list[Sequence[bytes]]
 
     @property
     def w(self) -> int:
@@ -158,9 +159,9 @@ class Ciphertexts:
         h = hashlib.sha512(DOMAIN + b"ciphertexts|")
         h.update(self.w.to_bytes(8, "little") + self.n.to_bytes(8, "little"))
         for col in self.a:
-            h.update(b"".join(col))
+            h.update(joined(col))
         for col in self.b:
-            h.update(b"".join(col))
+            h.update(joined(col))
         return h.digest()
 
     def to_obj(self) -> dict[str, Any]:
@@ -168,8 +169,8 @@ class Ciphertexts:
         return {
             "w": self.w,
             "n": self.n,
-            "a": [b"".join(c) for c in self.a],
-            "b": [b"".join(c) for c in self.b],
+            "a": [joined(c) for c in self.a],
+            "b": [joined(c) for c in self.b],
         }
 
     @staticmethod

@@ -32,7 +32,7 @@ from parties.clients.roles import (
 from parties.mixnet.analyzer import receive_result
 from parties.mixnet.backend import SERVER_ROLE
 from parties.mixnet.client import run_clients
-from parties.mixnet.record import public_record
+from parties.mixnet.record import publish_record
 from parties.mixnet.server import run_mix_server
 from parties.mixnet.state import MixnetAbort, MixnetConfig
 from parties.runtime import codec
@@ -238,7 +238,7 @@ async def run_server(node: Any, cluster: Cluster) -> None:
                     workload.protocol, rnd, public, shuffled, state.users, released
                 )
                 node.phase("publish", rnd)
-                node.publish(RECORD_TYPE, codec.dumps({**public_record(state), "round": rnd}))
+                publish_record(node, RECORD_TYPE, state, {"round": rnd})
     finally:
         await asyncio.to_thread(pool.close)
 

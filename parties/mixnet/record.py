@@ -4,10 +4,25 @@ from __future__ import annotations
 
 from typing import Any
 
+from parties.mixnet.record_stream import EncodedList, record_parts
 from parties.mixnet.state import MixnetAbort, ServerState
 
 
 def public_record(state: ServerState) -> dict[str, Any]:
+    """The run's public record as one dict (in-process runs, tests; a networked server writes
+    ``record_fields`` to disk with ``record_stream.record_parts`` instead, the same bytes)."""
+    fields = record_fields(state)
+    subs = fields["submissions"]
+    return {**fields, "submissions": subs.items() if isinstance(subs, EncodedList) else subs}
+
+
+def publish_record(node: Any, msg_type: str, state: ServerState, extra: dict[str, Any]) -> str:
+    """Publish the canonical CBOR of ``{**public_record(state), **extra}``, written to the
+    transcript's blob file as it is encoded (never held whole: ``record_stream``)."""
+    return node.publish(msg_type, record_parts({**record_fields(state), **extra}))
+
+
+def record_fields(state: ServerState) -> dict[str, Any]:
     """The run's public record (input of
     ``mpc.mixnet.record_verifier.verify_record``; canonical-CBOR-able).
 
@@ -37,6 +52,7 @@ def public_record(state: ServerState) -> dict[str, Any]:
     - ``plaintexts``: ``{batch: [row (list of int) | None if not a valid message]}`` in the
       order of the last mix output.
 
+    ``submissions`` may be held as a ``record_stream.EncodedList`` (a server after screening).
     The caller adds ``estimate`` (the analyzer's published output) before publishing.
     """
     if state.delegated is not None:

@@ -55,6 +55,7 @@ from parties.mixnet.decrypt import threshold_decrypt
 from parties.mixnet.dkg import run_dkg
 from parties.mixnet.evidence import sign_step
 from parties.mixnet.inputs import collect_inputs
+from parties.mixnet.record_stream import EncodedList
 from parties.mixnet.state import MixnetAbort, MixnetConfig, ServerState, session_of
 from parties.runtime import codec
 from parties.runtime.busy import BusyBeat
@@ -158,12 +159,15 @@ async def _mix_and_decrypt(
     current = accepted_inputs(
         state.submissions, state.accepted, {n: b["components"] for n, b in spec_map.items()}
     )
+    # screened: from now on the record is all that needs the submissions, as their encoding
+    state.submissions = await asyncio.to_thread(EncodedList.of, state.submissions)
 
     # steps are parsed on arrival and verified (batched) before this server builds on them and
     # before anything is computed from the final lists: no share of an unverified chain. Each
     # step is signed by its mixer and names (signed) the step it built on, so a mixer that sends
     # different steps to different servers is caught by its own signatures (``_chain_check``)
     verified, pending, tentative = current, [], current
+    payload = raw = step = None  # the last frame sent / received and its step
     last: dict[str, Any] | None = None  # header of the last step of the tentative chain
     seen: dict[int, dict[str, Any]] = {}  # header of every signed step received, by server
     for j in range(1, k + 1):
@@ -212,7 +216,9 @@ async def _mix_and_decrypt(
         raise MixnetAbort(f"{ctx.name}: no server mixed")
     if me not in (m["server"] for m in state.mixes):
         raise MixnetAbort(f"{ctx.name}: this server did not mix; it releases no decryption share")
-
+    # what decryption no longer needs is not kept through it: the lists parsed on the way (the
+    # chain is settled in ``current``) and the last frames (the steps are in ``state.mixes``)
+    del verified, tentative, pending, payload, raw, step
     return await threshold_decrypt(ctx, state, current, dead, pool)
 
 
@@ -266,9 +272,17 @@ def _settle(
     ``state.mixes``, rejected ones ``state.faults``; returns the last valid lists."""
     t0 = time.perf_counter()
     pk = state.dkg.pk  # type: ignore[union-attr]
-    out, accepted, rejected = settle_steps(
-        state.sess, pk, verified, pending, state.gens, state.cfg.workers, pool
-    )
+    # one step at a time, each on the last accepted list (what the batched check falls back
+    # to): a step's check holds about 3.4 kB per user while it runs (the verifier's decoded
+    # tables and per-element scalars), so checking two at once would double the server's peak
+    # memory for no CPU saved (docs/scale.md, "Memory")
+    out, accepted, rejected = verified, [], []
+    for one in pending:
+        out, acc, rej = settle_steps(
+            state.sess, pk, out, [one], state.gens, state.cfg.workers, pool
+        )
+        accepted += acc
+        rejected += rej
     state.tick("verify other mixes", t0)
     state.mixes += [step for _, step in accepted]
     for j, why in rejected:

@@ -18,6 +18,7 @@ from mpc.mixnet.mixing import ShuffleGenerators
 from mpc.mixnet.params import run_params
 from mpc.mixnet.params import session_of as session_digest_of
 from mpc.mixnet.schema import check_shape
+from parties.mixnet.record_stream import EncodedList
 from protocols.base import BatchSpec
 
 
@@ -84,7 +85,9 @@ class ServerState:
     me: int
     dkg: DkgResult | None = None
     sess: bytes = b""
-    submissions: list[dict[str, Any]] = field(default_factory=list)
+    # the client submissions: decoded until screened, then held as their canonical encoding
+    # (record_stream.EncodedList), all that the record needs of them (docs/scale.md, "Memory")
+    submissions: list[dict[str, Any]] | EncodedList = field(default_factory=list)
     inputs: list[dict[str, Any]] = field(default_factory=list)  # [{client party, count}]
     users: int = 0  # users whose submissions arrived whole (mpc.mixnet.params.users_whole)
     accepted: dict[str, list[int]] = field(default_factory=dict)

@@ -28,6 +28,7 @@ from parties.runtime.deadlines import session_ended
 from parties.runtime.frames import FrameError
 from parties.runtime.keys import CERTS, KeyError_
 from parties.runtime.link import PeerError
+from parties.runtime.memory import bound_allocator
 from parties.runtime.plans import check_roles, get_plan
 from parties.runtime.progress import progress_printer
 from parties.runtime.transcript import SPEAK
@@ -332,6 +333,7 @@ def party_name(party_dir: Path, name: str | None) -> str:
 
 def main(argv: list[str]) -> int:
     """Entry of ``sdp party``."""
+    bound_allocator()  # before any thread or pool worker starts (parties.runtime.memory)
     ap = argparse.ArgumentParser(prog="sdp party", description=__doc__.splitlines()[0])
     ap.add_argument("--dir", required=True, help="this party's directory (sdp cluster init)")
     ap.add_argument("--name", help="this party's name (default: the one key in --dir)")

@@ -10,7 +10,9 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import os
 import time
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -81,6 +83,24 @@ class TranscriptWriter:
             tmp = path.with_suffix(".tmp")
             tmp.write_bytes(payload)
             tmp.replace(path)
+
+    def store_blob_parts(self, parts: Iterable[bytes]) -> tuple[str, int]:
+        """Store a public payload given in parts (written to disk as they come, never held
+        whole); returns its (SHA-256 hex, length)."""
+        self.blob_dir.mkdir(exist_ok=True)
+        tmp = self.blob_dir / f".parts.{os.getpid()}.tmp"
+        h, size = hashlib.sha256(), 0
+        try:
+            with open(tmp, "wb") as f:
+                for part in parts:
+                    h.update(part)
+                    f.write(part)
+                    size += len(part)
+            tmp.replace(self.blob_dir / h.hexdigest())
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
+        return h.hexdigest(), size
 
     def append(
         self, fields: dict[str, Any], public_payload: bytes | memoryview | None = None

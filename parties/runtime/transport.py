@@ -275,22 +275,17 @@ class Node:
             raise PeerError(self._gone.get(peer, f"connection to {peer} is closed"))
         return ch
 
-    def publish(self, msg_type: str, payload: bytes) -> str:
-        """Record a published artifact (e.g. the estimate) in full in the transcript."""
-        digest = hashlib.sha256(payload).hexdigest()
+    def publish(self, msg_type: str, payload: bytes | bytearray | Iterable[bytes]) -> str:
+        """Record a published artifact (e.g. the estimate) in full in the transcript; given in
+        parts (an iterable of ``bytes``: a mix-net record), it is written to disk as they come."""
+        if isinstance(payload, (bytes, bytearray, memoryview)):
+            blob = bytes(payload)
+            digest, size = hashlib.sha256(blob).hexdigest(), len(blob)
+        else:
+            (digest, size), blob = self.transcript.store_blob_parts(payload), None
         ph, rd = self.ledger.current
-        self.transcript.append(
-            {
-                "dir": "publish",
-                "ph": ph,
-                "rd": rd,
-                "ty": msg_type,
-                "len": len(payload),
-                "dg": digest,
-                "pub": True,
-            },
-            payload,
-        )
+        entry = {"dir": "publish", "ph": ph, "rd": rd, "ty": msg_type, "len": size, "dg": digest}
+        self.transcript.append({**entry, "pub": True}, blob)
         self.transcript.checkpoint()  # signed at once: a party may die in a long step after it
         return digest
 
