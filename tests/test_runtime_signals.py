@@ -150,3 +150,38 @@ def test_sigterm_to_one_party_aborts_the_run(tmp_path):
         assert "Traceback" not in p.stderr.read()
     assert _closes(run)["mix-2"] == "aborted"
     assert not (run / "result.json").exists()
+
+
+def test_an_interrupt_inside_a_transport_write_prints_no_traceback(caplog):
+    """The signal handler raises ``Interrupted`` wherever the party is; inside asyncio's
+    socket write that reached asyncio's fatal-error path, which logged a traceback (the fast
+    suite under load, in the test above). The party's loop handler drops exactly that."""
+    import asyncio
+    import logging
+    import socket
+
+    from parties.runtime.party import Interrupted, _quiet_interrupted
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        loop.set_exception_handler(_quiet_interrupted)
+        a, b = socket.socketpair()
+        transport, _ = await loop.create_connection(asyncio.Protocol, sock=a)
+
+        def send(data: bytes) -> int:
+            raise Interrupted(signal.SIGTERM)
+
+        real = transport._sock
+        transport._sock = type("S", (), {"send": staticmethod(send), "fileno": a.fileno})()
+        transport.write(b"x")  # the write path asyncio takes first: sock.send at once
+        transport._sock = real  # closed with the transport by asyncio's fatal-error path
+        await asyncio.sleep(0.05)
+        loop.call_exception_handler({"message": "other", "exception": ValueError("other")})
+        b.close()
+        a.close()
+
+    with caplog.at_level(logging.ERROR, logger="asyncio"):
+        asyncio.run(main())
+    messages = [r.getMessage() for r in caplog.records]
+    assert not [m for m in messages if "Fatal write error" in m], messages
+    assert any("other" in m for m in messages), messages  # anything else is still reported
