@@ -218,12 +218,20 @@ def one_run(
         pid = _party_pid(run, victim)
         if pid is not None and proc.poll() is None:
             keydir = next(iter(tmp.glob(f"sdp-keys-*/{victim}")), None)
-            if action == "delay":
-                os.kill(pid, signal.SIGSTOP)
-                time.sleep(rng.uniform(1.0, 2 * phase_timeout))
-                os.kill(pid, signal.SIGCONT)
-            else:
-                os.kill(pid, getattr(signal, action))
+            pause = rng.uniform(1.0, 2 * phase_timeout) if action == "delay" else 0.0
+            hit = False  # the victim may end between the lookup and the signal: no fault then
+            try:
+                if action == "delay":
+                    os.kill(pid, signal.SIGSTOP)
+                    hit = True
+                    time.sleep(pause)
+                    os.kill(pid, signal.SIGCONT)
+                else:
+                    os.kill(pid, getattr(signal, action))
+                    hit = True
+            except ProcessLookupError:
+                pass
+            if hit and action != "delay":
                 if restart and keydir is not None:
                     copy = work / "restart-dir"  # the launcher deletes its own when it ends
                     shutil.copytree(keydir, copy)
@@ -234,7 +242,8 @@ def one_run(
                         stderr=subprocess.DEVNULL, start_new_session=True,
                     )  # fmt: skip
                     restarted, restarted_at = True, time.time()
-            applied = f"{action} {victim} at +{at:.1f} s"
+            if hit:
+                applied = f"{action} {victim} at +{at:.1f} s"
     late = _wait_deadline(run, proc, phase_timeout, restarted_at)
     wall = time.monotonic() - t0
     trust = run.with_name(run.name + ".trust.json")

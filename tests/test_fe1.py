@@ -25,6 +25,7 @@ from protocols.almost_single.modhash import (
 )
 from protocols.base import simulate, trusted_shuffle
 from protocols.oracles.olh import olh_family
+from protocols.privacy.record import Published
 from protocols.rng import experiment_rng
 from protocols.workloads import get_workload
 
@@ -162,6 +163,7 @@ def test_workload_simulates_through_the_gate_with_our_accountant():
     rep = w.report(est)
     assert rep["p50"] < 2 * rep["expected_rmse"]
     priv = rep["privacy"]
+    assert isinstance(priv, Published)  # built by the privacy-statement record
     assert priv["mu_exact"] < priv["mu_authors"] and priv["smaller_mu"] == "exact accountant"
     assert priv["exact_delta_at_target"] <= priv["delta"]
 

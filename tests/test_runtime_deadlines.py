@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, keys_of, sdp
+from conftest import ROOT, keys_of, sdp, sdp_run_to
 
 from parties.runtime.cluster import load_cluster
 from parties.runtime.deadlines import run_deadline_s, session_ended
@@ -24,14 +24,23 @@ def _snapshot(run: Path) -> dict[str, tuple[int, int]]:
     return {str(p): (p.stat().st_size, p.stat().st_mtime_ns) for p in run.rglob("*")}
 
 
+def _withholding_run(
+    tmp_path: Path, withhold: str, *args: str, kill: str = "", keys: bool = False
+) -> tuple[Path, subprocess.CompletedProcess[str]]:
+    """``sdp run ARGS`` into ``tmp_path/run`` in which ``withhold`` (``PARTY:TYPE``, the
+    ``SDP_FAULT_WITHHOLD`` fault) never sends its messages of that type and ``kill``
+    (``SDP_FAULT_KILL``) crashes a party; the run's exit status is the caller's to check."""
+    run = tmp_path / "run"
+    env = {"SDP_FAULT_WITHHOLD": withhold, "SDP_FAULT_KILL": kill}
+    return run, sdp_run_to(run, *args, keys=keys, env=env, check=False)
+
+
 def _withheld_run(
     tmp_path: Path, protocol: str, withhold: str, kill: str = "", *extra: str
 ) -> tuple[Path, dict]:
-    run = tmp_path / "run"
-    res = sdp(
-        "run", protocol, "--shuffler", "trusted", "--users", "2000", *SHORT,
-        "--out", str(run), "--keep-keys", str(keys_of(run)), "--quiet", *extra,
-        env={"SDP_FAULT_WITHHOLD": withhold, "SDP_FAULT_KILL": kill},
+    run, res = _withholding_run(
+        tmp_path, withhold, protocol, "--shuffler", "trusted", "--users", "2000", *SHORT, *extra,
+        kill=kill, keys=True,
     )  # fmt: skip
     assert res.returncode == 1, res.stderr
     assert not (run / "result.json").exists()
@@ -124,11 +133,9 @@ def test_a_withholding_mix_server_is_left_out_and_named_by_the_honest_servers(tm
     # honest servers give up on it after hop_patience (2) silent phase timeouts, not at the
     # run's deadline (30 phase timeouts), each signing missed entries that name mix-2 alone;
     # mixes 1 and 3 are enough (the dead-server policy), so the run publishes and verifies
-    run = tmp_path / "run"
-    res = sdp(
-        "run", "grr", "--shuffler", "mixnet", "--users", "100", "--phase-timeout", "5",
-        "--out", str(run), "--quiet", "--json",
-        env={"SDP_FAULT_WITHHOLD": "mix-2:mix.output"}, timeout=600,
+    run, res = _withholding_run(
+        tmp_path, "mix-2:mix.output",
+        "grr", "--shuffler", "mixnet", "--users", "100", "--phase-timeout", "5", "--json",
     )  # fmt: skip
     assert res.returncode == 0, res.stderr
     result = json.loads((run / "result.json").read_text())
@@ -161,11 +168,9 @@ def test_a_withholding_mpc_server_aborts_the_run_naming_it(tmp_path):
     # (one phase timeout) at the honest servers, and the first to give up names mpc-2 in its
     # signed close; the servers beat to the analyzer, which therefore does not blame an honest
     # server for its missing output. No reason anywhere says an honest server withheld.
-    run = tmp_path / "run"
-    res = sdp(
-        "run", "grr", "--shuffler", "mpc", "--users", "100", "--phase-timeout", "10",
-        "--out", str(run), "--quiet", "--no-verify",
-        env={"SDP_FAULT_WITHHOLD": "mpc-2:mpyc"}, timeout=600,
+    run, res = _withholding_run(
+        tmp_path, "mpc-2:mpyc",
+        "grr", "--shuffler", "mpc", "--users", "100", "--phase-timeout", "10", "--no-verify",
     )  # fmt: skip
     assert res.returncode == 1, res.stderr
     assert not (run / "result.json").exists()

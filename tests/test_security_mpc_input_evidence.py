@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from _mpc_helpers import SERVERS, honest_client, run_in_process
-from conftest import sdp
+from conftest import NEEDS_NODE, sdp
 
 from mpc import input_commit, shamir
 from mpc.shamir import PRIME
@@ -212,28 +212,34 @@ async def test_honest_run_has_no_input_faults():
     assert all(r["inconsistent_clients"] == [] for r in results)
 
 
-def _js_v31_says(run: Path, words: str) -> None:
-    """The JavaScript verifier's V-31 checks on ``run`` pass and each says ``words`` (checked
-    where node and the verifier's modules exist)."""
-    node = shutil.which("node")
-    verifier = Path(__file__).resolve().parents[1] / "verifier"
-    if node is None or not (verifier / "node_modules").is_dir():
-        return
-    js = subprocess.run(
-        [node, str(verifier / "verify.mjs"), str(run), "--json"],
-        capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
-    v31 = [c for c in json.loads(js.stdout)["checks"] if c["id"] == "V-31"]
-    assert v31 and all(c["ok"] and words in c["detail"] for c in v31), v31
-
-
-def test_a_deviating_server_in_the_input_check_is_named_by_sdp_run_and_verify(tmp_path):
-    run = tmp_path / "run"
+@pytest.fixture(scope="module")
+def deviating_server_run(tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess]:
+    """``sdp run`` in which server mpc-1 perturbs its input check of honest client-2."""
+    run = tmp_path_factory.mktemp("deviating") / "run"
     proc = sdp(
         "run", "grr", "--shuffler", "mpc", "--users", "300", "--out", str(run), "--quiet",
         env={"SDP_FAULT_MPC_INPUT": "mpc-1:client-2:1"},
         timeout=300,
     )  # fmt: skip
+    return run, proc
+
+
+@pytest.fixture(scope="module")
+def inconsistent_client_run(tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess]:
+    """``sdp run`` in which client-2 deals an inconsistent sharing."""
+    run = tmp_path_factory.mktemp("inconsistent") / "run"
+    proc = sdp(
+        "run", "grr", "--shuffler", "mpc", "--users", "600", "--param", "max_epsilon=3",
+        "--out", str(run), "--quiet", env={"SDP_FAULT_MPC_CLIENT": "client-2"},
+        timeout=300,
+    )  # fmt: skip
+    return run, proc
+
+
+def test_a_deviating_server_in_the_input_check_is_named_by_sdp_run_and_verify(
+    deviating_server_run,
+):
+    run, proc = deviating_server_run
     text = proc.stdout + proc.stderr
     assert proc.returncode != 0, text
     assert "mpc-1 complained falsely against client-2" in text, text
@@ -250,16 +256,10 @@ def test_a_deviating_server_in_the_input_check_is_named_by_sdp_run_and_verify(tm
     assert all("server mpc-1 deviated" in c["detail"] for c in evidence), evidence
     blame = ("client-2 signed an opening", "client-2 signed two", "client-2's signed openings")
     assert not any(b in c["detail"] for b in blame for c in evidence)
-    _js_v31_says(run, "server mpc-1 deviated")
 
 
-def test_an_inconsistent_client_is_named_by_sdp_run_and_verify(tmp_path):
-    run = tmp_path / "run"
-    proc = sdp(
-        "run", "grr", "--shuffler", "mpc", "--users", "600", "--param", "max_epsilon=3",
-        "--out", str(run), "--quiet", env={"SDP_FAULT_MPC_CLIENT": "client-2"},
-        timeout=300,
-    )  # fmt: skip
+def test_an_inconsistent_client_is_named_by_sdp_run_and_verify(inconsistent_client_run):
+    run, proc = inconsistent_client_run
     assert proc.returncode == 0, proc.stdout + proc.stderr
     res = json.loads((run / "result.json").read_text())
     assert res["mpc"]["rounds"][0]["rejected_clients"] == ["client-2"], res["mpc"]  # 300 of 600
@@ -268,4 +268,26 @@ def test_an_inconsistent_client_is_named_by_sdp_run_and_verify(tmp_path):
     assert out.returncode == 0 and report["ok"], report
     (ev,) = [c for c in report["checks"] if c["name"] == "MPC input evidence"]
     assert ev["ok"] and ev["count"] == 1 and "1 client part" in ev["detail"], ev
-    _js_v31_says(run, "client-2 refused")
+
+
+def _js_v31_says(run: Path, words: str) -> None:
+    """The JavaScript verifier's V-31 checks on ``run`` pass and each says ``words``."""
+    verifier = Path(__file__).resolve().parents[1] / "verifier"
+    js = subprocess.run(
+        [shutil.which("node"), str(verifier / "verify.mjs"), str(run), "--json"],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    v31 = [c for c in json.loads(js.stdout)["checks"] if c["id"] == "V-31"]
+    assert v31 and all(c["ok"] and words in c["detail"] for c in v31), v31
+
+
+class TestTheJavaScriptVerifierNamesTheSameParty:
+    """V-31 in JS on the same two runs (node and the verifier's modules: ``NEEDS_NODE``)."""
+
+    pytestmark = NEEDS_NODE
+
+    def test_the_deviating_server(self, deviating_server_run):
+        _js_v31_says(deviating_server_run[0], "server mpc-1 deviated")
+
+    def test_the_inconsistent_client(self, inconsistent_client_run):
+        _js_v31_says(inconsistent_client_run[0], "client-2 refused")

@@ -74,6 +74,11 @@ def _check_killed_after_report(out: Path, proc, publish: bool) -> None:
         assert proc.returncode != 0 and not (out / "result.json").exists()
         done = _details(report, "run completed")
         assert done.startswith("refused, nothing published") and "privacy gate" in done, done
+        # nor did a mix server publish the round's record: its plaintexts are the release the
+        # gate refused (spec 05 M-3; before, the combining server published it first)
+        for path in (out / "transcripts").glob("*.jsonl"):
+            entries = [json.loads(x) for x in path.read_text().splitlines()]
+            assert not [e for e in entries if e["dir"] == "publish" and e["ty"] == "mixnet.record"]
         assert "verification FAILED" not in proc.stderr, proc.stderr
 
 

@@ -221,12 +221,22 @@ async def run_server(node: Any, cluster: Cluster) -> None:
     # the server's pool for every round: its own processes, or its Dask cluster's workers
     # (connected off the event loop: Dask's client runs a loop of its own)
     pool = await asyncio.to_thread(open_pool, cluster.pools.get(node.name), cfg.workers)
+    released: list[Release] = []  # the releases of the rounds this server decrypted (M-3)
     try:
         for rnd in range(workload.protocol.n_rounds):
             public = await receive_state(node, cluster, rnd, state_patience(cfg))
             cfg = replace(mixnet_config(cluster, rnd, public, workload), workers=pool.workers)
             state = await run_mix_server(node, cfg, cfg.servers.index(node.name) + 1, pool.executor)
             if state.delegated is None and state.plaintexts:
+                # spec 05 M-3: the record carries the round's plaintexts, its release: published
+                # only past the analyzer's privacy gate, evaluated here on the same data (a
+                # refusal ends this server with the gate's reason, nothing of the round published)
+                shuffled = {
+                    k: rows[np.asarray(ok, dtype=bool)] for k, (rows, ok) in state.result.items()
+                }
+                released += gate_round(
+                    workload.protocol, rnd, public, shuffled, state.users, released
+                )
                 node.phase("publish", rnd)
                 publish_record(node, RECORD_TYPE, state, {"round": rnd})
     finally:

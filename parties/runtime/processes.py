@@ -202,10 +202,9 @@ async def _watch(
 
     The failure of a party in ``may_fail`` (a role the backend tolerates: a client party, a mix
     server under the dead-server policy) does not start the grace: the others complete
-    without it (or it is restarted and rejoins), under their own deadlines. Before, a client
-    party killed on a loaded machine made the launcher kill a mix-net run 25 s later that was
-    about to complete, with a mix server's round record already published
-    (``scripts/chaos.py``)."""
+    without it (or it is restarted and rejoins), under their own deadlines. Before, the
+    launcher killed every party 25 s after a client party's crash, however long the honest
+    remainder of the run took on a loaded machine."""
     outcome: dict[str, Any] = {}
     first_failure: float | None = None
     stopping: float | None = None

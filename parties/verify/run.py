@@ -292,7 +292,9 @@ def verify_run(
             for e in t.entries
         )
     )
-    bad_pub = [n for n in publishers if n not in clean]
+    # only a published run relies on what its parties published (a refused or aborted run is
+    # decided by V-7; its earlier rounds' publications passed their gate, spec 05 M-3)
+    bad_pub = [n for n in publishers if n not in clean] if published else []
     if bad_pub or (published and not publishers):
         report.add(
             Check(

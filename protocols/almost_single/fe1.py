@@ -36,6 +36,7 @@ import numpy as np
 from protocols.accountant.survey import robust_users
 from protocols.almost_single.binomial_mu import authors_mu, binomial_condition
 from protocols.almost_single.blanket import blanket_delta, blanket_epsilon, blanket_rate
+from protocols.almost_single.frontier import FrontierProtocol
 from protocols.almost_single.modhash import (
     collision_probability,
     count_candidates,
@@ -43,8 +44,9 @@ from protocols.almost_single.modhash import (
     fe1_hash,
 )
 from protocols.base import Batches, BatchSpec
-from protocols.catalogue.common import CatalogueProtocol, Guarantee
+from protocols.catalogue.common import Guarantee
 from protocols.oracles.olh import next_prime
+from protocols.privacy.record import FRONTIER
 
 BATCH = "reports"
 FULL_DECODE_MAX = 1 << 24  # domains up to this size are estimated in full
@@ -100,12 +102,13 @@ def fe1_parameters(
     return FE1Parameters(int(n), int(B), float(c), b, q, float(mu), pcol, blanket)
 
 
-class FE1(CatalogueProtocol):
+class FE1(FrontierProtocol):
     """1 + K messages (u, v, w) per user in batch ``reports`` (module docstring)."""
 
     name = "fe1"
     fixed_messages = False
     release_what = "frequency of every item of [B] (or of the candidates)"
+    candidates: np.ndarray | None = None  # from_parameters: every item of [B]
 
     def __init__(
         self,
@@ -118,9 +121,8 @@ class FE1(CatalogueProtocol):
         gamma: float = 1.0,
         candidates: np.ndarray | None = None,
     ) -> None:
-        self.eps_c, self.delta, self.gamma = float(eps_c), float(delta), float(gamma)
-        self.p = fe1_parameters(int(n), int(B), self.eps_c, self.delta, float(c), blanket, gamma)
-        self.n, self.B = self.p.n, self.p.B
+        p = fe1_parameters(int(n), int(B), float(eps_c), float(delta), float(c), blanket, gamma)
+        self.set_parameters(p, eps_c, delta, gamma)
         self.candidates = None if candidates is None else np.asarray(candidates, dtype=np.int64)
         if self.candidates is None and self.B > FULL_DECODE_MAX:
             raise ValueError(
@@ -132,16 +134,6 @@ class FE1(CatalogueProtocol):
             or (self.candidates >= self.B).any()
         ):
             raise ValueError(f"FE1: candidates must be a list of items in [0, {self.B})")
-
-    @classmethod
-    def from_parameters(
-        cls, params: FE1Parameters, eps_c: float, delta: float, gamma: float = 1.0
-    ) -> FE1:
-        """FE1 with explicit public parameters (tiny instances for exact enumeration)."""
-        self = cls.__new__(cls)
-        self.eps_c, self.delta, self.gamma = float(eps_c), float(delta), float(gamma)
-        self.p, self.n, self.B, self.candidates = params, params.n, params.B, None
-        return self
 
     @property
     def rho(self) -> float:
@@ -233,22 +225,13 @@ class FE1(CatalogueProtocol):
         exact_mu = _rate(self.eps_c, self.delta, m, p.b, p.pcol) * p.n / p.b
         authors = _authors_mu(self.eps_c, self.delta, p.n)
         eps_exact = _epsilon(self.delta, m, self.rho, p.b, p.pcol)
-        return {
-            "eps_central": eps_exact,
-            "delta": self.delta,
-            "eps_target": self.eps_c,
-            "eps_local": None,
-            "gamma": self.gamma,
-            "b": p.b,
-            "q": p.q,
-            "collision": p.pcol,
-            "mu": p.mu,
-            "rho": self.rho,
-            "blanket": p.blanket,
-            "exact_delta_at_target": blanket_delta(self.eps_c, m, self.rho, p.b, p.pcol),
-            "authors_condition_at_mu": binomial_condition(p.mu / p.n, p.n, self.eps_c),
-            "mu_authors": authors,
-            "mu_exact": exact_mu,
-            "smaller_mu": "exact accountant" if exact_mu < authors else "authors' condition",
-            "mechanism": self.mechanism(),
-        }
+        return self.statement(
+            {"gamma": self.gamma, "b": p.b, "q": p.q, "collision": p.pcol, "mu": p.mu,
+             "rho": self.rho, "blanket": p.blanket,
+             "exact_delta_at_target": blanket_delta(self.eps_c, m, self.rho, p.b, p.pcol),
+             "authors_condition_at_mu": binomial_condition(p.mu / p.n, p.n, self.eps_c),
+             "mu_authors": authors, "mu_exact": exact_mu,
+             "smaller_mu": "exact accountant" if exact_mu < authors else "authors' condition"},
+            certified_epsilon=eps_exact, target_epsilon=self.eps_c, local_epsilon=None,
+            names=FRONTIER,
+        )  # fmt: skip

@@ -157,16 +157,10 @@ class HistLWY(CatalogueProtocol):
         return Guarantee(eps, self.delta, "exact blanket (LWY)", note=f"{users} users' blanket")
 
     def privacy(self) -> dict[str, Any]:
-        return {
-            "eps_central": self.eps_c,
-            "delta": self.delta,
-            "eps_local": None,
-            "gamma": self.gamma,
-            "rho": self.rho,
-            "g": self.g,
-            "hashed": self.hashed,
-            "collision": self.pcol,
-            "blanket_hits_per_bucket": robust_users(self.n, self.gamma) * self.rho / self.g,
-            "lwy_stated_mu": 32 * math.log(2 / self.delta) / self.eps_c**2,
-            "mechanism": self.mechanism(),
-        }
+        hits = robust_users(self.n, self.gamma) * self.rho / self.g
+        own = {"gamma": self.gamma, "rho": self.rho, "g": self.g, "hashed": self.hashed}
+        return self.statement(
+            own | {"collision": self.pcol, "blanket_hits_per_bucket": hits,
+                   "lwy_stated_mu": 32 * math.log(2 / self.delta) / self.eps_c**2},
+            local_epsilon=None,
+        )  # fmt: skip

@@ -22,11 +22,14 @@ from __future__ import annotations
 
 import math
 from abc import abstractmethod
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from protocols.accountant.survey import Bound
 from protocols.base import ShuffleProtocol
 from protocols.privacy.ledger import USERS, PrivacyRefusal, Release
+from protocols.privacy.record import UNSTATED, PrivacyStatement
 
 USERS_KEY = USERS  # the runtime's count of users whose submissions arrived (``counts[USERS]``)
 
@@ -83,6 +86,28 @@ class CatalogueProtocol(ShuffleProtocol):
     def mechanism(self) -> str:
         """One line naming the mechanism (for the release record)."""
         return self.name
+
+    def statement(self, extra: Mapping[str, Any], **fields: Any) -> dict[str, Any]:
+        """``privacy()`` through the one record: the planned ``(eps_c, delta)`` as the certified
+        guarantee and :meth:`mechanism`, unless ``fields`` (``PrivacyStatement`` fields) say
+        otherwise, and the protocol's own fields ``extra``."""
+        if "certified_epsilon" not in fields:
+            fields["certified_epsilon"] = self.eps_c
+        if "delta" not in fields:
+            fields["delta"] = self.delta
+        fields.setdefault("mechanism", self.mechanism())
+        return PrivacyStatement(**fields, extra=extra).wire()
+
+    def split_mix_statement(
+        self, p: Any, extra: Mapping[str, Any], note: Any = UNSTATED
+    ) -> dict[str, Any]:
+        """The statement of a robust distributed-noise protocol over split-mix shares (``p``
+        holds its ``epsilon``, ``delta_split``, ``gamma``, ``min_users``): pure epsilon for the
+        ideal functionality, delta from the split-mix distance, no local guarantee."""
+        own = {"gamma": p.gamma, "min_users": p.min_users, **extra}
+        return self.statement(
+            own, certified_epsilon=p.epsilon, delta=p.delta_split, local_epsilon=None, note=note
+        )
 
     def certified_users(self, counts: dict[str, int]) -> int:
         """Users certified by the well-formed counts (module docstring)."""

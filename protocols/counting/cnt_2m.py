@@ -135,12 +135,7 @@ class Cnt2M(CatalogueProtocol):
         return binomial_reaccounted(self.delta, users, users, self.gamma)
 
     def privacy(self) -> dict[str, Any]:
-        return {
-            "eps_central": self.eps_c,
-            "delta": self.delta,
-            "eps_local": None,
-            "one_minus_p": self.gamma,
-            "accounting": self.accounting,
-            "mechanism": self.mechanism(),
-            "note": "no local (user-side) guarantee: a user with x = 1 always sends >= 1 message",
-        }
+        return self.statement(
+            {"one_minus_p": self.gamma, "accounting": self.accounting}, local_epsilon=None,
+            note="no local (user-side) guarantee: a user with x = 1 always sends >= 1 message",
+        )  # fmt: skip

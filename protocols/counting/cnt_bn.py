@@ -109,17 +109,11 @@ class CntBN(CatalogueProtocol):
         return binomial_reaccounted(self.delta, users, users * self.t, self.p)
 
     def privacy(self) -> dict[str, Any]:
-        return {
-            "eps_central": self.eps_c,
-            "delta": self.delta,
-            "gamma": self.gamma,
-            "min_users": self.min_users,
-            "noise_slots": self.t,
-            "p": self.p,
-            "accounting": self.accounting,
-            "eps_local": None,
-            "mechanism": self.mechanism(),
-        }
+        return self.statement(
+            {"gamma": self.gamma, "min_users": self.min_users, "noise_slots": self.t, "p": self.p,
+             "accounting": self.accounting},
+            local_epsilon=None,
+        )  # fmt: skip
 
 
 __all__ = ["ACCOUNTINGS", "CntBN", "binomial_noise_rate"]

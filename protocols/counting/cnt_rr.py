@@ -136,15 +136,10 @@ class CntRR(CatalogueProtocol):
         return Guarantee(float(b.value), self.delta, f"survey-{self.bound}", note=b.reason)
 
     def privacy(self) -> dict[str, Any]:
-        return {
-            "eps_central": self.eps_certified,
-            "eps_central_target": self.eps_c,
-            "delta": self.delta,
-            "eps_local": self.eps_l,
-            "lambda": self.lam,
-            "bound": self.bound,
-            "mechanism": self.mechanism(),
-        }
+        return self.statement(
+            {"lambda": self.lam}, certified_epsilon=self.eps_certified,
+            target_epsilon=self.eps_c, local_epsilon=self.eps_l, bound=self.bound,
+        )  # fmt: skip
 
 
 def cheu_lambda_bounds(n: int, delta: float) -> tuple[float, float]:

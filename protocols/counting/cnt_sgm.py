@@ -67,13 +67,6 @@ class CntSGM(RobustSplitMixProtocol):
 
     def privacy(self) -> dict[str, Any]:
         p = self.params
-        return {
-            "eps_central": p.epsilon,
-            "delta": p.delta_split,
-            "gamma": p.gamma,
-            "min_users": p.min_users,
-            "eps_local": None,
-            "mechanism": self.mechanism(),
-            "note": "pure eps for the ideal noisy sum; delta only from the split-mix distance",
-            **{k: v for k, v in p.as_dict().items() if k in ("sigma", "shares", "modulus")},
-        }
+        sizes = {k: v for k, v in p.as_dict().items() if k in ("sigma", "shares", "modulus")}
+        note = "pure eps for the ideal noisy sum; delta only from the split-mix distance"
+        return self.split_mix_statement(p, sizes, note)

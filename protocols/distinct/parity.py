@@ -258,14 +258,5 @@ class RobustDistinct(CatalogueProtocol):
 
     def privacy(self) -> dict[str, Any]:
         p = self.params
-        return {
-            "eps_central": p.epsilon,
-            "delta": p.delta_split,
-            "gamma": p.gamma,
-            "min_users": p.min_users,
-            "eps_local": None,
-            "mechanism": self.mechanism(),
-            "note": "pure eps for the ideal parities; delta only from the XOR split-mix distance",
-            "sigma": p.sigma,
-            "shares": p.shares,
-        }
+        note = "pure eps for the ideal parities; delta only from the XOR split-mix distance"
+        return self.split_mix_statement(p, {"sigma": p.sigma, "shares": p.shares}, note)

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from protocols.base import Batches, BatchSpec, ShuffleProtocol
-from protocols.gfim.protocol import TwoPhaseMiner, phase_variance, top_indices
+from protocols.gfim.protocol import TwoPhaseMiner, ldp_statement, phase_variance, top_indices
 from protocols.gfim.setvalued_data import to_csr
 from protocols.oracles.hadamard_response import hadamard_order, hr_estimate, hr_perturb
 from protocols.oracles.padding_sampling import inclusion_moments, pad_and_sample
@@ -52,14 +52,7 @@ class LDPMiner(TwoPhaseMiner):
             split=False,
             k_max=k_max,
             combination=combination,
-            privacy=privacy
-            or {
-                "model": "ldp",
-                "eps_local": eps,
-                "eps_total": eps,
-                "eps_per_round": half,
-                "composition": "sequential (eps/2 + eps/2)",
-            },
+            privacy=privacy or ldp_statement(eps, "sequential (eps/2 + eps/2)", eps_per_round=half),
         )
         self.eps = float(eps)
 
@@ -79,7 +72,7 @@ class OnePhase(ShuffleProtocol):
             )
         self.d, self.k, self.ell, self.eps = int(d), int(k), int(ell), float(eps)
         self.m = hadamard_order(self.d)
-        self._privacy = privacy or {"model": "ldp", "eps_local": eps, "eps_total": eps}
+        self._privacy = privacy or ldp_statement(eps)
 
     def batch_specs(self) -> list[BatchSpec]:
         return [BatchSpec("phase1", 2, self.m)]

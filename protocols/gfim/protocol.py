@@ -52,6 +52,7 @@ from protocols.oracles.hadamard_response import hadamard_order, hr_constant, hr_
 from protocols.oracles.padding_sampling import inclusion_moments, pad_and_sample
 from protocols.privacy.grouping import public_groups
 from protocols.privacy.ledger import PrivacyRefusal, Release
+from protocols.privacy.record import PrivacyStatement
 from protocols.privacy.statements import shuffled_release
 
 COMBINATIONS = ("thesis", "ivw", "phase2")
@@ -132,6 +133,15 @@ def phase_variance(
 SPURIOUS_FREQUENCY = 0.25
 
 
+def ldp_statement(eps: float, composition: str | None = None, **extra: Any) -> dict[str, Any]:
+    """The statement of an eps-LDP miner (docs/spec/07-privacy.md P-3, gfim's LDP variant):
+    ``model = "ldp"``, ``eps_local = eps_total = eps``, how its rounds compose."""
+    how = {} if composition is None else {"composition": composition}
+    return PrivacyStatement(
+        local_epsilon=eps, extra={"model": "ldp", "eps_total": eps, **extra, **how}
+    ).wire()
+
+
 class TwoPhaseMiner(ShuffleProtocol):
     """Candidate round over D, refinement round over C, eq. 3-5 combination (GFIM/LDPMiner).
 
@@ -180,7 +190,7 @@ class TwoPhaseMiner(ShuffleProtocol):
             combination,
         )
         self.m1, self.m2 = hadamard_order(self.d), hadamard_order(self.k_max)
-        self._privacy = privacy or {}
+        self._privacy = privacy or PrivacyStatement().wire()
         self.n = None if n is None else int(n)
         # shuffle variants set these: per-round (eps, delta) planned at min_reports, the
         # accountant's mechanism, and the users per round the run was calibrated for
@@ -476,13 +486,7 @@ class GFIM(TwoPhaseMiner):
             k_max=k_max,
             combination=combination,
             n=n,
-            privacy=privacy
-            or {
-                "model": "ldp",
-                "eps_local": eps,
-                "eps_total": eps,
-                "composition": "parallel (disjoint groups)",
-            },
+            privacy=privacy or ldp_statement(eps, "parallel (disjoint groups)"),
         )
         self.eps = float(eps)
 

@@ -37,6 +37,7 @@ from scipy.stats import binom
 
 from protocols.almost_single.binomial_mu import authors_mu
 from protocols.almost_single.blanket import blanket_delta, blanket_epsilon
+from protocols.almost_single.frontier import FrontierProtocol
 from protocols.almost_single.modhash import (
     collision_probability,
     count_candidates,
@@ -44,9 +45,10 @@ from protocols.almost_single.modhash import (
     fe1_hash,
 )
 from protocols.base import Batches, BatchSpec
-from protocols.catalogue.common import CatalogueProtocol, Guarantee
+from protocols.catalogue.common import Guarantee
 from protocols.oracles.olh import next_prime
 from protocols.privacy.ledger import PrivacyRefusal
+from protocols.privacy.record import FRONTIER
 
 BATCH = "reports"
 LIMB = 24
@@ -125,7 +127,7 @@ def split_limbs(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return a >> LIMB, a & MASK
 
 
-class HHD(CatalogueProtocol):
+class HHD(FrontierProtocol):
     """Filtered FE1 messages of one level per user in batch ``reports`` (module docstring)."""
 
     name = "hhd"
@@ -135,21 +137,10 @@ class HHD(CatalogueProtocol):
     def __init__(
         self, B: int, n: int, eps_c: float, delta: float, phi: float, gamma: float = 1.0
     ) -> None:
-        self.eps_c, self.delta, self.gamma = float(eps_c), float(delta), float(gamma)
-        self.p = hhd_parameters(int(n), int(B), float(phi), self.eps_c, self.delta)
-        self.n, self.B = self.p.n, self.p.B
+        p = hhd_parameters(int(n), int(B), float(phi), float(eps_c), float(delta))
+        self.set_parameters(p, eps_c, delta, gamma)
         if not 0 < gamma <= 1:
             raise ValueError(f"HHD: gamma must lie in (0, 1], got {gamma}")
-
-    @classmethod
-    def from_parameters(
-        cls, params: HHDParameters, eps_c: float, delta: float, gamma: float = 1.0
-    ) -> HHD:
-        """HHD with explicit public parameters (tiny instances for exact enumeration)."""
-        self = cls.__new__(cls)
-        self.eps_c, self.delta, self.gamma = float(eps_c), float(delta), float(gamma)
-        self.p, self.n, self.B = params, params.n, params.B
-        return self
 
     def batch_specs(self) -> list[BatchSpec]:
         return [BatchSpec(BATCH, 6, 1 << LIMB)]
@@ -277,19 +268,9 @@ class HHD(CatalogueProtocol):
         )
 
     def privacy(self) -> dict[str, Any]:
-        g = self.guarantee(self.n)
-        p = self.p
-        return {
-            "eps_central": g.eps,
-            "delta": self.delta,
-            "eps_target": self.eps_c,
-            "levels": [p.s, p.t - 1],
-            "b": p.b,
-            "pf": p.pf,
-            "n_per_level": p.fen,
-            "mu_authors": p.mu,
-            "rho": p.rho,
-            "threshold": p.Delta,
-            "note": g.note,
-            "mechanism": self.mechanism(),
-        }
+        g, p = self.guarantee(self.n), self.p
+        return self.statement(
+            {"levels": [p.s, p.t - 1], "b": p.b, "pf": p.pf, "n_per_level": p.fen,
+             "mu_authors": p.mu, "rho": p.rho, "threshold": p.Delta},
+            certified_epsilon=g.eps, target_epsilon=self.eps_c, note=g.note, names=FRONTIER,
+        )  # fmt: skip

@@ -102,11 +102,4 @@ class HistKR(OneReportProtocol):
         return Guarantee(float(a.eps_central), self.delta, "vr(grr)")
 
     def privacy(self) -> dict[str, Any]:
-        return {
-            "eps_central": self.eps_c,
-            "delta": self.delta,
-            "eps_local": self.eps_l,
-            "lambda": self.lam,
-            "bound": self.bound,
-            "mechanism": self.mechanism(),
-        }
+        return self.statement({"lambda": self.lam}, local_epsilon=self.eps_l, bound=self.bound)

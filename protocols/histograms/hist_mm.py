@@ -109,12 +109,6 @@ class HistMM(CatalogueProtocol):
         return Guarantee(2 * e, self.delta, "exact-binomial x2", note=f"re-accounted at {users}")
 
     def privacy(self) -> dict[str, Any]:
-        return {
-            "eps_central": self.eps_c,
-            "delta": self.delta,
-            "eps_local": None,
-            "per_label": [self.eps_c / 2, self.delta / 2],
-            "one_minus_p": self.gamma,
-            "accounting": self.accounting,
-            "mechanism": self.mechanism(),
-        }
+        halves = [self.eps_c / 2, self.delta / 2]
+        own = {"per_label": halves, "one_minus_p": self.gamma, "accounting": self.accounting}
+        return self.statement(own, local_epsilon=None)

@@ -32,6 +32,7 @@ from protocols.hp_sdp.baselines import blanket_mass
 from protocols.hp_sdp.murs import MURSProtocol, murs_eps_local, murs_mse
 from protocols.hp_sdp.protocol import seed_bound, srr_encode, srr_support
 from protocols.oracles.olh import olh_family
+from protocols.privacy.record import PrivacyStatement
 
 FAKE_RATE = 0.01
 
@@ -132,7 +133,8 @@ class SurveyMURS(MURSProtocol, CatalogueProtocol):
         return Guarantee(eps, self.delta, "murs blanket (Theorem 4 + fakes)")
 
     def privacy(self) -> dict[str, Any]:
-        return super().privacy() | {"fakes": self.fakes, "fake_rate": self.r}
+        slh = PrivacyStatement.from_wire(super().privacy())
+        return slh.with_fields(fakes=self.fakes, fake_rate=self.r).wire()
 
 
 def murs_records(values: np.ndarray, fakes: int) -> np.ndarray:

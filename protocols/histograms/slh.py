@@ -89,13 +89,8 @@ class SLH(HPSDPProtocol, CatalogueProtocol):
 
     def privacy(self) -> dict[str, Any]:
         p = self.params
-        return {
-            "eps_central": p.eps_certified,
-            "eps_central_target": p.eps_c,
-            "delta": p.delta,
-            "eps_local": p.eps_l,
-            "g": p.g,
-            "lambda": p.gamma,
-            "bound": "survey Theorem 4 with k = g (SOLH)",
-            "mechanism": self.mechanism(),
-        }
+        return self.statement(
+            {"g": p.g, "lambda": p.gamma}, certified_epsilon=p.eps_certified,
+            target_epsilon=p.eps_c, delta=p.delta, local_epsilon=p.eps_l,
+            bound="survey Theorem 4 with k = g (SOLH)",
+        )  # fmt: skip

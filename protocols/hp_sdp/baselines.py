@@ -59,6 +59,7 @@ from protocols.base import Batches, BatchSpec, ShuffleProtocol
 from protocols.oracles.central import laplace_mechanism, laplace_variance
 from protocols.oracles.grr import grr_estimate_from_counts, grr_variance, rr_report_variance
 from protocols.privacy.ledger import Release, users_received
+from protocols.privacy.record import PrivacyStatement
 from protocols.privacy.statements import refuse_below, shuffled_release
 
 LAPLACE_SENSITIVITY = 2.0  # replace-one neighbours: one unit moves between two bins
@@ -246,16 +247,18 @@ class SHProtocol(_Baseline):
         return grr_variance(f, self.d, self.eps_l, self.n)
 
     def privacy(self) -> dict[str, Any]:
-        return {
-            "eps_central": self.eps_c,
-            "delta": self.delta,
-            "eps_local": self.eps_l,
-            "gamma": self.gamma,
-            "gamma_required": self.gamma_required,
-            "feasible": self.feasible,
-            "bound": self.bound,
-            "mechanism": f"blanket-grr(d={self.d})",
-        }
+        return PrivacyStatement(
+            certified_epsilon=self.eps_c,
+            delta=self.delta,
+            local_epsilon=self.eps_l,
+            bound=self.bound,
+            mechanism=f"blanket-grr(d={self.d})",
+            extra={
+                "gamma": self.gamma,
+                "gamma_required": self.gamma_required,
+                "feasible": self.feasible,
+            },
+        ).wire()
 
     @property
     def bound(self) -> str:
@@ -326,14 +329,13 @@ class AUEProtocol(_Baseline):
         return np.full(f.shape, self.q * (1 - self.q) / self.n)
 
     def privacy(self) -> dict[str, Any]:
-        return {
-            "eps_central": self.eps_c,
-            "delta": self.delta,
-            "q": self.q,
-            "feasible": self.feasible,
-            "bound": "blanket (binomial noise, 14 ln(2/delta)/eps^2)",
-            "mechanism": f"aue(d={self.d}), not LDP",
-        }
+        return PrivacyStatement(
+            certified_epsilon=self.eps_c,
+            delta=self.delta,
+            bound="blanket (binomial noise, 14 ln(2/delta)/eps^2)",
+            mechanism=f"aue(d={self.d}), not LDP",
+            extra={"q": self.q, "feasible": self.feasible},
+        ).wire()
 
     def releases(self, round: int, counts: dict[str, int]) -> list[Release]:
         return self.blanket_release(
@@ -381,13 +383,13 @@ class PureDUMPProtocol(_Baseline):
         return np.full(np.shape(freqs), self.s * (1 / self.d) * (1 - 1 / self.d) / self.n)
 
     def privacy(self) -> dict[str, Any]:
-        return {
-            "eps_central": self.eps_c,
-            "delta": self.delta,
-            "dummies": self.s,
-            "bound": "dummy blanket s(n-1)/d >= 14 ln(2/delta)/eps^2",
-            "mechanism": f"pure-dump(d={self.d}, s={self.s}), not LDP",
-        }
+        return PrivacyStatement(
+            certified_epsilon=self.eps_c,
+            delta=self.delta,
+            bound="dummy blanket s(n-1)/d >= 14 ln(2/delta)/eps^2",
+            mechanism=f"pure-dump(d={self.d}, s={self.s}), not LDP",
+            extra={"dummies": self.s},
+        ).wire()
 
     def releases(self, round: int, counts: dict[str, int]) -> list[Release]:
         return self.blanket_release(
@@ -469,17 +471,15 @@ class MixDUMPProtocol(_Baseline):
         return (grr + self.s * (1 / self.d) * (1 - 1 / self.d)) / (self.n * (p - q) ** 2)
 
     def privacy(self) -> dict[str, Any]:
-        return {
-            "eps_central": self.eps_c,
-            "delta": self.delta,
-            "gamma": self.gamma,
-            "dummies": self.s,
-            "feasible": self.feasible,
-            "bound": "blanket (GRR + dummies)"
+        return PrivacyStatement(
+            certified_epsilon=self.eps_c,
+            delta=self.delta,
+            bound="blanket (GRR + dummies)"
             if self.accounting == "paper"
             else "vr(grr), dummies not credited",
-            "mechanism": f"mix-dump(d={self.d}, s={self.s})",
-        }
+            mechanism=f"mix-dump(d={self.d}, s={self.s})",
+            extra={"gamma": self.gamma, "dummies": self.s, "feasible": self.feasible},
+        ).wire()
 
     def releases(self, round: int, counts: dict[str, int]) -> list[Release]:
         return self.blanket_release(

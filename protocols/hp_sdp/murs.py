@@ -41,6 +41,7 @@ from protocols.hp_sdp.protocol import (
 )
 from protocols.oracles.olh import olh_estimate_from_support, olh_family, olh_probabilities
 from protocols.privacy.ledger import Release, users_received
+from protocols.privacy.record import PrivacyStatement
 from protocols.privacy.statements import refuse_below
 
 FAKE_RATES = (0.0, 0.1, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0)
@@ -213,14 +214,13 @@ class MURSProtocol(ShuffleProtocol):
         ]  # fmt: skip
 
     def privacy(self) -> dict[str, Any]:
-        return {
-            "eps_central": self.eps_c,
-            "delta": self.delta,
-            "eps_local": self.eps_l,
-            "g": self.g,
-            "fake_rate": self.r,
-            "bound": "blanket_naive_fn (MURS)"
+        return PrivacyStatement(
+            certified_epsilon=self.eps_c,
+            delta=self.delta,
+            local_epsilon=self.eps_l,
+            bound="blanket_naive_fn (MURS)"
             if self.certificate == "blanket"
             else "vr(olh), fakes not credited",
-            "mechanism": f"solh(g={self.g}) + fakes",
-        }
+            mechanism=f"solh(g={self.g}) + fakes",
+            extra={"g": self.g, "fake_rate": self.r},
+        ).wire()

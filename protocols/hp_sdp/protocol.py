@@ -47,6 +47,7 @@ from protocols.oracles.olh import (
 )
 from protocols.oracles.postprocess import norm_sub, project_simplex
 from protocols.privacy.ledger import Release
+from protocols.privacy.record import PrivacyStatement
 from protocols.privacy.statements import shuffled_release
 
 ACCOUNTINGS = ("paper", "tight")
@@ -467,14 +468,13 @@ class HPSDPProtocol(ShuffleProtocol):
 
     def privacy(self) -> dict[str, Any]:
         p = self.params
-        return {
-            "eps_central": p.eps_certified,
-            "eps_central_lower": p.eps_lower,
-            "eps_central_target": p.eps_c,
-            "delta": p.delta,
-            "eps_local": p.eps_l,
-            "g": p.g,
-            "gamma": p.gamma,
-            "bound": "theorem1 (blanket, paper)" if p.accounting == "paper" else "vr (olh, tight)",
-            "mechanism": f"srr/olh(g={p.g}, P={self.family.P})",
-        }
+        return PrivacyStatement(
+            certified_epsilon=p.eps_certified,
+            certified_epsilon_lower=p.eps_lower,
+            target_epsilon=p.eps_c,
+            delta=p.delta,
+            local_epsilon=p.eps_l,
+            bound="theorem1 (blanket, paper)" if p.accounting == "paper" else "vr (olh, tight)",
+            mechanism=f"srr/olh(g={p.g}, P={self.family.P})",
+            extra={"g": p.g, "gamma": p.gamma},
+        ).wire()

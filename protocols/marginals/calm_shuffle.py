@@ -45,6 +45,7 @@ from protocols.multidim.common import MultidimProtocol, check_records, local_bud
 from protocols.multidim.psrr_ss import PSRRSS
 from protocols.multidim.srr_ms import SRRMS, srr_ms_variance
 from protocols.privacy.ledger import Release
+from protocols.privacy.record import SEED000, PrivacyStatement
 
 MECHANISMS: dict[str, type[MultidimProtocol]] = {
     "srr-ms": SRRMS,
@@ -262,12 +263,11 @@ class CalmShuffle(ShuffleProtocol):
         }
 
     def privacy(self) -> dict[str, Any]:
-        return {
-            **self.inner.privacy(),
-            "protocol": self.name,
-            "marginal_sets": [list(s) for s in self.sets],
-            "note": "one report per user on one of the m marginals; privacy of the inner protocol",
-        }
+        inner = PrivacyStatement.from_wire(self.inner.privacy(), SEED000)
+        return replace(
+            inner.with_fields(protocol=self.name, marginal_sets=[list(s) for s in self.sets]),
+            note="one report per user on one of the m marginals; privacy of the inner protocol",
+        ).wire()
 
 
 def published_tables(

@@ -2,11 +2,16 @@
 
 The published JSON keys are the wire format (docs/spec/07-privacy.md P-1, P-3) and do not
 change; the record's field names say what each value means, and :meth:`PrivacyStatement.wire`
-writes the keys. Where two families publish the same meaning under different keys, a
+writes the keys. Where families publish the same meaning under different keys, a
 :class:`WireNames` says which: the seed-000 protocols publish the *target* as ``eps_c`` and the
-local epsilon as ``eps_l`` (:data:`SEED000`), the others the target as ``eps_central_target``
+local epsilon as ``eps_l`` (:data:`SEED000`), the almost-single-message frontier (fe1, hhd) the
+target as ``eps_target`` (:data:`FRONTIER`), the others the target as ``eps_central_target``
 and the local epsilon as ``eps_local`` (:data:`STANDARD`); ``eps_central`` is always the
 *certified* (achieved) central epsilon, never the target.
+
+Every protocol's ``privacy()`` returns :meth:`PrivacyStatement.wire`, a :class:`Published`
+mapping (a plain ``dict`` to its readers; its type says the record wrote it, which
+``tests/test_workload_params.py`` checks for every registered workload).
 
 A field left :data:`UNSTATED` is not published (a protocol states only what P-3 lists for it);
 ``None`` is published as ``null`` (e.g. a blanket protocol's ``eps_local``).
@@ -15,7 +20,7 @@ A field left :data:`UNSTATED` is not published (a protocol states only what P-3 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from typing import Any, Final
 
 
@@ -58,6 +63,12 @@ class WireNames:
 
 STANDARD = WireNames()
 SEED000 = WireNames(target_epsilon="eps_c", local_epsilon="eps_l")
+FRONTIER = WireNames(target_epsilon="eps_target")
+
+
+class Published(dict[str, Any]):
+    """The published ``privacy`` mapping of a :class:`PrivacyStatement` (what ``wire`` gives):
+    a ``dict``, typed so that a statement built without the record is told apart."""
 
 
 @dataclass(frozen=True)
@@ -94,16 +105,20 @@ class PrivacyStatement:
         if clash:
             raise ValueError(f"privacy statement: extra fields {clash} have a record field")
 
-    def wire(self) -> dict[str, Any]:
+    def wire(self) -> Published:
         """The published ``privacy`` mapping: every stated field under its wire key, then
         ``extra``."""
-        out: dict[str, Any] = {}
+        out = Published()
         for f in fields(WireNames):
             value = getattr(self, f.name)
             if value is not UNSTATED:
                 out[getattr(self.names, f.name)] = value
         out.update(self.extra)
         return out
+
+    def with_fields(self, **extra: Any) -> PrivacyStatement:
+        """This statement with protocol fields added to (or replaced in) ``extra``."""
+        return replace(self, extra={**self.extra, **extra})
 
     @classmethod
     def from_wire(

@@ -151,15 +151,9 @@ class RangeTree(CatalogueProtocol):
         return Guarantee(eps, delta, f"{parts[0].bound} per level, sequential over {self.depth}")
 
     def privacy(self) -> dict[str, Any]:
-        return {
-            "eps_central": self.eps_c,
-            "delta": self.delta,
-            "levels": self.depth,
-            "per_level": [self.eps_c / self.depth, self.delta / self.depth],
-            "eps_local": sum(o.privacy()["eps_local"] for o in self.levels),
-            "oracle": self.oracle,
-            "mechanism": self.mechanism(),
-        }
+        per_level = [self.eps_c / self.depth, self.delta / self.depth]
+        own = {"levels": self.depth, "per_level": per_level, "oracle": self.oracle}
+        return self.statement(own, local_epsilon=sum(o.privacy()["eps_local"] for o in self.levels))
 
 
 def random_ranges(d: int, count: int, seed: int) -> np.ndarray:

@@ -54,6 +54,7 @@ import numpy as np
 from protocols.base import Batches, BatchSpec, ShuffleProtocol
 from protocols.oracles.central import laplace_mechanism
 from protocols.privacy.ledger import USERS, Release
+from protocols.privacy.record import PrivacyStatement
 from protocols.privacy.statements import refuse_below, shuffled_release
 from protocols.summation.polya import polya_difference_shares, polya_table
 
@@ -262,16 +263,18 @@ class SplitMixSum(ShuffleProtocol):
 
     def privacy(self) -> dict[str, Any]:
         pr = self.params
-        return {
-            "eps_central": pr.epsilon,
-            "delta": pr.delta_total,
-            "delta_target": pr.delta,
-            "mechanism": "split-mix (IKOS) + distributed discrete Laplace (Polya differences)",
-            "note": "Theorem 9: (eps, (1 + e^eps) 2^-sigma)-DP; s from Balle et al. 1909.11225; "
+        return PrivacyStatement(
+            certified_epsilon=pr.epsilon,
+            delta=pr.delta_total,
+            mechanism="split-mix (IKOS) + distributed discrete Laplace (Polya differences)",
+            note="Theorem 9: (eps, (1 + e^eps) 2^-sigma)-DP; s from Balle et al. 1909.11225; "
             "plus the Polya sampler's total variation; noise calibrated for min_users "
             f"({pr.n_min}): its variance is {pr.n / pr.n_min:.4g} x that of one discrete Laplace",
-            **{k: v for k, v in asdict(pr).items() if k not in ("epsilon", "delta")},
-        }
+            extra={
+                "delta_target": pr.delta,
+                **{k: v for k, v in asdict(pr).items() if k not in ("epsilon", "delta")},
+            },
+        ).wire()
 
     def releases(self, round: int, counts: dict[str, int]) -> list[Release]:
         """The noisy sum: holds when at least n_min users' shares arrived whole; refuses below
@@ -362,14 +365,14 @@ class SingleMessageSum(ShuffleProtocol):
         }
 
     def privacy(self) -> dict[str, Any]:
-        return {
-            "eps_central": self.epsilon,
-            "delta": self.delta,
-            "eps_local": self.eps_local,
-            "mechanism": f"grr(k={self.levels + 1}) on rounded values",
-            "bound": self.bound,
-            "min_users": self.min_users,
-        }
+        return PrivacyStatement(
+            certified_epsilon=self.epsilon,
+            delta=self.delta,
+            local_epsilon=self.eps_local,
+            mechanism=f"grr(k={self.levels + 1}) on rounded values",
+            bound=self.bound,
+            extra={"min_users": self.min_users},
+        ).wire()
 
     def releases(self, round: int, counts: dict[str, int]) -> list[Release]:
         """Shuffled k-RR of the rounded values: re-accounted below ``min_users``."""

@@ -88,14 +88,5 @@ class RSumDSG(RobustSplitMixProtocol):
 
     def privacy(self) -> dict[str, Any]:
         p = self.params
-        return {
-            "eps_central": p.epsilon,
-            "delta": p.delta_split,
-            "gamma": p.gamma,
-            "min_users": p.min_users,
-            "precision": self.p,
-            "shares": p.shares,
-            "modulus": p.modulus,
-            "eps_local": None,
-            "mechanism": self.mechanism(),
-        }
+        sizes = {"precision": self.p, "shares": p.shares, "modulus": p.modulus}
+        return self.split_mix_statement(p, sizes)

@@ -89,11 +89,5 @@ class RSumKR(OneReportProtocol):
         return Guarantee(certified(b), self.delta, f"survey-theorem4 (k={self.k})")
 
     def privacy(self) -> dict[str, Any]:
-        return {
-            "eps_central": self.eps_c,
-            "delta": self.delta,
-            "eps_local": self.eps_l,
-            "lambda": self.lam,
-            "precision": self.p,
-            "mechanism": self.mechanism(),
-        }
+        own = {"lambda": self.lam, "precision": self.p}
+        return self.statement(own, local_epsilon=self.eps_l)

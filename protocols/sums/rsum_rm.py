@@ -218,14 +218,9 @@ class RSumRM(CatalogueProtocol):
         return Guarantee(eps, delta, f"survey-theorem4 per digit, sequential over {self.m}")
 
     def privacy(self) -> dict[str, Any]:
-        return {
-            "eps_central": self.eps_c,
-            "delta": self.delta,
-            "eps_local": sum(self.eps_ls),
-            "eps_local_per_digit": list(self.eps_ls),
-            "lambda_per_digit": list(self.lams),
-            "precisions": list(self.ps),
-            "eps_per_digit": list(self.eps_js),
-            "precision_choice": self.how,
-            "mechanism": self.mechanism(),
-        }
+        return self.statement(
+            {"eps_local_per_digit": list(self.eps_ls), "lambda_per_digit": list(self.lams),
+             "precisions": list(self.ps), "eps_per_digit": list(self.eps_js),
+             "precision_choice": self.how},
+            local_epsilon=sum(self.eps_ls),
+        )  # fmt: skip

@@ -92,12 +92,5 @@ class RSumRR(CatalogueProtocol):
         return Guarantee(eps, delta, "survey-theorem3 + group privacy (p bits)")
 
     def privacy(self) -> dict[str, Any]:
-        return {
-            "eps_central": self.eps_c,
-            "delta": self.delta,
-            "eps_local_per_bit": self.eps_l_bit,
-            "eps_local": self.p * self.eps_l_bit,
-            "lambda": self.lam,
-            "precision": self.p,
-            "mechanism": self.mechanism(),
-        }
+        own = {"eps_local_per_bit": self.eps_l_bit, "lambda": self.lam, "precision": self.p}
+        return self.statement(own, local_epsilon=self.p * self.eps_l_bit)

@@ -189,15 +189,8 @@ class PUT(_Tester):
 
     def privacy(self) -> dict[str, Any]:
         g = self.guarantee(self.n)
-        return {
-            "eps_central": g.eps,
-            "delta": g.delta,
-            "gamma": self.gamma,
-            "bins": self.bins,
-            "shares_per_bin": self.params.shares,
-            "eps_local": None,
-            "mechanism": self.mechanism(),
-        }
+        own = {"gamma": self.gamma, "bins": self.bins, "shares_per_bin": self.params.shares}
+        return self.statement(own, certified_epsilon=g.eps, delta=g.delta, local_epsilon=None)
 
 
 class AUT(_Tester):
@@ -271,13 +264,5 @@ class AUT(_Tester):
         )
 
     def privacy(self) -> dict[str, Any]:
-        return {
-            "eps_central": self.eps_c,
-            "delta": self.delta,
-            "gamma": self.gamma,
-            "bins": self.bins,
-            "noise_slots": self.t,
-            "p": self.p,
-            "eps_local": None,
-            "mechanism": self.mechanism(),
-        }
+        own = {"gamma": self.gamma, "bins": self.bins, "noise_slots": self.t, "p": self.p}
+        return self.statement(own, local_epsilon=None)

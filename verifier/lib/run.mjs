@@ -81,7 +81,8 @@ export function runChecks(runDir, trust) {
   // V-6 publication
   // a tolerated party's signed data report is not relied on (spec V-6)
   const publishers = Object.keys(transcripts).filter((n) => transcripts[n].entries.some((e) => e.dir === 'publish' && !(mayFail.includes(roles[n]) && e.ty === 'data-report'))).sort();
-  const badPub = publishers.filter((n) => !clean.has(n));
+  // only a published run relies on what its parties published; V-7 decides the others (spec V-6)
+  const badPub = published ? publishers.filter((n) => !clean.has(n)) : [];
   if (badPub.length || (published && !publishers.length)) {
     add('V-6', 'publication', false, badPub.length ? `${badPub.join(', ')} published but did not close its transcript cleanly` : "result.json exists but no party's signed transcript published anything");
     return report;

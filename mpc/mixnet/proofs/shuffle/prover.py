@@ -35,8 +35,8 @@ from typing import Any
 import numpy as np
 
 from mpc.ct_scalar import ct_chain, ct_dot, ct_mod, ct_scan
-from mpc.mixnet.proofs.shuffle.statement import ShuffleProof, ShuffleStatement
-from mpc.mixnet.schema import Ciphertexts, scalar_vector, scalars_blob, shuffle_challenge
+from mpc.mixnet.proofs.shuffle.statement import ShuffleCommitments, ShuffleProof, ShuffleStatement
+from mpc.mixnet.schema import Ciphertexts, scalar_vector, scalars_blob
 from mpc.pools import process_pool
 from mpc.ristretto import (
     G,
@@ -259,28 +259,24 @@ def _prove(
         ],
         pool,
     )
-    chat = [x[0] for x in res]  # chunk blobs: the challenge hashes their concatenation
-    that = [x[1] for x in res]
     w1, w2, w3 = random_scalars(3)
     w4 = random_scalars(w)
-    t1, t2 = smul_base(w1), smul_base(w2)
-    t3 = add(smul_base(w3), sum_points(x[2] for x in res))
-    t4a = [add(smul(w4[j], pk), sum_points(x[3][j] for x in res)) for j in range(w)]
-    t4b = [add(smul_base(w4[j]), sum_points(x[4][j] for x in res)) for j in range(w)]
-
-    ch = shuffle_challenge(useed, chat, that, t1, t2, t3, t4a, t4b)
+    com = ShuffleCommitments(
+        c=c,
+        chat=b"".join(x[0] for x in res),
+        that=b"".join(x[1] for x in res),
+        t1=smul_base(w1),
+        t2=smul_base(w2),
+        t3=add(smul_base(w3), sum_points(x[2] for x in res)),
+        t4a=tuple(add(smul(w4[j], pk), sum_points(x[3][j] for x in res)) for j in range(w)),
+        t4b=tuple(add(smul_base(w4[j]), sum_points(x[4][j] for x in res)) for j in range(w)),
+    )
+    ch = com.challenge(useed)
     rtil = ct_mod(sum(x[5] for x in res))
     rstar = [ct_mod(sum(x[6][j] for x in res)) for j in range(w)]
     resp = map_chunks(_phase_c, [(sd, mp[2], ch) for sd, mp in zip(seeds, maps)], pool)
     proof = ShuffleProof(
-        c=c,
-        chat=b"".join(chat),
-        that=b"".join(that),
-        t1=t1,
-        t2=t2,
-        t3=t3,
-        t4a=tuple(t4a),
-        t4b=tuple(t4b),
+        **vars(com),
         s1=(w1 + ch * rbar) % L,
         s2=(w2 + ch * r_n) % L,
         s3=(w3 + ch * rtil) % L,

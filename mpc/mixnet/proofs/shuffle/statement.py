@@ -1,8 +1,10 @@
 """What a proof of shuffle is about and what it carries (docs/spec/05-mixnet.md V-16, S-1 .. S-3).
 
 ``ShuffleStatement``: one mix step of one batch (session, step label, batch, key, input list,
-output list, generators), with its challenge seed. ``ShuffleProof``: the proof record with the
-keys of S-1. Its vectors (``c``, ``chat``, ``that``, ``shat``, ``sprime``) stay in their wire form,
+output list, generators), with the seed of its per-element challenges. ``ShuffleCommitments``:
+what the prover commits to before the main challenge, and the one derivation of that challenge
+(S-3), used by the prover and the verifier. ``ShuffleProof``: the proof record with the keys of
+S-1 (the commitments and the responses). Its vectors (``c``, ``chat``, ``that``, ``shat``, ``sprime``) stay in their wire form,
 one byte string of ``n`` 32-byte items (01-encodings.md), so a proof of a 10^6-element batch is
 not split into 10^6 objects; ``from_wire`` checks the shape and canonical encodings and the
 verifier decodes the vectors where it uses them. Imported by both the prover and the verifier.
@@ -13,7 +15,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from mpc.mixnet.schema import Ciphertexts, VerifyError, perm_challenge_seed, scalar_bytes
+from mpc.mixnet.schema import (
+    Ciphertexts,
+    VerifyError,
+    perm_challenge_seed,
+    scalar_bytes,
+    shuffle_challenge,
+)
 from mpc.ristretto import GroupError, check_point, scalar_from_bytes
 
 _POINT_KEYS = ("c", "chat", "that")  # byte strings of n elements
@@ -48,8 +56,8 @@ class ShuffleStatement:
 
 
 @dataclass(frozen=True)
-class ShuffleProof:
-    """The proof of S-1 (Terelius-Wikstrom, commitment form); field names as in the spec."""
+class ShuffleCommitments:
+    """The prover's commitments of S-1, everything the main challenge binds."""
 
     c: bytes  # n permutation commitments c_i
     chat: bytes  # n chain commitments
@@ -59,6 +67,21 @@ class ShuffleProof:
     t3: bytes
     t4a: tuple[bytes, ...]  # w elements
     t4b: tuple[bytes, ...]
+
+    def challenge(self, useed: bytes) -> int:
+        """The main challenge of S-3 (F-3 ``shuffle-c``), given ``useed``, the statement's
+        ``useed(self.c)`` (passed in so its digest of the lists is hashed once)."""
+        return shuffle_challenge(
+            useed, [self.chat], [self.that], self.t1, self.t2, self.t3, list(self.t4a),
+            list(self.t4b),
+        )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class ShuffleProof(ShuffleCommitments):
+    """The proof of S-1 (Terelius-Wikstrom, commitment form): the commitments, then the
+    responses; field names as in the spec."""
+
     s1: int
     s2: int
     s3: int

@@ -24,7 +24,6 @@ from mpc.mixnet.schema import (
     blob_points,
     blob_scalars,
     scalar_vector,
-    shuffle_challenge,
 )
 from mpc.ristretto import (
     IDENTITY,
@@ -97,7 +96,7 @@ def _step_terms(st: ShuffleStatement, proof: Any) -> _StepTerms:
     p, cs, chat, that, sp, shat = d.p, d.c, d.chat, d.that, d.sprime, d.shat
     useed = st.useed(p.c)
     u = scalar_vector(useed, n)
-    ch = shuffle_challenge(useed, [p.chat], [p.that], p.t1, p.t2, p.t3, list(p.t4a), list(p.t4b))
+    ch = p.challenge(useed)
     prod_u = 1
     for x in u:
         prod_u = prod_u * x % L
