@@ -131,6 +131,34 @@ def memory(runs: Path) -> None:
     print("\nslope per user (kB): " + ", ".join(f"{r} {s / 1e3:.3g}" for r, (_, s) in fits.items()))
 
 
+def refit_k3(runs: Path) -> None:
+    """The mix-net (k = 3) fitted on the runs in ``runs`` but the largest, which it predicts
+    (held out), then on all of them and projected (the 10^6 point of docs/scale.md)."""
+    names = sorted(
+        (p.name for p in runs.iterdir() if p.is_dir() and p.name.startswith("m-")
+         and p.name.endswith("-k3") and (p / "costs.json").is_file()),
+        key=lambda x: int(x.split("-")[1]),
+    )  # fmt: skip
+    if len(names) < 3:
+        return
+    facts = [run_facts(runs / r) for r in names]
+    model = CostModel(facts[:-1])
+    print(f"\nmix-net k = 3: fitted on {', '.join(names[:-1])}, predicting {names[-1]}\n")
+    print("| run | n | CPU s | bytes | wall s |")
+    print("|---|---|---|---|---|")
+    for v in validate(model, facts[-1:]):
+        print(f"| {v['run']} | {v['n']} | {_cell(v['cpu_s'])} | {_cell(v['bytes'])} | "
+              f"{_cell(v['wall_s'])} |")  # fmt: skip
+    every = CostModel(facts)
+    print(f"\nfitted on all of {', '.join(names)}, RTT 50 ms\n")
+    print("| users | CPU total (core-h) | busiest-party CPU in sequence (h) | bytes sent (GB) |")
+    print("|---|---|---|---|")
+    for n in (10**6, 10**7, 10**8):
+        p = every.predict(n, 3, 2, 0.05)
+        print(f"| 10^{len(str(n)) - 1} | {p['cpu_s'] / 3600:.3g} | "
+              f"{p['critical_cpu_s'] / 3600:.3g} | {p['bytes'] / 1e9:.3g} |")  # fmt: skip
+
+
 def main() -> int:
     if len(sys.argv) != 2 or not Path(sys.argv[1]).is_dir():
         print("usage: python scripts/scale_tables.py RUNS_DIR", file=sys.stderr)
@@ -139,6 +167,8 @@ def main() -> int:
     if (runs / "m-200-k3").is_dir():
         validation(runs)
         projection(runs)
+    else:  # the runs of one day at one load (2000, 10^4, 10^5, 10^6 of docs/scale.md)
+        refit_k3(runs)
     memory(runs)
     return 0
 
