@@ -195,17 +195,6 @@ def _quiet_unraisable(unraisable: Any) -> None:
     sys.__unraisablehook__(unraisable)
 
 
-def _quiet_interrupted(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
-    """The event loop's exception handler: an ``Interrupted`` that the signal handler raised
-    inside a transport's write lands in asyncio's fatal-error path, which logged it with a
-    traceback ('Fatal write error on socket transport'; the fast suite under load caught it in
-    ``test_sigterm_to_one_party_aborts_the_run``). The party stops by its own path: nothing is
-    printed for it; anything else goes to asyncio's default handler."""
-    if isinstance(context.get("exception"), Interrupted):
-        return
-    loop.default_exception_handler(context)
-
-
 def _cancel_unless_closing() -> None:
     task = _STATE["task"]
     if not _STATE["closing"] and task is not None and not task.done():
@@ -234,7 +223,6 @@ async def run_party(
     plan = get_plan(cluster)
     node: Node | None = None
     _STATE["task"] = asyncio.current_task()
-    asyncio.get_running_loop().set_exception_handler(_quiet_interrupted)
     asyncio.get_running_loop().set_exception_handler(_quiet_interrupt)
     try:
         inc = incarnation_of(run_dir, name, cluster.session)
