@@ -153,21 +153,29 @@ def test_sigterm_to_one_party_aborts_the_run(tmp_path):
     assert not (run / "result.json").exists()
 
 
-def test_an_interrupt_inside_a_transport_write_prints_no_traceback(caplog):
+def test_an_interrupt_inside_a_transport_write_prints_no_traceback(caplog, tmp_path):
     """The signal handler raises ``Interrupted`` wherever the party is; inside asyncio's
-    socket write it reaches asyncio's fatal-error path, which would log a traceback. The
-    party's loop handler (``_quiet_interrupt``) drops exactly that. (It did so before this test
-    too: the traceback the loaded fast suite caught in the test above came by another path,
-    not yet found; that test now prints the party's whole stderr when it fails.)"""
+    socket write it reaches asyncio's fatal-error path, which logs a traceback unless the
+    party's loop handler (``_quiet_interrupt``, installed by ``run_party``) drops it. A party's
+    ``Node`` installs its own handler after that one, for refused TLS connections; it used to
+    *replace* ``_quiet_interrupt`` (so the loaded fast suite saw "Fatal write error on socket
+    transport ... by SIGTERM" in a party's stderr, failing the SIGTERM test above). It now
+    chains to it. The loop is set up as ``run_party`` sets it up, a real ``Node`` included."""
     import asyncio
     import logging
     import socket
 
+    from _helpers import local_cluster
+
     from parties.runtime.party import Interrupted, _quiet_interrupt
+    from parties.runtime.transport import Node
+
+    cluster, dirs = local_cluster(tmp_path, ["a", "b"], tmp_path / "cluster.toml", "client")
 
     async def main() -> None:
         loop = asyncio.get_running_loop()
-        loop.set_exception_handler(_quiet_interrupt)
+        loop.set_exception_handler(_quiet_interrupt)  # as run_party does, before its Node
+        node = Node(cluster, "a", dirs["a"], tmp_path / "run")
         a, b = socket.socketpair()
         transport, _ = await loop.create_connection(asyncio.Protocol, sock=a)
 
@@ -182,6 +190,7 @@ def test_an_interrupt_inside_a_transport_write_prints_no_traceback(caplog):
         loop.call_exception_handler({"message": "other", "exception": ValueError("other")})
         b.close()
         a.close()
+        await node.close("aborted", "test over")
 
     with caplog.at_level(logging.ERROR, logger="asyncio"):
         asyncio.run(main())

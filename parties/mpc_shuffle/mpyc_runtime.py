@@ -134,9 +134,15 @@ def _hook_connection_loss(rt: Any) -> None:
 
         asyncoro._reconcile = _reconcile
 
+    outer = rt._loop.get_exception_handler()  # the party's (it drops a signal's interrupt)
+
     def handler(loop: Any, context: dict[str, Any]) -> None:
+        exc = context.get("exception")
+        if exc is not None and not isinstance(exc, Exception) and outer is not None:
+            outer(loop, context)  # a signal's interrupt is the party's, not MPyC's
+            return
         if _dead_peers(rt):
-            logging.debug("MPyC task error after a lost peer: %s", context.get("exception"))
+            logging.debug("MPyC task error after a lost peer: %s", exc)
             return
         asyncoro.exception_handler(loop, context)
 

@@ -121,6 +121,9 @@ class Node:
         self.liveness = Liveness()  # peers' ``_busy`` beats (parties.runtime.busy)
         self._half_sent: dict[str, int] = {}  # peers with a message half written
         self.loop = asyncio.get_running_loop()
+        # chained, not replaced: the party's own handler (``run_party`` installs one that drops
+        # a signal's ``Interrupted`` inside a transport write) still sees what is not ours
+        self._outer_exception_handler = self.loop.get_exception_handler()
         self.loop.set_exception_handler(self._loop_exception)
 
     # -- TLS -------------------------------------------------------------------------------
@@ -141,7 +144,10 @@ class Node:
         if isinstance(exc, (ssl.SSLError, ConnectionError, OSError)) or "SSL" in msg:
             self.note_refused("?", f"{msg}: {exc}" if exc else msg)
             return
-        loop.default_exception_handler(context)
+        if self._outer_exception_handler is not None:
+            self._outer_exception_handler(loop, context)
+        else:
+            loop.default_exception_handler(context)
 
     def note_refused(self, addr: str, reason: str) -> None:
         log(self.name, f"refused connection {addr}: {reason}")
