@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from typing import Any
 
@@ -25,13 +26,14 @@ async def receive_result(ctx: PartyContext, cfg: MixnetConfig) -> tuple[dict[str
     the result against the record.
     """
     ctx.phase("mix.result")
-    got: dict[bytes, Any] = {}
+    got: dict[bytes, Any] = {}  # by the result's SHA-256 (a message of more than one chunk
+    # arrives as a bytearray, which is not hashable; and a digest keeps no second copy)
     for raw in await recv_first_then_rest(
         ctx, cfg.servers, "mix.result", cfg.mix_patience * (len(cfg.servers) + 1), cfg.patience
     ):
         msg = codec.loads(raw)
         if not (isinstance(msg, dict) and "delegated" in msg):
-            got[raw] = msg
+            got[hashlib.sha256(raw).digest()] = msg
     aborts = {v["abort"] for v in got.values() if isinstance(v, dict) and "abort" in v}
     got = {k: v for k, v in got.items() if not (isinstance(v, dict) and "abort" in v)}
     if aborts:

@@ -26,6 +26,8 @@ class PartyContext(Protocol):
 
     async def recv(self, peer: str, msg_type: str) -> bytes:
         """Receive the next message of ``msg_type`` from ``peer`` (FIFO per peer and type).
+        Bytes-like: a message of more than one chunk (``parties.runtime.transport.CHUNK``)
+        arrives as a ``bytearray`` (no second copy), which is not hashable.
 
         Raises ``PeerError`` if the peer disconnects or the phase timeout expires."""
 

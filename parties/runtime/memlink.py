@@ -10,14 +10,18 @@ from collections import defaultdict
 from parties.runtime.busy import BEATS_PER_TIMEOUT, BusyBeat, Liveness, wait_while_busy
 from parties.runtime.link import PeerError
 from parties.runtime.signing import Signer
+from parties.runtime.transport import CHUNK
 
 
 class MemoryNetwork:
     """A set of in-process parties exchanging messages through asyncio queues."""
 
-    def __init__(self, names: list[str], timeout: float = 30.0) -> None:
+    def __init__(self, names: list[str], timeout: float = 30.0, chunk: int = CHUNK) -> None:
         self.names = list(names)
         self.timeout = timeout
+        # as the networked channel delivers: a message of more than one chunk as a bytearray
+        # (parties.runtime.channel assembles it in place), one chunk as bytes
+        self.chunk = chunk
         self._queues: dict[tuple[str, str, str], asyncio.Queue[bytes]] = defaultdict(asyncio.Queue)
         self.bytes_sent: dict[str, int] = defaultdict(int)
         self.messages_sent: dict[str, int] = defaultdict(int)
@@ -54,7 +58,8 @@ class MemoryContext:
             raise PeerError(f"{self.name}: unknown peer {peer!r}")
         self.net.bytes_sent[self.name] += len(payload)
         self.net.messages_sent[self.name] += 1
-        await self.net._queues[(self.name, peer, msg_type)].put(bytes(payload))
+        data = bytes(payload) if len(payload) <= self.net.chunk else bytearray(payload)
+        await self.net._queues[(self.name, peer, msg_type)].put(data)  # type: ignore[arg-type]
 
     def progress(self, label: str, done: int, total: int) -> None:
         self.net.progress.append((self.name, label, int(done), int(total)))

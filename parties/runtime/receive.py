@@ -32,6 +32,12 @@ async def recv_all(
     return dict(zip(peers, res))
 
 
+def _is_message(g: object) -> bool:
+    """A received message (``bytes``, or a ``bytearray`` for one of more than one chunk), not
+    a ``PeerError`` or the ``CancelledError`` of a task cancelled before it received."""
+    return isinstance(g, (bytes, bytearray, memoryview))
+
+
 async def recv_first_then_rest(
     ctx: PartyContext, peers: list[str], msg_type: str, first: int, rest: int
 ) -> list[bytes]:
@@ -48,8 +54,8 @@ async def recv_first_then_rest(
     if pending:
         # a task may have received its message before the cancel took effect: keep it
         got = await asyncio.gather(*pending, return_exceptions=True)
-        out += [g for g in got if isinstance(g, bytes)]
-        missing = [tasks[t_] for t_, g in zip(pending, got) if not isinstance(g, bytes)]
+        out += [g for g in got if _is_message(g)]
+        missing = [tasks[t_] for t_, g in zip(pending, got) if not _is_message(g)]
         late = await recv_all(ctx, missing, msg_type, rest)
         out += [v for v in late.values() if not isinstance(v, PeerError)]
     return out
