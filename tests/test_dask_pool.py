@@ -148,6 +148,27 @@ def test_same_proof_bytes_on_the_local_pool_and_on_dask(dask_cluster, monkeypatc
 
 
 @pytest.mark.slow
+def test_large_chunks_go_to_the_workers_not_through_the_scheduler(dask_cluster):
+    """Chunks of megabytes (a 10^6-user mix step's are hundreds) are scattered to the workers
+    directly: Dask never warns of a large graph (it did, once per step, when the chunks rode in
+    the task graph), the repeated argument is sent once, and the results come back in order."""
+    import operator
+    import warnings
+
+    head = b"s" * (1 << 20)
+    chunks = [bytes([i]) * (4 << 20) for i in range(4)]
+    with open_pool(dask_cluster.spec, 1) as pool, warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        got = list(pool.executor.map(operator.add, [head] * len(chunks), chunks))
+        one = pool.executor.submit(operator.add, head, chunks[2]).result()
+        with dask_cluster.client() as c:
+            held = c.run(lambda dask_worker: sorted(dask_worker.data))
+    assert got == [head + c for c in chunks] and one == got[2]
+    assert not [w for w in seen if "large graph" in str(w.message)], [str(w.message) for w in seen]
+    assert sum(len(keys) for keys in held.values()) <= len(chunks) + 2, held  # nothing copied twice
+
+
+@pytest.mark.slow
 def test_mixnet_run_on_a_dask_cluster_verifies(dask_cluster, tmp_path):
     """``sdp run --pool dask://...``: the three mix servers' chunks run on the Dask workers
     (separate processes), the run verifies, and ``sdp verify --pool`` verifies it again there."""

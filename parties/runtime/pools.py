@@ -7,6 +7,13 @@ processes as the party is given) or ``dask://HOST:PORT`` (the scheduler of a Das
 simulations hand it the same chunked work). Dask is an optional dependency
 (``pip install 'shuffle-dp[dask]'``); a ``dask://`` spec without it is refused with that line.
 
+Large data never travels through the scheduler: an argument of more than
+``SCATTER_MIN_BYTES`` (Dask's ``sizeof`` estimate) is first sent straight to a worker
+(``Client.scatter(direct=True)``) and the task names it by its key, and results come back from
+the workers directly (``direct_to_workers``). Sent inside the task graph instead, the chunks of a
+10^6-user mix step (up to 185 MiB a graph) stalled the scheduler's loop for seconds at a time
+and kept gigabytes in its memory.
+
 Every task goes out with ``pure=False``: Dask must never merge two calls with equal arguments
 into one (a task that draws randomness inside the worker would otherwise hand two callers the
 same random values), and each task is re-run elsewhere if its worker dies mid-task (the
@@ -24,7 +31,9 @@ points two servers at one scheduler (the tests do, on one machine).
 from __future__ import annotations
 
 import re
-from concurrent.futures import Executor
+import time
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Executor, Future
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,6 +41,7 @@ from mpc.pools import peak_rss, process_pool, workers_peak_rss
 
 DASK_RE = re.compile(r"dask://(?P<host>\[[0-9a-fA-F:]+\]|[A-Za-z0-9.\-]+):(?P<port>\d{1,5})")
 CONNECT_TIMEOUT_S = 30.0
+SCATTER_MIN_BYTES = 256 * 1024
 
 
 class PoolSpecError(ValueError):
@@ -98,11 +108,69 @@ def open_pool(spec: str | None, local_workers: int) -> OpenPool:
         ) from None
     address = "tcp://" + spec.removeprefix("dask://")
     try:
-        client = Client(address, timeout=CONNECT_TIMEOUT_S, set_as_default=False)
+        client = Client(
+            address, timeout=CONNECT_TIMEOUT_S, set_as_default=False, direct_to_workers=True
+        )
     except (OSError, TimeoutError) as exc:
         raise PoolSpecError(f"pool {spec!r}: cannot reach the Dask scheduler: {exc}") from None
     threads = sum(client.nthreads().values())
     if threads < 1:
         client.close()
         raise PoolSpecError(f"pool {spec!r}: the Dask scheduler has no workers")
-    return OpenPool(client.get_executor(pure=False), threads, "dask", address, client)
+    return OpenPool(_direct_executor(client), threads, "dask", address, client)
+
+
+def _direct_executor(client: Any) -> Executor:
+    """A ``concurrent.futures`` executor on ``client`` whose large arguments go to the workers
+    directly (module docstring); made here because ``distributed`` is imported only on use."""
+    from dask.sizeof import sizeof
+    from distributed.cfexecutor import ClientExecutor
+
+    class DirectExecutor(ClientExecutor):
+        def _ship(self, args: tuple, sent: dict[int, tuple[Any, Any]]) -> list[Any]:
+            """``args`` with each large one replaced by the future of its copy on a worker;
+            ``sent`` (by object id, the object kept alive beside it) sends a repeated
+            argument once."""
+            out = []
+            for arg in args:
+                if sizeof(arg) < SCATTER_MIN_BYTES:
+                    out.append(arg)
+                    continue
+                if id(arg) not in sent:
+                    # a list of one: scatter would otherwise send a list's items one by one
+                    fut = self._client.scatter([arg], direct=True, hash=False)[0]
+                    sent[id(arg)] = (arg, fut)
+                out.append(sent[id(arg)][1])
+            return out
+
+        def submit(self, fn: Callable, *args: Any, **kwargs: Any) -> Future:
+            if self._shutdown:
+                raise RuntimeError("cannot schedule new futures after shutdown")
+            return super().submit(fn, *self._ship(args, {}), **kwargs)
+
+        def map(
+            self, fn: Callable, *iterables: Iterable, timeout: float | None = None,
+            chunksize: int = 1,
+        ) -> Iterator:  # fmt: skip
+            """As ``Executor.map``: every call submitted now (a task each, its large
+            arguments sent once to a worker), results in order, the rest cancelled when the
+            caller stops early or a call raises."""
+            if self._shutdown:
+                raise RuntimeError("cannot schedule new futures after shutdown")
+            sent: dict[int, tuple[Any, Any]] = {}
+            fs = [ClientExecutor.submit(self, fn, *self._ship(a, sent)) for a in zip(*iterables)]
+            sent.clear()
+            end = None if timeout is None else time.monotonic() + timeout
+
+            def results() -> Iterator:
+                try:
+                    for f in fs:
+                        left = None if end is None else max(end - time.monotonic(), 0.0)
+                        yield f.result(left)
+                finally:
+                    for f in fs:
+                        f.cancel()
+
+            return results()
+
+    return DirectExecutor(client, pure=False)
