@@ -197,3 +197,31 @@ def test_an_interrupt_inside_a_transport_write_prints_no_traceback(caplog, tmp_p
     messages = [r.getMessage() for r in caplog.records]
     assert not [m for m in messages if "Fatal write error" in m], messages
     assert any("other" in m for m in messages), messages  # anything else is still reported
+
+
+def test_the_mpyc_loop_handler_hands_a_signal_interrupt_to_the_party(caplog):
+    """The MPC shuffler's servers run MPyC, whose runtime installs its own loop exception
+    handler over the party's ``_quiet_interrupt`` (as ``Node`` did, test above). A signal's
+    ``Interrupted`` that asyncio reports from inside a socket write must reach the party's
+    handler, which drops it, and not MPyC's, which prints asyncio's traceback; any other error
+    is still reported."""
+    import asyncio
+    import logging
+    import types
+
+    from parties.mpc_shuffle.mpyc_runtime import _hook_connection_loss
+    from parties.runtime.party import Interrupted, _quiet_interrupt
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        loop.set_exception_handler(_quiet_interrupt)  # as run_party does, before MPyC starts
+        _hook_connection_loss(types.SimpleNamespace(_loop=loop, parties=(), pid=0))
+        fatal = "Fatal write error on socket transport"
+        loop.call_exception_handler({"message": fatal, "exception": Interrupted(signal.SIGTERM)})
+        loop.call_exception_handler({"message": "other", "exception": ValueError("other")})
+
+    with caplog.at_level(logging.ERROR, logger="asyncio"):
+        asyncio.run(main())
+    messages = [r.getMessage() for r in caplog.records]
+    assert not [m for m in messages if "Fatal write error" in m], messages
+    assert any("other" in m for m in messages), messages
