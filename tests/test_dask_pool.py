@@ -151,21 +151,34 @@ def test_same_proof_bytes_on_the_local_pool_and_on_dask(dask_cluster, monkeypatc
 def test_large_chunks_go_to_the_workers_not_through_the_scheduler(dask_cluster):
     """Chunks of megabytes (a 10^6-user mix step's are hundreds) are scattered to the workers
     directly: Dask never warns of a large graph (it did, once per step, when the chunks rode in
-    the task graph), the repeated argument is sent once, and the results come back in order."""
+    the task graph), the repeated argument is sent once, and the results come back in order.
+    What a worker holds is pickled whole (``Whole``), not item by item as Dask pickles a list;
+    a list of tuples, as a mix step's chunks are, goes through, and a task's error reaches
+    the caller."""
     import operator
     import warnings
 
+    from parties.runtime.pools import Whole
+
     head = b"s" * (1 << 20)
     chunks = [bytes([i]) * (4 << 20) for i in range(4)]
+    rows = [(bytes(32), bytes(32), [bytes(32)] * 3)] * 20000
     with open_pool(dask_cluster.spec, 1) as pool, warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always")
         got = list(pool.executor.map(operator.add, [head] * len(chunks), chunks))
-        one = pool.executor.submit(operator.add, head, chunks[2]).result()
-        with dask_cluster.client() as c:
-            held = c.run(lambda dask_worker: sorted(dask_worker.data))
+        fut = pool.executor.submit(operator.add, head, chunks[2])
+        one = fut.result()
+        with dask_cluster.client() as c:  # while ``fut`` lives, its inputs and result are held
+            held = c.run(lambda dask_worker: [type(v).__name__ for v in dask_worker.data.values()])
+        del fut
+        assert list(pool.executor.map(len, [rows, rows[:5]])) == [20000, 5]
+        with pytest.raises(TypeError):
+            list(pool.executor.map(operator.add, [b"x"], [1]))
     assert got == [head + c for c in chunks] and one == got[2]
     assert not [w for w in seen if "large graph" in str(w.message)], [str(w.message) for w in seen]
-    assert sum(len(keys) for keys in held.values()) <= len(chunks) + 2, held  # nothing copied twice
+    kinds = [k for v in held.values() for k in v]
+    assert len(kinds) <= len(chunks) + 2, held  # nothing copied twice
+    assert set(kinds) == {Whole.__name__}, held
 
 
 @pytest.mark.slow
